@@ -1,0 +1,1 @@
+"""The ``icedtea`` comm between the kernel and JupyterLab: requests, replies, events."""

@@ -1,0 +1,70 @@
+"""Message types of the ``icedtea`` comm (kernel side). ``labextension/src/protocol.ts``
+defines the same lists for the frontend; ``tests/unit/test_comm_protocol.py`` keeps
+them equal.
+
+Frontend -> kernel: ``{"kind": "request", "id": int, "method": str, "params": {}}``
+Kernel -> frontend: ``{"kind": "reply", "id": int, "ok": true, "result": ...}``
+                    ``{"kind": "reply", "id": int, "ok": false, "error": {"type", "message"}}``
+                    ``{"kind": "event", "event": str, "data": {...}}``
+"""
+from __future__ import annotations
+
+PROTOCOL_VERSION = 1
+
+# method -> required params (name -> type)
+REQUEST_METHODS: dict[str, dict[str, type]] = {
+    "hello": {},
+    "runs.list": {},
+    "run.get": {"run": str},
+    "run.partitions": {"run": str, "operator": str},
+    "run.open": {"path": str},
+}
+
+EVENT_TYPES: tuple[str, ...] = (
+    "run.added",     # data: {"run": RunListItem}
+    "run.progress",  # data: {"run": id, "status", "duration", "progress": [...]}
+    "run.status",    # data: {"run": id, "status", "error", "warnings"}
+    "run.alert",     # data: {"run": id, "alert": {...}}
+)
+
+
+class RequestError(Exception):
+    """A request the kernel cannot serve; sent back as an error reply."""
+
+    def __init__(self, message: str, kind: str = "bad_request") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def validate_request(message: object) -> tuple[int, str, dict]:
+    """``(id, method, params)`` of a well-formed request, else RequestError."""
+    if not isinstance(message, dict) or message.get("kind") != "request":
+        raise RequestError("not a request: expected an object with kind 'request'")
+    request_id = message.get("id")
+    if not isinstance(request_id, int) or isinstance(request_id, bool):
+        raise RequestError("the request has no integer id")
+    method = message.get("method")
+    if method not in REQUEST_METHODS:
+        raise RequestError(f"unknown method {method!r}", "unknown_method")
+    params = message.get("params", {})
+    if not isinstance(params, dict):
+        raise RequestError("params must be an object")
+    for name, expected in REQUEST_METHODS[method].items():
+        if not isinstance(params.get(name), expected):
+            raise RequestError(f"{method}: parameter {name!r} is missing or not a "
+                               f"{expected.__name__}")
+    return request_id, method, params
+
+
+def reply(request_id: int, result: object) -> dict:
+    return {"kind": "reply", "id": request_id, "ok": True, "result": result}
+
+
+def error_reply(request_id: int | None, kind: str, message: str) -> dict:
+    return {"kind": "reply", "id": request_id, "ok": False,
+            "error": {"type": kind, "message": message}}
+
+
+def event(name: str, data: dict) -> dict:
+    assert name in EVENT_TYPES, name
+    return {"kind": "event", "event": name, "data": data}

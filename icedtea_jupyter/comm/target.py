@@ -1,0 +1,122 @@
+"""The ``icedtea`` comm target: dispatches requests to handlers, pushes run events."""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Any
+
+from ..session import registry
+from ..session.run import Run
+from .handlers import HANDLERS, jsonable, run_item
+from .messages import RequestError, error_reply, event, reply, validate_request
+
+TARGET = "icedtea"
+PROGRESS_PERIOD = 0.25
+_OPEN: list["CommChannel"] = []
+_LOCK = threading.Lock()
+_REGISTERED = False
+
+
+class CommChannel:
+    """One open comm with a frontend."""
+
+    def __init__(self, comm: Any) -> None:
+        self.comm = comm
+        comm.on_msg(self._on_msg)
+        comm.on_close(self._on_close)
+
+    def _on_msg(self, msg: dict) -> None:
+        self.send(handle(msg["content"]["data"]))
+
+    def _on_close(self, msg: dict) -> None:
+        with _LOCK:
+            if self in _OPEN:
+                _OPEN.remove(self)
+
+    def send(self, data: dict) -> None:
+        self.comm.send(data)
+
+
+def handle(message: Any) -> dict:
+    """The reply to one request (errors become error replies; nothing raises)."""
+    request_id = message.get("id") if isinstance(message, dict) else None
+    try:
+        request_id, method, params = validate_request(message)
+        return reply(request_id, HANDLERS[method](params))
+    except RequestError as exc:
+        return error_reply(request_id if isinstance(request_id, int) else None, exc.kind, str(exc))
+    except LookupError as exc:
+        return error_reply(request_id, "not_found", str(exc.args[0] if exc.args else exc))
+    except Exception as exc:
+        return error_reply(request_id, "internal",
+                           f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")
+
+
+def broadcast(name: str, data: dict) -> None:
+    message = event(name, jsonable(data))
+    with _LOCK:
+        channels = list(_OPEN)
+    for channel in channels:
+        try:
+            channel.send(message)
+        except Exception:
+            pass
+
+
+def _on_open(comm: Any, open_msg: dict) -> None:
+    channel = CommChannel(comm)
+    with _LOCK:
+        _OPEN.append(channel)
+
+
+class _RunWatcher:
+    """Turns a run's many live events into at most four progress events a second."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.dirty = threading.Event()
+        run.subscribe(self._on_event)
+        threading.Thread(target=self._loop, daemon=True, name=f"icedtea-comm-{run.id}").start()
+
+    def _on_event(self, kind: str, data: dict) -> None:
+        if kind == "alert":
+            broadcast("run.alert", {"run": self.run.id, "alert": data})
+        elif kind == "run":
+            self._progress()
+            broadcast("run.status", {"run": self.run.id, "status": self.run.status,
+                                     "error": self.run.error, "warnings": self.run.warnings})
+        else:
+            self.dirty.set()
+
+    def _progress(self) -> None:
+        broadcast("run.progress", {"run": self.run.id, "status": self.run.status,
+                                   "duration": self.run.duration,
+                                   "progress": self.run.progress()})
+
+    def _loop(self) -> None:
+        while self.run.status == "running":
+            if self.dirty.wait(1.0):
+                self.dirty.clear()
+                self._progress()
+                time.sleep(PROGRESS_PERIOD)
+
+
+def _run_added(run: Run) -> None:
+    broadcast("run.added", {"run": run_item(run)})
+    if run.status == "running":
+        _RunWatcher(run)
+
+
+def register_target() -> None:
+    """Register the comm target in the running kernel (idempotent)."""
+    global _REGISTERED
+    from comm import get_comm_manager
+
+    manager = get_comm_manager()
+    if manager is None:
+        return
+    manager.register_target(TARGET, _on_open)
+    if not _REGISTERED:
+        registry.on_added(_run_added)
+        _REGISTERED = True

@@ -1,0 +1,29 @@
+"""The coordinator side of an agent (Inspector Gadget's coordinator; dask's plugin shape).
+
+Every hook is a no-op; the coordinator isolates failures: a hook that raises
+becomes an alert on the run and never stops the run.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+class CoordinatorAgent:
+    """Receives what the agent's workers send; can send messages back to them."""
+
+    def __init__(self) -> None:
+        self._send: Callable[..., int] | None = None
+
+    def init(self, run: Any) -> None:
+        """Called when the run starts, with the Run (its dag, path, options)."""
+
+    def receive_message(self, worker: dict, payload: Any) -> None:
+        """A payload from the agent beside ``worker`` (operator name, partition, stage...)."""
+
+    def finish(self) -> None:
+        """Called once after the run's last worker has ended."""
+
+    def send_to_agents(self, payload: Any, operator: str | None = None,
+                       partition: int | None = None) -> int:
+        """Send to this agent's workers (all, or one operator's, or one partition's)."""
+        return self._send(payload, operator, partition) if self._send else 0

@@ -1,0 +1,175 @@
+"""The coordinator of one run: the workers' lifecycle, agents' coordinator sides, alerts."""
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+import traceback
+from typing import Any, Callable
+
+from ..executor.spec import RunSpec
+from ..session.dag import Dag
+from ..store import RunStore
+from .agent import CoordinatorAgent
+from .server import Connection, ControlServer
+
+Emit = Callable[[str, dict], None]
+
+
+def worker_key(worker: dict) -> tuple:
+    return (worker["operator"], worker["stage"], worker["partition"], worker["attempt"],
+            worker["task"])
+
+
+class Coordinator:
+    """Serves the control channel of one run and keeps what its workers report."""
+
+    def __init__(self, run_id: str, store: RunStore, dag: Dag, agent_classes: list[type],
+                 emit: Emit, bind: str = "127.0.0.1", advertise: str | None = None,
+                 port: int = 0, advertise_port: int | None = None) -> None:
+        self.run_id, self.store, self.dag, self.emit = run_id, store, dag, emit
+        self.secret = secrets.token_bytes(32)
+        self.server = ControlServer(run_id, self.secret, self._on_message,
+                                    lambda: {"operators": {str(k): v for k, v in dag.names().items()}},
+                                    host=bind, port=port)
+        address = (advertise or self.server.address[0], advertise_port or self.server.address[1])
+        self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes))
+        self.workers: dict[tuple, dict] = {}
+        self.alerts: list[dict] = []
+        self.first_error: dict | None = None
+        self.local_reasons: list[str] = []
+        self._lock = threading.Lock()
+        self._ended = threading.Condition(self._lock)
+        self.agents: dict[str, CoordinatorAgent] = {}
+        for cls in agent_classes:
+            if getattr(cls, "coordinator", None) is not None:
+                self.agents[cls.agent_name()] = cls.coordinator()
+
+    def start_agents(self, run: Any) -> None:
+        for name, agent in self.agents.items():
+            agent._send = self._sender(name)
+            self._call(name, agent, "init", run)
+
+    def agent(self, name: str) -> CoordinatorAgent | None:
+        return self.agents.get(name)
+
+    # --- messages -----------------------------------------------------------------
+    def _on_message(self, message: dict, body: bytes, connection: Connection | None) -> None:
+        kind = message["type"]
+        if kind == "worker_start":
+            self._worker_started(message)
+        elif kind == "worker_end":
+            self._worker_ended(message)
+        elif kind == "agent":
+            self._agent_message(message)
+        elif kind == "alert":
+            self.add_alert(dict(message, operator=self._name(message["worker"]["operator"])))
+
+    def _name(self, op_id: int) -> str:
+        return self.dag.names().get(op_id, str(op_id))
+
+    def _worker_started(self, message: dict) -> None:
+        worker = message["worker"]
+        if worker["operator"] not in self.dag.names():
+            return
+        self.dag.observe_stage(worker["stage"], worker["operator"])
+        with self._lock:
+            self.workers.setdefault(worker_key(worker), {"status": "running", **worker,
+                                                         "started": message.get("started")})
+        self.emit("worker", {"worker": worker, "status": "running"})
+
+    def _worker_ended(self, message: dict, local: bool = False) -> None:
+        worker = message["worker"]
+        if worker["operator"] not in self.dag.names():
+            return
+        if not local:
+            self.store.write_worker(message)
+        error = message.get("error")
+        with self._ended:
+            state = self.workers.setdefault(worker_key(worker), dict(worker))
+            state.update(status=message["status"], records_in=message["records_in"],
+                         records_out=message["records_out"], seconds=message.get("seconds"),
+                         bytes_in=message.get("bytes_in"), ended=message.get("ended"))
+            if error and self.first_error is None:
+                self.first_error = dict(error, operator=self._name(error["operator"]),
+                                        stage=worker["stage"], attempt=worker["attempt"])
+            self._ended.notify_all()
+        self.emit("worker", {"worker": worker, "status": message["status"]})
+
+    def _agent_message(self, message: dict) -> None:
+        name, worker = message["agent"], message["worker"]
+        forward = message.get("forward")
+        if forward:
+            target = self.dag.node(forward["operator"]).id if forward.get("operator") else None
+            self.server.broadcast({"type": "to_agent", "agent": name, "operator": target,
+                                   "partition": forward.get("partition"),
+                                   "payload": message.get("payload")})
+            return
+        agent = self.agents.get(name)
+        if agent is not None:
+            named = dict(worker, operator_name=self._name(worker["operator"]))
+            self._call(name, agent, "receive_message", named, message.get("payload"))
+
+    def _sender(self, name: str) -> Callable[..., int]:
+        def send(payload: Any, operator: str | None, partition: int | None) -> int:
+            target = self.dag.node(operator).id if operator is not None else None
+            return self.server.broadcast({"type": "to_agent", "agent": name, "operator": target,
+                                          "partition": partition, "payload": payload})
+        return send
+
+    def _call(self, name: str, agent: CoordinatorAgent, hook: str, *args: Any) -> None:
+        try:
+            getattr(agent, hook)(*args)
+        except Exception as exc:
+            self.add_alert({"source": name, "level": "error", "operator": None,
+                            "message": f"agent {name!r} failed in its coordinator {hook}: "
+                                       f"{type(exc).__name__}: {exc}",
+                            "traceback": traceback.format_exc()})
+
+    def add_alert(self, alert: dict) -> None:
+        alert = {k: v for k, v in alert.items() if k != "type"}
+        alert.setdefault("time", time.time())
+        with self._lock:
+            self.alerts.append(alert)
+        self.store.append_alert(alert)
+        self.emit("alert", alert)
+
+    # --- the end ------------------------------------------------------------------
+    def running_workers(self) -> int:
+        with self._lock:
+            return sum(1 for w in self.workers.values() if w["status"] == "running")
+
+    def finish(self, timeout: float = 3.0) -> None:
+        """Ask per-call workers to flush, wait for running workers, take local records."""
+        self.server.broadcast({"type": "flush"})
+        deadline = time.monotonic() + timeout
+        with self._ended:
+            while any(w["status"] == "running" for w in self.workers.values()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._ended.wait(left)
+            for state in self.workers.values():
+                if state["status"] == "running":
+                    state["status"] = "lost"  # killed with its task, or never reported
+        self._take_local_records()
+        for name, agent in self.agents.items():
+            self._call(name, agent, "finish")
+        self.server.close()
+
+    def _take_local_records(self) -> None:
+        reasons: list[str] = []
+        for event in self.store.local_events():
+            kind = event.get("type")
+            if kind == "local":
+                reasons.append(event.get("reason", ""))
+            elif kind in ("agent", "alert"):
+                self._on_message(event, b"", None)
+        for row in self.store.worker_table().to_pylist():
+            if row["local"]:
+                worker = {k: row[k] for k in ("operator", "partition", "stage", "attempt", "task")}
+                self._worker_started({"worker": worker, "started": row["started"]})
+                error = json.loads(row["error"]) if row["error"] else None
+                self._worker_ended({**row, "worker": worker, "error": error}, local=True)
+        self.local_reasons = sorted(set(reasons))

@@ -1,0 +1,188 @@
+"""The worker end of the control channel: one authenticated connection per process and run.
+
+``channel_for(run)`` returns a connected ``ControlChannel``, or a ``LocalChannel``
+that records into the run store when the coordinator cannot be reached, or a
+``NullChannel`` when the run has already ended (an RDD of a finished run that is
+computed again records nothing).
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+from collections import deque
+from typing import Protocol
+
+from . import protocol
+from .spec import RunSpec
+from .worker_file import append_local_event, write_worker_file
+
+
+class Channel(Protocol):
+    connected: bool
+    operator_names: dict[int, str]
+
+    def send(self, message: dict) -> None: ...
+    def end_worker(self, message: dict) -> None: ...
+    def register(self, host) -> None: ...
+    def unregister(self, host) -> None: ...
+
+
+class _HostRegistry:
+    """Hosts alive in this process, to route control messages to them."""
+
+    def __init__(self) -> None:
+        self.hosts: list = []
+        self.operator_names: dict[int, str] = {}
+
+    def register(self, host) -> None:
+        self.hosts.append(host)
+
+    def unregister(self, host) -> None:
+        if host in self.hosts:
+            self.hosts.remove(host)
+
+
+class ControlChannel(_HostRegistry):
+    connected = True
+
+    def __init__(self, run: RunSpec, sock: socket.socket, welcome: dict) -> None:
+        super().__init__()
+        self.run = run
+        self._sock = sock
+        self._lock = threading.Lock()
+        self.operator_names = {int(k): v for k, v in welcome.get("operators", {}).items()}
+        self._fallback: LocalChannel | None = None
+        threading.Thread(target=self._read_loop, name="icedtea-control", daemon=True).start()
+
+    @classmethod
+    def connect(cls, run: RunSpec) -> "ControlChannel":
+        sock = socket.create_connection(run.address, timeout=run.connect_timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        challenge, _ = protocol.read_frame(sock)
+        protocol.validate(challenge, protocol.COORDINATOR_MESSAGES)
+        hello = {"type": "hello", "v": protocol.PROTOCOL_VERSION, "run": run.run_id,
+                 "mac": protocol.sign(run.secret, challenge["nonce"]), "pid": os.getpid(),
+                 "host": socket.gethostname()}
+        sock.sendall(protocol.encode(hello))
+        welcome, _ = protocol.read_frame(sock)
+        if welcome.get("type") != "welcome":
+            raise ConnectionError(f"coordinator refused the worker: {welcome.get('reason')}")
+        sock.settimeout(None)
+        return cls(run, sock, welcome)
+
+    def send(self, message: dict) -> None:
+        if self._fallback is not None:
+            return self._fallback.send(message)
+        try:
+            frame = protocol.encode(message)
+            with self._lock:
+                self._sock.sendall(frame)
+        except OSError as exc:
+            self._degrade(f"lost the coordinator connection ({exc})")
+            self._fallback.send(message)
+
+    def end_worker(self, message: dict) -> None:
+        if self._fallback is not None:
+            return self._fallback.end_worker(message)
+        self.send(message)
+        if self._fallback is not None:  # the send above failed
+            self._fallback.end_worker(message)
+
+    def _degrade(self, reason: str) -> None:
+        self._fallback = LocalChannel(self.run, reason)
+        _CHANNELS[self.run.run_id] = self._fallback
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                message, _ = protocol.read_frame(self._sock)
+                protocol.validate(message, protocol.COORDINATOR_MESSAGES)
+                for host in list(self.hosts):
+                    host.deliver(message)
+        except (OSError, ConnectionError, protocol.ProtocolError):
+            return
+
+
+class LocalChannel(_HostRegistry):
+    """Records into the run store directly; the run shows a warning with ``reason``."""
+
+    connected = False
+
+    def __init__(self, run: RunSpec, reason: str) -> None:
+        super().__init__()
+        self.run = run
+        self.reason = reason
+
+    def send(self, message: dict) -> None:
+        worker = message.get("worker")
+        if worker is None or message.get("type") == "worker_start":
+            return
+        message = dict(message, local_reason=self.reason)
+        try:
+            append_local_event(self.run.store_path, worker, message)
+        except OSError as exc:
+            print(f"icedtea: cannot record locally: {exc}", file=sys.stderr)
+
+    def end_worker(self, message: dict) -> None:
+        message = dict(message, error=message.get("error"), local_reason=self.reason)
+        try:
+            write_worker_file(self.run.store_path, message, local=True)
+            append_local_event(self.run.store_path, message["worker"],
+                               {"type": "local", "worker": message["worker"], "reason": self.reason})
+        except OSError as exc:
+            print(f"icedtea: cannot record locally: {exc}", file=sys.stderr)
+
+
+class NullChannel(_HostRegistry):
+    """The run has ended: operators run as plain functions, nothing is recorded."""
+
+    connected = False
+
+    def send(self, message: dict) -> None:
+        pass
+
+    def end_worker(self, message: dict) -> None:
+        pass
+
+
+_CHANNELS: dict[str, Channel] = {}
+_CONNECT_LOCK = threading.Lock()
+
+
+def channel_for(run: RunSpec) -> Channel:
+    """The process-wide channel of ``run``, connecting on first use."""
+    channel = _CHANNELS.get(run.run_id)
+    if channel is not None:
+        return channel
+    with _CONNECT_LOCK:
+        channel = _CHANNELS.get(run.run_id)
+        if channel is None:
+            channel = _open(run)
+            _CHANNELS[run.run_id] = channel
+    return channel
+
+
+def _open(run: RunSpec) -> Channel:
+    try:
+        return ControlChannel.connect(run)
+    except (OSError, ConnectionError, protocol.ProtocolError) as exc:
+        if _run_has_ended(run):
+            return NullChannel()
+        host, port = run.address
+        return LocalChannel(run, f"cannot reach the coordinator at {host}:{port} ({exc})")
+
+
+def _run_has_ended(run: RunSpec) -> bool:
+    try:
+        with open(os.path.join(run.store_path, "manifest.json"), encoding="utf-8") as f:
+            return json.load(f).get("status") != "running"
+    except (OSError, ValueError):
+        return False
+
+
+def pending_messages() -> deque:
+    """A fresh mailbox for a host."""
+    return deque()

@@ -1,0 +1,363 @@
+"""The worker host: runs one operator on one partition (one task attempt) with its agents.
+
+The per-record path is a local counter and one comparison against ``box[0]``; every
+so often (about every 50 ms, adapted to the record rate) the host syncs its counts,
+samples a record's size, delivers control messages and lets agents beat. The
+control reader thread sets ``box[0] = 0`` to make the very next record check.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import time
+import traceback
+from collections import deque
+from time import perf_counter
+from typing import Any, Callable, Iterable, Iterator
+
+from .agent import Agent, AgentContext, overrides
+from .channel import channel_for
+from .records import describe_record
+from .spec import OperatorSpec
+
+CHECK_PERIOD = 0.05
+HEARTBEAT_PERIOD = 0.25
+MAX_STEP = 4096
+_NO_RECORD = object()
+
+
+def _task_context() -> Any:
+    try:
+        from pyspark.taskcontext import TaskContext
+    except ImportError:  # pragma: no cover - workers always have pyspark
+        return None
+    return TaskContext.get()
+
+
+def _worker_key(spec: OperatorSpec, partition: int, task: Any) -> dict:
+    if task is None:
+        return {"operator": spec.op_id, "partition": partition, "stage": -1, "attempt": 0,
+                "task": -1}
+    return {"operator": spec.op_id, "partition": partition, "stage": task.stageId(),
+            "attempt": task.attemptNumber(), "task": task.taskAttemptId()}
+
+
+class WorkerHost:
+    """One operator on one partition: counts, failure capture, agents, control."""
+
+    def __init__(self, spec: OperatorSpec, partition: int, task: Any = None) -> None:
+        task = task if task is not None else _task_context()
+        self.spec = spec
+        self.worker = _worker_key(spec, partition, task)
+        self.task = task
+        self.channel = channel_for(spec.run)
+        self.records_in = 0
+        self.records_out = 0
+        self.bytes_in = 0
+        self._sampled = [0, 0]  # bytes, samples
+        self.box = [1]
+        self.mailbox: deque = deque()
+        self.started = time.time()
+        self._t0 = perf_counter()
+        self._last_beat = self._t0
+        self._last_check = (0, self._t0)
+        self.status = "running"
+        self.error: dict | None = None
+        self.exhausted = False
+        self.ended = False
+        self.tag_counts: dict[str, dict[str, int]] = {}
+        self._out_frame: Any = None
+        self.agents = self._start_agents()
+        self.observers = [a for a in self.agents if overrides(a, "observe_record")]
+        self.channel.register(self)
+        self.channel.send({"type": "worker_start", "worker": self.worker, "api": spec.api,
+                           "pid": os.getpid(), "started": self.started})
+
+    # --- loops -------------------------------------------------------------------
+    def map_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        box, n, record = self.box, 0, _NO_RECORD
+        try:
+            for record in self._observed(iterator):
+                n += 1
+                if n >= box[0]:
+                    self._check(n, n - 1, record)
+                yield f(record)
+            self.exhausted = True
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            self._fail(exc, record)
+            raise
+        finally:
+            self._end(n, n if self.status != "failed" else n - 1)
+
+    def filter_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        box, n, n_out, record = self.box, 0, 0, _NO_RECORD
+        try:
+            for record in self._observed(iterator):
+                n += 1
+                if n >= box[0]:
+                    self._check(n, n_out, record)
+                if f(record):
+                    n_out += 1
+                    yield record
+            self.exhausted = True
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            self._fail(exc, record)
+            raise
+        finally:
+            self._end(n, n_out)
+
+    def flat_map_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        box, n, n_out, record = self.box, 0, 0, _NO_RECORD
+        try:
+            for record in self._observed(iterator):
+                n += 1
+                if n >= box[0]:
+                    self._check(n, n_out, record)
+                for out in f(record):
+                    n_out += 1
+                    yield out
+            self.exhausted = True
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            self._fail(exc, record)
+            raise
+        finally:
+            self._end(n, n_out)
+
+    def run_partition(self, fn: Callable[[Iterator], Iterable], iterator: Iterable,
+                      batches: bool = False) -> Iterator:
+        """Run a whole-partition function (mapPartitions, mapInPandas, Operator...)."""
+        inputs = self._input_batches(iterator) if batches else self._inputs(iterator)
+        n_out = 0
+        try:
+            outputs = fn(inputs)
+            if outputs is not None:
+                for out in outputs:
+                    n_out += _batch_rows(out) if batches else 1
+                    self.records_out = n_out
+                    yield out
+            self.exhausted = True
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            frame = inputs.gi_frame
+            self._fail(exc, frame.f_locals.get("record", _NO_RECORD) if frame else _NO_RECORD)
+            raise
+        finally:
+            inputs.close()
+            self._end(self.records_in, n_out)
+
+    def _inputs(self, iterator: Iterable) -> Iterator:
+        box, n = self.box, 0
+        try:
+            for record in self._observed(iterator):
+                n += 1
+                if n >= box[0]:
+                    self._check(n, self.records_out, record)
+                yield record
+        finally:
+            self.records_in = n
+
+    def _input_batches(self, iterator: Iterable) -> Iterator:
+        n = 0
+        try:
+            for record in iterator:
+                n += _batch_rows(record)
+                self.bytes_in += _batch_bytes(record)
+                self._check(n, self.records_out, _NO_RECORD)
+                yield record
+        finally:
+            self.records_in = n
+
+    def _observed(self, iterator: Iterable) -> Iterable:
+        if not self.observers:
+            return iterator
+        return self._observe(iterator)
+
+    def _observe(self, iterator: Iterable) -> Iterator:
+        for record in iterator:
+            for agent in list(self.observers):
+                tag = self._call(agent, "observe_record", record)
+                if tag is not None:
+                    counts = self.tag_counts.setdefault(agent.agent_name(), {})
+                    counts[str(tag)] = counts.get(str(tag), 0) + 1
+            yield record
+
+    # --- per-call operators (UDFs, applyInPandas) ---------------------------------
+    def count_call(self, rows_in: int, rows_out: int, sample: Any = _NO_RECORD) -> None:
+        self.records_in += rows_in
+        self.records_out += rows_out
+        if self.records_in >= self.box[0]:
+            self._check(self.records_in, self.records_out, sample)
+
+    def fail_call(self, exc: BaseException, record: Any) -> None:
+        self._fail(exc, record)
+        self._end(self.records_in, self.records_out)
+
+    def end_calls(self) -> None:
+        self.exhausted = True
+        self._end(self.records_in, self.records_out)
+
+    # --- checks, control, agents --------------------------------------------------
+    def _check(self, n_in: int, n_out: int, record: Any) -> None:
+        self.records_in, self.records_out = n_in, max(n_out, self.records_out)
+        while self.mailbox:
+            self._handle(self.mailbox.popleft())
+        now = perf_counter()
+        if record is not _NO_RECORD:
+            self._sample_bytes(record)
+        if now - self._last_beat >= HEARTBEAT_PERIOD:
+            self._last_beat = now
+            self._beat()
+        last_n, last_t = self._last_check
+        rate = (n_in - last_n) / max(now - last_t, 1e-6)
+        self._last_check = (n_in, now)
+        self.box[0] = n_in + max(1, min(int(rate * CHECK_PERIOD), MAX_STEP))
+        if self.mailbox:
+            self.box[0] = 0
+
+    def _sample_bytes(self, record: Any) -> None:
+        try:
+            size = len(pickle.dumps(record, protocol=5))
+        except Exception:
+            return
+        self._sampled[0] += size
+        self._sampled[1] += 1
+
+    def counts(self) -> dict:
+        """Live counts of this worker: what the progress agent reports."""
+        bytes_in = self.bytes_in
+        if not bytes_in and self._sampled[1]:
+            bytes_in = int(self._sampled[0] / self._sampled[1] * self.records_in)
+        return {"records_in": self.records_in, "records_out": self.records_out,
+                "bytes_in": bytes_in, "seconds": perf_counter() - self._t0}
+
+    def deliver(self, message: dict) -> None:
+        """Called by the control reader thread; handled in the task thread."""
+        if message["type"] == "flush":
+            if self.task is not None and getattr(self, "per_call", False):
+                self.end_calls()
+            return
+        target = message.get("operator")
+        if target is not None and target != self.worker["operator"]:
+            return
+        if message.get("partition") not in (None, self.worker["partition"]):
+            return
+        self.mailbox.append(message)
+        self.box[0] = 0
+
+    def _handle(self, message: dict) -> None:
+        if message["type"] == "to_agent":
+            for agent in self.agents:
+                if agent.agent_name() == message["agent"]:
+                    self._call(agent, "receive_message", message["payload"])
+
+    def _start_agents(self) -> list[Agent]:
+        names = self.channel.operator_names
+        context = AgentContext(
+            run_id=self.spec.run.run_id, operator_id=self.spec.op_id,
+            operator=names.get(self.spec.op_id, self.spec.name or str(self.spec.op_id)),
+            partition=self.worker["partition"], stage=self.worker["stage"],
+            attempt=self.worker["attempt"], counts=self.counts)
+        agents = []
+        for cls in self.spec.run.agents:
+            try:
+                agent = cls()
+            except Exception as exc:
+                self._alert(cls.agent_name(), "__init__", exc)
+                continue
+            agent._send = self._agent_sender(cls.agent_name())
+            agent.context = context
+            agents.append(agent)
+        for agent in list(agents):
+            self._call(agent, "init", context)
+        return agents
+
+    def _agent_sender(self, name: str) -> Callable[[dict], None]:
+        def send(fields: dict) -> None:
+            self.channel.send({"type": "agent", "worker": self.worker, "agent": name, **fields})
+        return send
+
+    def _call(self, agent: Agent, hook: str, *args: Any) -> Any:
+        try:
+            return getattr(agent, hook)(*args)
+        except Exception as exc:
+            self._alert(agent.agent_name(), hook, exc)
+            if agent in self.agents:
+                self.agents.remove(agent)
+            if agent in self.observers:
+                self.observers.remove(agent)
+            return None
+
+    def _alert(self, source: str, hook: str, exc: BaseException) -> None:
+        self.channel.send({
+            "type": "alert", "worker": self.worker, "source": source, "level": "error",
+            "message": f"agent {source!r} failed in {hook}: {type(exc).__name__}: {exc}; "
+                       "it is switched off for this worker",
+            "traceback": "".join(traceback.format_exception(exc))})
+
+    def _beat(self) -> None:
+        for agent in list(self.agents):
+            self._call(agent, "heartbeat")
+
+    # --- the end -----------------------------------------------------------------
+    def _fail(self, exc: BaseException, record: Any) -> None:
+        self.status = "failed"
+        owner = getattr(exc, "_icedtea_owner", None)
+        if owner is not None:
+            return  # raised by an operator upstream in the same task
+        try:
+            exc._icedtea_owner = self.worker["operator"]
+        except AttributeError:
+            pass
+        self.error = {
+            "operator": self.worker["operator"], "partition": self.worker["partition"],
+            "exception": type(exc).__name__, "message": str(exc)[:4000],
+            "traceback": "".join(traceback.format_exception(exc))[-20000:],
+            "record": None if record is _NO_RECORD else describe_record(record),
+            "records_before": max(self.records_in - 1, 0),
+        }
+
+    def _end(self, n_in: int, n_out: int) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        self.records_in, self.records_out = n_in, n_out
+        if self.status == "running":
+            self.status = "ok"
+        self._beat()
+        for agent in list(self.agents):
+            self._call(agent, "finish")
+        counts = self.counts()
+        message = {"type": "worker_end", "worker": self.worker, "status": self.status,
+                   "records_in": n_in, "records_out": n_out, "bytes_in": counts["bytes_in"],
+                   "seconds": counts["seconds"], "started": self.started, "ended": time.time(),
+                   "exhausted": self.exhausted, "error": self.error, "tags": self.tag_counts}
+        self.channel.end_worker(message)
+        self.channel.unregister(self)
+
+
+def _batch_rows(batch: Any) -> int:
+    if isinstance(batch, tuple):  # several columns of an iterator UDF
+        batch = batch[0] if batch else ()
+    try:
+        return len(batch)
+    except TypeError:
+        return 1
+
+
+def _batch_bytes(batch: Any) -> int:
+    if isinstance(batch, tuple):
+        return sum(_batch_bytes(part) for part in batch)
+    nbytes = getattr(batch, "nbytes", None)
+    if isinstance(nbytes, int):
+        return nbytes
+    try:
+        return int(batch.memory_usage(index=False, deep=False).sum())
+    except Exception:
+        return 0

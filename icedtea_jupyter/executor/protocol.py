@@ -1,0 +1,102 @@
+"""The control-channel wire format, shared by workers and the coordinator.
+
+A frame is ``>II`` (header length, body length), a UTF-8 JSON header, then an
+optional binary body (Arrow IPC, never pickle). Every header carries ``type``.
+The first exchange authenticates: the coordinator sends a ``challenge`` with a
+random nonce, the worker answers ``hello`` with HMAC-SHA256(secret, nonce) and
+the protocol version, the coordinator answers ``welcome`` or ``error``.
+See ``docs/protocol.md`` for every message type and its fields.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import socket
+import struct
+from typing import Any
+
+PROTOCOL_VERSION = 1
+MAX_HEADER_BYTES = 1 << 20
+MAX_BODY_BYTES = 64 << 20
+_FRAME = struct.Struct(">II")
+
+# type -> {field: type or tuple of types}; extra fields are allowed.
+WORKER_MESSAGES: dict[str, dict[str, Any]] = {
+    "hello": {"v": int, "run": str, "mac": str, "pid": int},
+    "worker_start": {"worker": dict},
+    "progress": {"worker": dict, "records_in": int, "records_out": int},
+    "worker_end": {"worker": dict, "status": str, "records_in": int, "records_out": int},
+    "agent": {"worker": dict, "agent": str, "payload": (dict, list, str, int, float, bool, type(None))},
+    "alert": {"worker": dict, "source": str, "message": str},
+}
+COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
+    "challenge": {"v": int, "nonce": str},
+    "welcome": {"v": int},
+    "error": {"reason": str},
+    "to_agent": {"agent": str, "payload": (dict, list, str, int, float, bool, type(None))},
+    "flush": {},
+}
+WORKER_FIELDS = {"operator": int, "partition": int, "stage": int, "attempt": int, "task": int}
+
+
+class ProtocolError(Exception):
+    """A frame or message that does not follow the protocol."""
+
+
+def encode(message: dict, body: bytes = b"") -> bytes:
+    header = json.dumps(message, separators=(",", ":"), default=str).encode()
+    if len(header) > MAX_HEADER_BYTES or len(body) > MAX_BODY_BYTES:
+        raise ProtocolError(f"message {message.get('type')!r} is too large to send")
+    return _FRAME.pack(len(header), len(body)) + header + body
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < n:
+        chunk = sock.recv(min(n - len(chunks), 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed")
+        chunks += chunk
+    return bytes(chunks)
+
+
+def read_frame(sock: socket.socket) -> tuple[dict, bytes]:
+    """Read one frame; raises ProtocolError for oversized or non-JSON frames."""
+    header_len, body_len = _FRAME.unpack(_read_exactly(sock, _FRAME.size))
+    if header_len > MAX_HEADER_BYTES or body_len > MAX_BODY_BYTES:
+        raise ProtocolError(f"frame too large ({header_len} + {body_len} bytes)")
+    raw = _read_exactly(sock, header_len)
+    body = _read_exactly(sock, body_len) if body_len else b""
+    try:
+        message = json.loads(raw)
+    except ValueError as exc:
+        raise ProtocolError(f"header is not JSON: {exc}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise ProtocolError("header is not an object with a string 'type'")
+    return message, body
+
+
+def validate(message: dict, schema: dict[str, dict[str, Any]]) -> None:
+    """Raise ProtocolError unless ``message`` is a known type with typed fields."""
+    kind = message.get("type")
+    fields = schema.get(kind)
+    if fields is None:
+        raise ProtocolError(f"unknown message type {kind!r}")
+    for name, expected in fields.items():
+        value = message.get(name)
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ProtocolError(f"{kind}: field {name!r} missing or of the wrong type")
+    worker = message.get("worker")
+    if worker is not None:
+        for name, expected in WORKER_FIELDS.items():
+            if not isinstance(worker.get(name), expected):
+                raise ProtocolError(f"{kind}: worker.{name} missing or not an integer")
+
+
+def sign(secret: bytes, nonce: str) -> str:
+    return hmac.new(secret, nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def verify(secret: bytes, nonce: str, mac: str) -> bool:
+    return hmac.compare_digest(sign(secret, nonce), mac)

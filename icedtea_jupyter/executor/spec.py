@@ -1,0 +1,26 @@
+"""Picklable descriptions of a run and of its operators, shipped with tasks."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RunSpec:
+    """What every worker of a run needs to find and authenticate with its coordinator."""
+
+    run_id: str
+    address: tuple[str, int]
+    secret: bytes
+    store_path: str
+    agents: tuple = ()  # worker-side Agent classes, in order
+    connect_timeout: float = 2.0
+
+
+@dataclass
+class OperatorSpec:
+    """One Python operator of a run: its id in the run's DAG and the API that made it."""
+
+    op_id: int
+    run: RunSpec
+    api: str
+    name: str = field(default="")

@@ -1,0 +1,69 @@
+"""The per-worker result file of the run store: one Arrow IPC file per task attempt.
+
+Written by the coordinator when a worker reports its end, or by the worker itself
+when it cannot reach the coordinator. ``pandas.read_feather`` opens these files.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+WORKERS_DIR = "workers"
+LOCAL_EVENTS_DIR = "local"
+COLUMNS = (
+    "operator", "partition", "stage", "attempt", "task", "status", "records_in",
+    "records_out", "bytes_in", "seconds", "started", "ended", "exhausted", "local", "error",
+)
+
+
+def worker_file_name(worker: dict) -> str:
+    return "op{operator}-p{partition}-s{stage}-a{attempt}-t{task}.arrow".format(**worker)
+
+
+def worker_row(message: dict, local: bool) -> dict:
+    """Flatten a ``worker_end`` message into one row of the worker table."""
+    row = dict(message["worker"])
+    for name in ("status", "records_in", "records_out", "bytes_in", "seconds", "started",
+                 "ended", "exhausted"):
+        row[name] = message.get(name)
+    row["local"] = local
+    error = message.get("error")
+    row["error"] = json.dumps(error) if error else None
+    return {name: row.get(name) for name in COLUMNS}
+
+
+def write_worker_file(store_path: str, message: dict, local: bool) -> str:
+    """Write the row of one finished task attempt; atomic (temp file, then rename)."""
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    directory = os.path.join(store_path, WORKERS_DIR)
+    os.makedirs(directory, exist_ok=True)
+    row = worker_row(message, local)
+    table = pa.Table.from_pylist([row], schema=worker_schema())
+    path = os.path.join(directory, worker_file_name(message["worker"]))
+    tmp = f"{path}.{os.getpid()}.tmp"
+    feather.write_feather(table, tmp, compression="uncompressed")
+    os.replace(tmp, path)
+    return path
+
+
+def worker_schema():
+    import pyarrow as pa
+
+    return pa.schema([
+        ("operator", pa.int32()), ("partition", pa.int32()), ("stage", pa.int32()),
+        ("attempt", pa.int32()), ("task", pa.int64()), ("status", pa.string()),
+        ("records_in", pa.int64()), ("records_out", pa.int64()), ("bytes_in", pa.int64()),
+        ("seconds", pa.float64()), ("started", pa.float64()), ("ended", pa.float64()),
+        ("exhausted", pa.bool_()), ("local", pa.bool_()), ("error", pa.string()),
+    ])
+
+
+def append_local_event(store_path: str, worker: dict, message: dict) -> None:
+    """Keep an agent message or alert of a worker that has no coordinator."""
+    directory = os.path.join(store_path, LOCAL_EVENTS_DIR)
+    os.makedirs(directory, exist_ok=True)
+    name = worker_file_name(worker).replace(".arrow", ".jsonl")
+    with open(os.path.join(directory, name), "a", encoding="utf-8") as out:
+        out.write(json.dumps(message, default=str) + "\n")

@@ -1,0 +1,213 @@
+"""The callables that Spark ships to its Python workers in place of the user's functions.
+
+Each wraps one user function with a ``WorkerHost``. They are plain classes (pickled
+by reference to this module, with the user's function and the operator's spec).
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator
+
+from .host import _NO_RECORD, WorkerHost, _task_context
+from .spec import OperatorSpec
+
+
+def _foreach(f: Callable, record: Any) -> tuple:
+    f(record)
+    return ()
+
+
+def _foreach_partition(f: Callable, records: Iterator) -> list:
+    f(records)
+    return []
+
+
+class PartitionFunction:
+    """``(split, iterator) -> iterator`` for ``mapPartitionsWithIndex``, one host per call."""
+
+    def __init__(self, spec: OperatorSpec, kind: str, f: Callable) -> None:
+        self.spec, self.kind, self.f = spec, kind, f
+
+    def __call__(self, split: int, iterator: Iterable) -> Iterator:
+        host = WorkerHost(self.spec, split)
+        kind, f = self.kind, self.f
+        if kind == "map":
+            return host.map_records(f, iterator)
+        if kind == "filter":
+            return host.filter_records(f, iterator)
+        if kind == "flatMap":
+            return host.flat_map_records(f, iterator)
+        if kind == "foreach":
+            return host.flat_map_records(partial(_foreach, f), iterator)
+        if kind == "foreachPartition":
+            return host.run_partition(partial(_foreach_partition, f), iterator)
+        if kind == "mapPartitionsWithIndex":
+            return host.run_partition(partial(f, split), iterator)
+        return host.run_partition(f, iterator)
+
+
+class CombineFunction:
+    """One side of a key-based aggregation: ``combine`` (map side) or ``merge`` (reduce side).
+
+    Uses PySpark's own spilling merger; the host keeps it as the worker's state.
+    """
+
+    def __init__(self, spec: OperatorSpec, phase: str, functions: tuple, memory: float,
+                 serializer: Any, group: bool) -> None:
+        self.spec, self.phase, self.functions = spec, phase, functions
+        self.memory, self.serializer, self.group = memory, serializer, group
+
+    def __call__(self, split: int, iterator: Iterable) -> Iterator:
+        from pyspark.shuffle import Aggregator, ExternalGroupBy, ExternalMerger
+
+        host = WorkerHost(self.spec, split)
+        aggregator = Aggregator(*self.functions)
+        if self.phase == "merge" and self.group:
+            merger = ExternalGroupBy(aggregator, self.memory, self.serializer)
+        else:
+            merger = ExternalMerger(aggregator, self.memory, self.serializer)
+        host.state_source = merger
+
+        def combine(records: Iterator) -> Iterator:
+            if self.phase == "combine":
+                merger.mergeValues(records)
+            else:
+                merger.mergeCombiners(records)
+            return merger.items()
+
+        return host.run_partition(combine, iterator)
+
+
+class BatchFunction:
+    """``mapInPandas``/``mapInArrow``/iterator pandas UDFs: iterator of batches in and out."""
+
+    def __init__(self, spec: OperatorSpec, f: Callable) -> None:
+        self.spec, self.f = spec, f
+
+    def __call__(self, batches: Iterable) -> Iterator:
+        task = _task_context()
+        host = WorkerHost(self.spec, task.partitionId() if task else -1, task)
+        return host.run_partition(self.f, batches, batches=True)
+
+
+_CALL_HOSTS: dict[tuple[str, int], WorkerHost] = {}
+
+
+def call_host(spec: OperatorSpec) -> WorkerHost:
+    """The host of a per-call operator for the current task, ending the previous task's."""
+    task = _task_context()
+    key = (spec.run.run_id, spec.op_id)
+    host = _CALL_HOSTS.get(key)
+    if host is not None and host.task is task and not host.ended:
+        return host
+    if host is not None and not host.ended:
+        host.end_calls()
+    host = WorkerHost(spec, task.partitionId() if task else -1, task)
+    host.per_call = True
+    _CALL_HOSTS[key] = host
+    return host
+
+
+def _rows(value: Any) -> int:
+    try:
+        return len(value)
+    except TypeError:
+        return 1
+
+
+class CallFunction:
+    """A function Spark calls per row, per batch or per group (UDFs, applyInPandas).
+
+    ``mode``: ``row`` (one row in, one out), ``batch`` (Series in, Series out),
+    ``agg`` (Series in, one value out), ``group`` (a DataFrame in, a DataFrame out).
+    """
+
+    def __init__(self, spec: OperatorSpec, f: Callable, mode: str) -> None:
+        self.spec, self.f, self.mode = spec, f, mode
+
+    def __call__(self, *args: Any) -> Any:
+        host = call_host(self.spec)
+        try:
+            result = self.f(*args)
+        except BaseException as exc:
+            host.fail_call(exc, args[0] if len(args) == 1 else args)
+            raise
+        mode = self.mode
+        if mode == "row":
+            host.count_call(1, 1, args[0] if len(args) == 1 else args)
+        elif mode == "batch":
+            rows = _rows(args[0]) if args else 0
+            host.count_call(rows, rows, _NO_RECORD)
+        elif mode == "agg":
+            host.count_call(_rows(args[0]) if args else 0, 1, _NO_RECORD)
+        else:
+            host.count_call(_rows(args[-1]), _rows(result), _NO_RECORD)
+        return result
+
+
+def group_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
+    """applyInPandas inspects its function's argument count: keep it."""
+    call = CallFunction(spec, f, "group")
+    if arity == 2:
+        def apply_group(key, frame):  # noqa: ANN001, ANN202 - arity matters to Spark
+            return call(key, frame)
+    else:
+        def apply_group(frame):  # noqa: ANN001, ANN202
+            return call(frame)
+    return apply_group
+
+
+# --- small picklable functions for derived operators ------------------------------
+class KeyBy:
+    def __init__(self, f: Callable) -> None:
+        self.f = f
+
+    def __call__(self, record: Any) -> tuple:
+        return self.f(record), record
+
+
+class MapValues:
+    def __init__(self, f: Callable) -> None:
+        self.f = f
+
+    def __call__(self, pair: tuple) -> tuple:
+        return pair[0], self.f(pair[1])
+
+
+class FlatMapValues:
+    def __init__(self, f: Callable) -> None:
+        self.f = f
+
+    def __call__(self, pair: tuple) -> Iterator:
+        key = pair[0]
+        return ((key, value) for value in self.f(pair[1]))
+
+
+class ZeroThen:
+    """createCombiner of aggregateByKey/foldByKey: a fresh copy of zero, then ``f``."""
+
+    def __init__(self, zero: Any, f: Callable) -> None:
+        self.zero, self.f = zero, f
+
+    def __call__(self, value: Any) -> Any:
+        import copy
+
+        return self.f(copy.deepcopy(self.zero), value)
+
+
+def identity(value: Any) -> Any:
+    return value
+
+
+def single_list(value: Any) -> list:
+    return [value]
+
+
+def append(values: list, value: Any) -> list:
+    values.append(value)
+    return values
+
+
+def extend(values: list, more: list) -> list:
+    values.extend(more)
+    return values

@@ -1,0 +1,166 @@
+"""Patches of the DataFrame API: pandas/Arrow maps, grouped maps and UDFs are hosted;
+the other DataFrame transformations become opaque JVM nodes of the DAG."""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+from pyspark.sql.classic.dataframe import DataFrame
+from pyspark.sql.group import GroupedData
+from pyspark.sql.readwriter import DataFrameReader
+from pyspark.sql.session import SparkSession
+from pyspark.sql.udf import UserDefinedFunction
+from pyspark.util import PythonEvalType
+
+from ..executor import wrappers as w
+from .patching import active, node_of, register
+
+_UDF_MODES = {
+    PythonEvalType.SQL_BATCHED_UDF: "row",
+    PythonEvalType.SQL_ARROW_BATCHED_UDF: "row",
+    PythonEvalType.SQL_SCALAR_PANDAS_UDF: "batch",
+    PythonEvalType.SQL_SCALAR_ARROW_UDF: "batch",
+    PythonEvalType.SQL_GROUPED_AGG_PANDAS_UDF: "agg",
+    PythonEvalType.SQL_WINDOW_AGG_PANDAS_UDF: "agg",
+    PythonEvalType.SQL_GROUPED_AGG_ARROW_UDF: "agg",
+    PythonEvalType.SQL_WINDOW_AGG_ARROW_UDF: "agg",
+    PythonEvalType.SQL_SCALAR_PANDAS_ITER_UDF: "iter",
+    PythonEvalType.SQL_SCALAR_ARROW_ITER_UDF: "iter",
+}
+_STRUCTURAL = ("select", "selectExpr", "filter", "where", "withColumn", "withColumns",
+               "withColumnRenamed", "drop", "join", "crossJoin", "union", "unionByName",
+               "distinct", "dropDuplicates", "orderBy", "sort", "limit", "repartition",
+               "coalesce", "sample", "groupBy", "groupby")
+_GROUPED = ("agg", "count", "sum", "avg", "mean", "max", "min")
+_SOURCES = ((SparkSession, "createDataFrame"), (SparkSession, "range"), (SparkSession, "sql"),
+            (SparkSession, "table"), (DataFrameReader, "load"), (DataFrameReader, "parquet"),
+            (DataFrameReader, "csv"), (DataFrameReader, "json"), (DataFrameReader, "text"),
+            (DataFrameReader, "orc"), (DataFrameReader, "table"))
+
+
+def _udf_parents(recorder: Any, df: Any, values: tuple) -> list[int]:
+    """UDF columns among ``values``; a UDF node gets ``df`` as its input."""
+    parents = []
+    for value in values:
+        for column in value if isinstance(value, (list, tuple)) else [value]:
+            udf_node = node_of(column, recorder.run.run_id)
+            if udf_node is None:
+                continue
+            node = recorder.dag.node(udf_node)
+            if df is not None and not node.parents:
+                node.parents.append(recorder.node_for(df))
+            parents.append(udf_node)
+    return parents
+
+
+def _structural(api: str) -> Callable:
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder = active()
+            if recorder is None:
+                return original(self, *args, **kwargs)
+            with recorder.inside():
+                result = original(self, *args, **kwargs)
+            source = getattr(self, "_df", self)  # GroupedData keeps its DataFrame
+            inputs = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, DataFrame)]
+            udfs = _udf_parents(recorder, source, (*args, *kwargs.values()))
+            parents = recorder.parents(*inputs) + udfs
+            return recorder.produced(result, recorder.jvm(api, parents))
+        return patched
+    return make
+
+
+for _api in _STRUCTURAL:
+    register(DataFrame, _api)(_structural(_api))
+for _api in _GROUPED:
+    register(GroupedData, _api)(_structural(_api))
+
+
+def _source(api: str) -> Callable:
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder = active()
+            if recorder is None:
+                return original(self, *args, **kwargs)
+            with recorder.inside():
+                result = original(self, *args, **kwargs)
+            return recorder.produced(result, recorder.jvm(api, []))
+        return patched
+    return make
+
+
+for _owner, _api in _SOURCES:
+    register(_owner, _api)(_source(_api))
+
+
+@register(DataFrame, "rdd")
+def _rdd(original: property) -> property:
+    def get(self: DataFrame) -> Any:
+        recorder = active()
+        if recorder is None:
+            return original.fget(self)
+        with recorder.inside():
+            result = original.fget(self)
+        return recorder.produced(result, recorder.jvm("rdd", recorder.parents(self)))
+    return property(get, doc=original.__doc__)
+
+
+def _map_in(api: str) -> Callable:
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: DataFrame, func: Callable, *args: Any, **kwargs: Any) -> Any:
+            recorder = active()
+            if recorder is None:
+                return original(self, func, *args, **kwargs)
+            node, spec = recorder.python(api, func, recorder.parents(self))
+            with recorder.inside():
+                result = original(self, w.BatchFunction(spec, func), *args, **kwargs)
+            return recorder.produced(result, node)
+        return patched
+    return make
+
+
+register(DataFrame, "mapInPandas")(_map_in("mapInPandas"))
+register(DataFrame, "mapInArrow")(_map_in("mapInArrow"))
+
+
+@register(GroupedData, "applyInPandas")
+def _apply_in_pandas(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def patched(self: GroupedData, func: Callable, *args: Any, **kwargs: Any) -> Any:
+        recorder = active()
+        if recorder is None:
+            return original(self, func, *args, **kwargs)
+        node, spec = recorder.python("applyInPandas", func, recorder.parents(self._df))
+        arity = len(inspect.signature(func).parameters)
+        with recorder.inside():
+            result = original(self, w.group_function(spec, func, arity), *args, **kwargs)
+        return recorder.produced(result, node)
+    return patched
+
+
+@register(UserDefinedFunction, "__call__")
+def _udf_call(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def patched(self: UserDefinedFunction, *args: Any, **kwargs: Any) -> Any:
+        recorder = active()
+        mode = _UDF_MODES.get(self.evalType)
+        if recorder is None or mode is None:
+            return original(self, *args, **kwargs)
+        wrapped, node_id = recorder.udfs.get(id(self), (None, None))
+        if wrapped is None:
+            node, spec = recorder.python("udf", self.func, [], name=self._name)
+            function = (w.BatchFunction(spec, self.func) if mode == "iter"
+                        else w.CallFunction(spec, self.func, mode))
+            functools.update_wrapper(function, self.func, updated=())
+            wrapped = UserDefinedFunction(function, self._returnType, self._name,
+                                          self.evalType, self.deterministic)
+            node_id = node.id
+            recorder.udfs[id(self)] = (wrapped, node_id)
+        with recorder.inside():
+            column = original(wrapped, *args, **kwargs)
+        return recorder.produced(column, node_id)
+    return patched

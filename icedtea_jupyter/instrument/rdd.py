@@ -1,0 +1,189 @@
+"""Patches of the RDD API: Python operators get worker hosts, the rest become JVM nodes."""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from typing import Any, Callable
+
+from pyspark.core.context import SparkContext
+from pyspark.core.rdd import RDD
+
+from ..executor import wrappers as w
+from .naming import default_name
+from .patching import active, current, register
+
+# api -> (host loop kind, how to adapt the user's function, preservesPartitioning or None)
+_RECORD_OPERATORS: dict[str, tuple[str, Callable | None, bool | None]] = {
+    "map": ("map", None, None),
+    "flatMap": ("flatMap", None, None),
+    "filter": ("filter", None, True),
+    "mapPartitions": ("mapPartitions", None, None),
+    "mapPartitionsWithIndex": ("mapPartitionsWithIndex", None, None),
+    "keyBy": ("map", w.KeyBy, False),
+    "mapValues": ("map", w.MapValues, True),
+    "flatMapValues": ("flatMap", w.FlatMapValues, True),
+    "foreach": ("foreach", None, False),
+    "foreachPartition": ("foreachPartition", None, False),
+}
+_STRUCTURAL = ("union", "partitionBy", "repartition", "coalesce", "distinct", "sortByKey",
+               "sortBy", "join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin",
+               "cogroup", "groupWith", "subtract", "subtractByKey", "intersection",
+               "cartesian", "zip", "sample", "groupBy")
+
+
+def _bind(original: Callable, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    bound = inspect.signature(original).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _record_operator(api: str) -> Callable:
+    kind, adapt, fixed_preserve = _RECORD_OPERATORS[api]
+
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: RDD, f: Callable, *args: Any, **kwargs: Any) -> Any:
+            recorder = active()
+            if recorder is None:
+                return original(self, f, *args, **kwargs)
+            arguments = _bind(original, self, f, *args, **kwargs)
+            preserves = (fixed_preserve if fixed_preserve is not None
+                         else bool(arguments.get("preservesPartitioning", False)))
+            node, spec = recorder.python(api, f, recorder.parents(self))
+            function = w.PartitionFunction(spec, kind, adapt(f) if adapt else f)
+            with recorder.inside():
+                result = self.mapPartitionsWithIndex(function, preserves)
+                recorder.produced(result, node)
+                if api in ("foreach", "foreachPartition"):
+                    result.count()
+                    return None
+            return result
+        return patched
+    return make
+
+
+for _api in _RECORD_OPERATORS:
+    register(RDD, _api)(_record_operator(_api))
+
+
+def _structural(api: str) -> Callable:
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: RDD, *args: Any, **kwargs: Any) -> Any:
+            recorder = active()
+            if recorder is None:
+                return original(self, *args, **kwargs)
+            inputs = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, RDD)]
+            parents = recorder.parents(*inputs)
+            with recorder.inside():
+                result = original(self, *args, **kwargs)
+            return recorder.produced(result, recorder.jvm(api, parents))
+        return patched
+    return make
+
+
+for _api in _STRUCTURAL:
+    register(RDD, _api)(_structural(_api))
+
+
+@register(RDD, "setName")
+def _set_name(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def patched(self: RDD, name: str) -> RDD:
+        recorder = current()
+        if recorder is not None and not recorder.depth:
+            recorder.rename(self, name)
+        return original(self, name)
+    return patched
+
+
+# --- key-based aggregations: two hosted sides around a shuffle ----------------------
+def _aggregate(self: RDD, api: str, user_f: Any, functions: tuple, num_partitions: Any,
+               partition_func: Callable, group: bool = False) -> RDD:
+    recorder = active()
+    base = default_name(user_f, api) if user_f is not None else api
+    combine, combine_spec = recorder.python(api, user_f, recorder.parents(self), "combine",
+                                            name=f"{base} (combine)")
+    if num_partitions is None:
+        num_partitions = self._defaultReducePartitions()
+    memory = self._memory_limit()
+    serializer = self._jrdd_deserializer if group else self.ctx.serializer
+    with recorder.inside():
+        combined = self.mapPartitionsWithIndex(
+            w.CombineFunction(combine_spec, "combine", functions, memory * 0.9, serializer,
+                              group), True)
+        shuffled = combined.partitionBy(num_partitions, partition_func)
+        shuffle = recorder.jvm("shuffle", [combine.id])
+        merge, merge_spec = recorder.python(api, user_f, [shuffle.id], "merge", name=base)
+        result = shuffled.mapPartitionsWithIndex(
+            w.CombineFunction(merge_spec, "merge", functions, memory, serializer, group), True)
+        if group:
+            from pyspark.resultiterable import ResultIterable
+
+            result = result.mapValues(ResultIterable)
+    recorder.companions[merge.id] = [combine.id]
+    return recorder.produced(result, merge)
+
+
+def _keyed(api: str, functions_of: Callable[[dict], tuple], user_f_of: Callable[[dict], Any],
+           group: bool = False) -> Callable:
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: RDD, *args: Any, **kwargs: Any) -> Any:
+            recorder = active()
+            if recorder is None:
+                return original(self, *args, **kwargs)
+            a = _bind(original, self, *args, **kwargs)
+            return _aggregate(self, api, user_f_of(a), functions_of(a), a.get("numPartitions"),
+                              a["partitionFunc"], group)
+        return patched
+    return make
+
+
+register(RDD, "combineByKey")(_keyed(
+    "combineByKey", lambda a: (a["createCombiner"], a["mergeValue"], a["mergeCombiners"]),
+    lambda a: a["mergeValue"]))
+register(RDD, "reduceByKey")(_keyed(
+    "reduceByKey", lambda a: (w.identity, a["func"], a["func"]), lambda a: a["func"]))
+register(RDD, "foldByKey")(_keyed(
+    "foldByKey", lambda a: (w.ZeroThen(a["zeroValue"], a["func"]), a["func"], a["func"]),
+    lambda a: a["func"]))
+register(RDD, "aggregateByKey")(_keyed(
+    "aggregateByKey",
+    lambda a: (w.ZeroThen(a["zeroValue"], a["seqFunc"]), a["seqFunc"], a["combFunc"]),
+    lambda a: a["seqFunc"]))
+register(RDD, "groupByKey")(_keyed(
+    "groupByKey", lambda a: (w.single_list, w.append, w.extend), lambda a: None, group=True))
+
+
+# --- sources ----------------------------------------------------------------------
+def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable:
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: SparkContext, *args: Any, **kwargs: Any) -> Any:
+            recorder = active()
+            if recorder is None:
+                return original(self, *args, **kwargs)
+            with recorder.inside():
+                result = original(self, *args, **kwargs)
+            name = api
+            if describe is not None:
+                name = f"{api}({describe(_bind(original, self, *args, **kwargs))})"
+            parents = []
+            if api == "union":
+                parents = recorder.parents(*_bind(original, self, *args, **kwargs)["rdds"])
+            return recorder.produced(result, recorder.jvm(api, parents, name))
+        return patched
+    return make
+
+
+def _path(a: dict) -> str:
+    return os.path.basename(str(a.get("name", "")).rstrip("/")) or "?"
+
+
+register(SparkContext, "parallelize")(_source("parallelize"))
+register(SparkContext, "range")(_source("range"))
+register(SparkContext, "textFile")(_source("textFile", _path))
+register(SparkContext, "wholeTextFiles")(_source("wholeTextFiles", _path))
+register(SparkContext, "union")(_source("union"))

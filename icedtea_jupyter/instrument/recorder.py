@@ -1,0 +1,71 @@
+"""The per-run state of instrumentation: the DAG being built and the operators' specs."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from ..executor.spec import OperatorSpec, RunSpec
+from ..session.dag import Dag, OperatorNode
+from .naming import default_name
+from .patching import node_of, tag
+
+
+class Recorder:
+    """Adds nodes to ``dag`` as the cell calls PySpark; ``depth`` > 0 inside PySpark."""
+
+    def __init__(self, dag: Dag, run: RunSpec) -> None:
+        self.dag = dag
+        self.run = run
+        self.depth = 0
+        self.specs: dict[int, OperatorSpec] = {}
+        self.companions: dict[int, list[int]] = {}  # node -> nodes renamed with it
+        self.udfs: dict[int, tuple[Any, int]] = {}  # id(udf) -> (wrapped udf, node id)
+
+    @contextmanager
+    def inside(self) -> Iterator[None]:
+        """PySpark's own calls made while this block runs are not instrumented."""
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    # --- nodes ---------------------------------------------------------------------
+    def parents(self, *objs: Any) -> list[int]:
+        return [self.node_for(o) for o in objs if o is not None]
+
+    def node_for(self, obj: Any) -> int:
+        """The node that produced ``obj``; a source node for anything made elsewhere."""
+        node = node_of(obj, self.run.run_id)
+        if node is None:
+            node = self.dag.add(_source_name(obj), "jvm", "source", []).id
+            tag(obj, self.run.run_id, node)
+        return node
+
+    def python(self, api: str, f: Any, parents: list[int], phase: str = "",
+               name: str | None = None) -> tuple[OperatorNode, OperatorSpec]:
+        node = self.dag.add(name or default_name(f, api), "python", api, parents, phase)
+        spec = OperatorSpec(node.id, self.run, api, node.name)
+        self.specs[node.id] = spec
+        return node, spec
+
+    def jvm(self, api: str, parents: list[int], name: str | None = None) -> OperatorNode:
+        return self.dag.add(name or api, "jvm", api, parents)
+
+    def produced(self, obj: Any, node: OperatorNode | int) -> Any:
+        return tag(obj, self.run.run_id, node if isinstance(node, int) else node.id)
+
+    def rename(self, obj: Any, name: str) -> None:
+        node = node_of(obj, self.run.run_id)
+        if node is None:
+            return
+        self.dag.rename(node, name)
+        for other in self.companions.get(node, []):
+            phase = self.dag.node(other).phase
+            self.dag.rename(other, f"{name} ({phase})" if phase else name)
+
+
+def _source_name(obj: Any) -> str:
+    kind = type(obj).__name__
+    return {"RDD": "rdd source", "PipelinedRDD": "rdd source",
+            "DataFrame": "dataframe source"}.get(kind, "source")

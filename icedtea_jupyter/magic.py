@@ -1,0 +1,111 @@
+"""``%%icedtea`` (record a cell) and ``%icedtea`` (runs, open)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shlex
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from .session import registry
+from .session.execution import RunOptions, start_run
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would exit the kernel
+        raise UsageError(f"%%icedtea: {message}\n{self.format_usage()}")
+
+
+def _parser() -> _Parser:
+    parser = _Parser(prog="%%icedtea", add_help=False,
+                     description="Record the PySpark pipeline of this cell.")
+    parser.add_argument("--wait", action="store_true",
+                        help="block until the run ends (scripts, nbval); re-raise the cell's error")
+    parser.add_argument("--store", metavar="DIR",
+                        help="root of the run store (default: .icedtea/runs beside the notebook)")
+    parser.add_argument("--bind", metavar="ADDRESS",
+                        help="address the coordinator listens on (default: loopback, or the "
+                             "driver's address when the master is not local)")
+    parser.add_argument("--agent", action="append", default=[], metavar="CLASS",
+                        help="an Agent subclass to attach: a name in the notebook or module.Class")
+    parser.add_argument("--no-panel", action="store_true", help="do not show the run panel")
+    return parser
+
+
+def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
+    """Parse the magic's flags; raises UsageError with the usage for anything unknown."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"%%icedtea: cannot parse the options: {exc}") from None
+    args = _parser().parse_args(words)
+    agents = [_resolve_agent(name, namespace) for name in args.agent]
+    options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents)
+    return options, not args.no_panel
+
+
+def _resolve_agent(name: str, namespace: dict) -> type:
+    from .executor.agent import Agent
+
+    target = namespace.get(name)
+    if target is None and "." in name:
+        module, _, attribute = name.rpartition(".")
+        try:
+            target = getattr(importlib.import_module(module), attribute, None)
+        except ImportError as exc:
+            raise UsageError(f"%%icedtea: cannot import agent {name!r}: {exc}") from None
+    if not (isinstance(target, type) and issubclass(target, Agent)):
+        raise UsageError(f"%%icedtea: --agent {name!r} is not an icedtea_jupyter.Agent subclass")
+    return target
+
+
+@magics_class
+class IcedteaMagics(Magics):
+    @line_cell_magic
+    def icedtea(self, line: str, cell: str | None = None) -> Any:
+        """Record a PySpark cell (``%%icedtea [options]``); ``%icedtea runs|open PATH``."""
+        if cell is None:
+            return self._line(line)
+        options, show_panel = parse_options(line, self.shell.user_ns)
+        if not cell.strip():
+            raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
+        run = start_run(cell, self.shell.user_ns, options)
+        if show_panel:
+            from .ui.panel import show_panel as show
+
+            show(run)
+        if options.wait:
+            run.wait()
+            exc = getattr(run, "cell_exception", None)
+            if exc is not None:
+                raise exc
+        return None
+
+    def _line(self, line: str) -> Any:
+        words = shlex.split(line)
+        if words[:1] == ["runs"]:
+            return [run.summary() | {"dag": None, "progress": None} for run in registry.runs()]
+        if words[:1] == ["open"] and len(words) == 2:
+            return registry.open_run(words[1])
+        raise UsageError("usage: %icedtea runs | %icedtea open PATH | %%icedtea [options] (cell)\n"
+                         + _parser().format_help())
+
+
+def load(ipython: Any) -> None:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    ipython.register_magics(IcedteaMagics)
+    try:
+        from .comm.target import register_target
+
+        register_target()
+    except ImportError:  # not in a kernel with a comm manager (plain IPython)
+        pass
+
+
+def unload(ipython: Any) -> None:
+    pass

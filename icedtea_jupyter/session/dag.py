@@ -1,0 +1,100 @@
+"""The pipeline's DAG: Python operators (hosted, with metrics) and opaque JVM nodes."""
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class OperatorNode:
+    """One node. ``kind`` is ``"python"`` (runs in a worker host) or ``"jvm"`` (opaque)."""
+
+    id: int
+    name: str
+    kind: str
+    api: str
+    parents: list[int] = field(default_factory=list)
+    phase: str = ""  # "combine"/"merge" for the two sides of a key-based aggregation
+    named: bool = False  # the name came from setName or an explicit name
+
+    def __repr__(self) -> str:
+        return f"OperatorNode({self.name!r}, kind={self.kind!r}, api={self.api!r})"
+
+
+class Dag:
+    """Operators in creation order, edges as (upstream name, downstream name) pairs."""
+
+    def __init__(self, nodes: list[OperatorNode] | None = None,
+                 stages: dict[int, list[str]] | None = None) -> None:
+        self._nodes: list[OperatorNode] = list(nodes or [])
+        self.stages: dict[int, list[str]] = dict(stages or {})
+        self._lock = threading.Lock()
+
+    # --- building -----------------------------------------------------------------
+    def add(self, name: str, kind: str, api: str, parents: list[int], phase: str = "",
+            named: bool = False) -> OperatorNode:
+        with self._lock:
+            node = OperatorNode(len(self._nodes), self._unique(name), kind, api,
+                                sorted(set(parents)), phase, named)
+            self._nodes.append(node)
+            return node
+
+    def rename(self, node_id: int, name: str) -> None:
+        with self._lock:
+            node = self._nodes[node_id]
+            if node.name != name:
+                node.name = self._unique(name, exclude=node_id)
+            node.named = True
+
+    def _unique(self, name: str, exclude: int | None = None) -> str:
+        taken = {n.name for n in self._nodes if n.id != exclude}
+        if name not in taken:
+            return name
+        k = 2
+        while f"{name}#{k}" in taken:
+            k += 1
+        return f"{name}#{k}"
+
+    def observe_stage(self, stage: int, node_id: int) -> None:
+        with self._lock:
+            names = self.stages.setdefault(stage, [])
+            name = self._nodes[node_id].name
+            if name not in names:
+                names.append(name)
+
+    # --- reading ------------------------------------------------------------------
+    @property
+    def operators(self) -> list[OperatorNode]:
+        return list(self._nodes)
+
+    @property
+    def python_operators(self) -> list[OperatorNode]:
+        return [n for n in self._nodes if n.kind == "python"]
+
+    @property
+    def edges(self) -> list[tuple[str, str]]:
+        return [(self._nodes[p].name, n.name) for n in self._nodes for p in n.parents]
+
+    def node(self, key: int | str) -> OperatorNode:
+        for n in self._nodes:
+            if n.id == key or n.name == key:
+                return n
+        known = ", ".join(n.name for n in self._nodes) or "none"
+        raise KeyError(f"no operator {key!r} in this run (operators: {known})")
+
+    def names(self) -> dict[int, str]:
+        return {n.id: n.name for n in self._nodes}
+
+    def to_json(self) -> dict:
+        return {"operators": [asdict(n) for n in self._nodes],
+                "edges": [list(e) for e in self.edges],
+                "stages": {str(k): v for k, v in sorted(self.stages.items())}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Dag":
+        nodes = [OperatorNode(**n) for n in data.get("operators", [])]
+        stages = {int(k): list(v) for k, v in data.get("stages", {}).items()}
+        return cls(nodes, stages)
+
+    def __repr__(self) -> str:
+        return f"Dag({len(self._nodes)} operators, {len(self.edges)} edges)"

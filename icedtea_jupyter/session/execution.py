@@ -1,0 +1,163 @@
+"""Starting a run: a store, a coordinator, and the cell's code in a background thread.
+
+The kernel stays free while the job runs (comm and widget messages are handled only
+between cells), so the panel's buttons and the sidebar work during the run.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..agents.progress import ProgressAgent
+from ..coordinator.coordinator import Coordinator
+from ..instrument import Recorder, recording
+from ..store import RunStore
+from ..store.run_store import new_run_id
+from . import registry
+from .dag import Dag
+from .run import Run
+
+NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an action such as "
+                  "collect(), count() or a write.")
+
+
+@dataclass
+class RunOptions:
+    """Options of one run (the ``%%icedtea`` flags)."""
+
+    store: str | None = None
+    wait: bool = False
+    bind: str | None = None
+    advertise: str | None = None
+    advertise_port: int | None = None
+    agents: list = field(default_factory=list)
+
+    def manifest(self) -> dict:
+        data = asdict(self)
+        data["agents"] = [getattr(a, "__name__", str(a)) for a in self.agents]
+        return data
+
+
+def _spark_context() -> Any:
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context
+
+
+def _bind_address(options: RunOptions) -> str:
+    if options.bind:
+        return options.bind
+    sc = _spark_context()
+    if sc is not None and not sc.master.startswith("local"):
+        host = sc.getConf().get("spark.driver.host", "127.0.0.1")
+        return host or "127.0.0.1"
+    return "127.0.0.1"
+
+
+def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
+    """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
+    compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
+    root = options.store or os.path.join(os.getcwd(), ".icedtea", "runs")
+    run_id = new_run_id()
+    store = RunStore.create(root, run_id)
+    manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
+                "options": options.manifest(), "dag": {}, "warnings": [], "error": None}
+    store.write_manifest(manifest)
+    dag = Dag()
+    run = Run(store, manifest, dag)
+    coordinator = Coordinator(run_id, store, dag, [ProgressAgent, *options.agents], run.emit,
+                              bind=_bind_address(options), advertise=options.advertise,
+                              advertise_port=options.advertise_port)
+    run.coordinator = coordinator
+    coordinator.start_agents(run)
+    registry.add(run)
+    recorder = Recorder(dag, coordinator.run_spec)
+    thread = threading.Thread(target=_execute, args=(run, recorder, compiled, namespace),
+                              name=f"icedtea-run-{run_id}", daemon=True)
+    run.thread = thread
+    thread.start()
+    run.emit("run", {"status": "running"})
+    return run
+
+
+def _execute(run: Run, recorder: Recorder, compiled: Any, namespace: dict) -> None:
+    sc = _spark_context()
+    cell_error: BaseException | None = None
+    try:
+        with recording(recorder):
+            if sc is not None:
+                sc.setJobGroup(run.id, f"icedtea run {run.id}", interruptOnCancel=True)
+            exec(compiled, namespace)
+    except BaseException as exc:  # the cell's own error: recorded, shown, re-raised by --wait
+        cell_error = exc
+    finally:
+        _conclude(run, sc, cell_error)
+
+
+def _conclude(run: Run, sc_before: Any, cell_error: BaseException | None) -> None:
+    run.cell_exception = cell_error
+    coordinator = run.coordinator
+    try:
+        coordinator.finish()
+        jobs = _jobs(run, sc_before)
+        run.manifest["jobs"] = jobs
+        warnings = _warnings(run, jobs)
+        error = coordinator.first_error
+        if cell_error is not None:
+            error = _cell_error(cell_error, error, bool(jobs) or bool(coordinator.workers))
+        run._finish("failed" if cell_error is not None else "finished", error, warnings)
+    except Exception as exc:  # never leave a run "running" forever
+        run._finish("failed", {"operator": None, "exception": type(exc).__name__,
+                               "message": f"icedtea failed to conclude the run: {exc}",
+                               "traceback": traceback.format_exc()}, [])
+
+
+def _cell_error(exc: BaseException, operator_error: dict | None, ran_jobs: bool) -> dict:
+    if operator_error is not None:
+        return operator_error
+    where = "" if ran_jobs else " before any Spark job"
+    return {"operator": None, "partition": None, "record": None,
+            "exception": type(exc).__name__,
+            "message": f"the cell raised{where}: {type(exc).__name__}: {exc}",
+            "traceback": "".join(traceback.format_exception(exc))}
+
+
+def _jobs(run: Run, sc_before: Any) -> list[dict]:
+    sc = _spark_context()
+    if sc is None:
+        return []
+    tracker = sc.statusTracker()
+    group = run.id if sc_before is sc else None
+    jobs = []
+    for job_id in sorted(tracker.getJobIdsForGroup(group)):
+        info = tracker.getJobInfo(job_id)
+        if info is None:
+            continue
+        stages = []
+        for stage_id in info.stageIds:
+            stage = tracker.getStageInfo(stage_id)
+            if stage is not None:
+                stages.append({"id": stage_id, "name": stage.name, "tasks": stage.numTasks,
+                               "completed": stage.numCompletedTasks,
+                               "failed": stage.numFailedTasks})
+        jobs.append({"id": job_id, "status": str(info.status), "stages": stages})
+    return jobs
+
+
+def _warnings(run: Run, jobs: list[dict]) -> list[str]:
+    coordinator = run.coordinator
+    warnings = list(run.warnings)
+    if not jobs and not coordinator.workers:
+        warnings.append(NO_JOB_WARNING)
+    for reason in coordinator.local_reasons:
+        warnings.append(f"Some workers recorded locally because they could not reach the "
+                        f"coordinator: {reason}")
+    rejected = coordinator.server.rejections
+    if rejected:
+        warnings.append(f"{len(rejected)} control connection(s) or message(s) were rejected: "
+                        + "; ".join(rejected[:3]))
+    return warnings

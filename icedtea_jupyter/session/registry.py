@@ -1,0 +1,67 @@
+"""The runs this kernel knows: recorded here, or reopened from a store."""
+from __future__ import annotations
+
+import os
+import threading
+
+from ..store import RunStore
+from .dag import Dag
+from .run import Run
+
+_RUNS: list[Run] = []
+_LOCK = threading.Lock()
+_ADDED: list = []  # callbacks(run) for views that list runs
+
+
+def add(run: Run) -> None:
+    with _LOCK:
+        _RUNS.append(run)
+        callbacks = list(_ADDED)
+    for callback in callbacks:
+        try:
+            callback(run)
+        except Exception:
+            pass
+
+
+def on_added(callback) -> None:
+    with _LOCK:
+        _ADDED.append(callback)
+
+
+def runs() -> list[Run]:
+    """Every run of this kernel, oldest first (recorded here or reopened)."""
+    with _LOCK:
+        return list(_RUNS)
+
+
+def last_run() -> Run:
+    """The most recent run; raises LookupError when there is none."""
+    with _LOCK:
+        if not _RUNS:
+            raise LookupError("no icedtea run yet: run a cell with %%icedtea first, "
+                              "or reopen one with icedtea_jupyter.open_run(path)")
+        return _RUNS[-1]
+
+
+def get(run_id: str) -> Run:
+    for run in runs():
+        if run.id == run_id:
+            return run
+    raise LookupError(f"no run {run_id!r} in this kernel")
+
+
+def open_run(path: str) -> Run:
+    """Reopen a run from its store directory (for example after a kernel restart)."""
+    path = os.path.abspath(os.path.expanduser(path))
+    for run in runs():
+        if run.path == path:
+            return run
+    store = RunStore.open(path)
+    manifest = store.read_manifest()
+    if manifest.get("status") == "running":
+        manifest = dict(manifest, status="failed", warnings=list(manifest.get("warnings", []))
+                        + ["The kernel that recorded this run stopped before it ended."])
+    run = Run(store, manifest, Dag.from_json(manifest.get("dag", {})))
+    add(run)
+    return run

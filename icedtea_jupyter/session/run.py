@@ -1,0 +1,167 @@
+"""``Run``: one execution of a pipeline, live while it records and reopened from its store."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any, Callable
+
+import pandas as pd
+
+from ..store import RunStore
+from .dag import Dag
+from .metrics import metrics_frame
+
+Listener = Callable[[str, dict], None]
+STATUSES = ("running", "finished", "failed")
+
+
+class Run:
+    """A recorded run. ``status`` is ``"running"``, ``"finished"`` or ``"failed"``."""
+
+    def __init__(self, store: RunStore, manifest: dict, dag: Dag) -> None:
+        self.store = store
+        self.manifest = manifest
+        self.dag = dag
+        self.coordinator: Any = None  # set while recording
+        self.error: dict | None = manifest.get("error")
+        self.warnings: list[str] = list(manifest.get("warnings", []))
+        self._done = threading.Event()
+        if manifest.get("status") != "running":
+            self._done.set()
+        self._listeners: list[Listener] = []
+        self._lock = threading.Lock()
+
+    # --- identity -----------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return self.manifest["id"]
+
+    @property
+    def path(self) -> str:
+        return self.store.path
+
+    @property
+    def status(self) -> str:
+        return self.manifest["status"]
+
+    @property
+    def started(self) -> float:
+        return self.manifest["started"]
+
+    @property
+    def ended(self) -> float | None:
+        return self.manifest.get("ended")
+
+    @property
+    def duration(self) -> float:
+        return (self.ended or time.time()) - self.started
+
+    @property
+    def cell(self) -> str:
+        return self.manifest.get("cell", "")
+
+    @property
+    def options(self) -> dict:
+        return dict(self.manifest.get("options", {}))
+
+    # --- waiting and events ---------------------------------------------------------
+    def wait(self, timeout: float | None = None) -> "Run":
+        """Block until the run has ended; raises TimeoutError after ``timeout`` seconds."""
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"run {self.id} still running after {timeout} s")
+        return self
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(kind, data)`` on every live event; returns an unsubscribe function."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+        return unsubscribe
+
+    def emit(self, kind: str, data: dict) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(kind, data)
+            except Exception:  # a broken view must not break the run
+                pass
+
+    def _finish(self, status: str, error: dict | None, warnings: list[str]) -> None:
+        self.error = error
+        self.warnings = warnings
+        self.manifest.update(status=status, ended=time.time(), error=error, warnings=warnings,
+                             dag=self.dag.to_json())
+        self.store.write_manifest(self.manifest)
+        self._done.set()
+        self.emit("run", {"status": status})
+
+    # --- what was recorded ------------------------------------------------------------
+    def metrics(self) -> pd.DataFrame:
+        """One row per Python operator and partition: records_in, records_out, bytes_in,
+        seconds (summed over the jobs that ran it), from successful task attempts only."""
+        return metrics_frame(self.store.worker_table(), self.dag.names())
+
+    @property
+    def alerts(self) -> list[dict]:
+        if self.coordinator is not None:
+            return list(self.coordinator.alerts)
+        return self.store.alerts()
+
+    def progress(self) -> list[dict]:
+        """Per Python operator: records in/out, partitions done/running/failed, rate."""
+        workers = self._worker_states()
+        rows = []
+        for node in self.dag.python_operators:
+            mine = [w for w in workers if w["operator"] == node.id]
+            rows.append({
+                "operator": node.name, "phase": node.phase,
+                "records_in": sum(w.get("records_in") or 0 for w in mine),
+                "records_out": sum(w.get("records_out") or 0 for w in mine),
+                "done": sum(1 for w in mine if w["status"] == "ok"),
+                "running": sum(1 for w in mine if w["status"] == "running"),
+                "failed": sum(1 for w in mine if w["status"] in ("failed", "lost")),
+                "rate": sum(w.get("rate") or 0 for w in mine if w["status"] == "running"),
+            })
+        return rows
+
+    def partitions(self, operator: str) -> list[dict]:
+        """Live or final counts of each worker (task attempt) of one operator."""
+        op = self.dag.node(operator).id
+        return sorted((w for w in self._worker_states() if w["operator"] == op),
+                      key=lambda w: (w["stage"], w["partition"], w["attempt"]))
+
+    def _worker_states(self) -> list[dict]:
+        coordinator = self.coordinator
+        if coordinator is None:
+            return [dict(row, rate=0.0) for row in self.store.worker_table().to_pylist()]
+        progress = coordinator.agent("progress")
+        live = progress.latest() if progress is not None else {}
+        states = []
+        with coordinator._lock:
+            items = [(k, dict(v)) for k, v in coordinator.workers.items()]
+        for key, state in items:
+            counts = live.get(key, {})
+            if state["status"] == "running":
+                seconds = counts.get("seconds") or 0
+                state.update(records_in=counts.get("records_in", 0),
+                             records_out=counts.get("records_out", 0),
+                             rate=(counts.get("records_in", 0) / seconds) if seconds else 0.0)
+            states.append(state)
+        return states
+
+    def summary(self) -> dict:
+        """A JSON-able view of the run for the sidebar and the panel."""
+        return {"id": self.id, "status": self.status, "started": self.started,
+                "ended": self.ended, "duration": self.duration, "cell": self.cell,
+                "path": self.path, "dag": self.dag.to_json(), "progress": self.progress(),
+                "error": self.error, "warnings": self.warnings,
+                "alerts": json.loads(json.dumps(self.alerts[-50:], default=str))}
+
+    def __repr__(self) -> str:
+        return f"<Run {self.id} {self.status}, {len(self.dag.python_operators)} Python operators>"

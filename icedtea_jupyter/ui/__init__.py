@@ -1,0 +1,1 @@
+"""Views in the notebook: the live run panel."""

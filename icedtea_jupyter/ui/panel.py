@@ -1,0 +1,111 @@
+"""The live run panel shown as the output of a ``%%icedtea`` cell (ipywidgets)."""
+from __future__ import annotations
+
+import html
+import threading
+import time
+from typing import Any
+
+import ipywidgets as widgets
+from IPython.display import display
+
+from ..session.run import Run
+
+REFRESH_PERIOD = 0.25
+_STATUS_COLOURS = {"running": "#1a73e8", "finished": "#188038", "failed": "#d93025"}
+
+
+def _fmt(n: float) -> str:
+    if n >= 1e6:
+        return f"{n / 1e6:.2f}M"
+    if n >= 1e4:
+        return f"{n / 1e3:.1f}k"
+    return f"{int(n)}"
+
+
+class OperatorRow:
+    """One Python operator: a partition progress bar and its counts."""
+
+    def __init__(self, name: str) -> None:
+        self.label = widgets.HTML(f"<b>{html.escape(name)}</b>",
+                                  layout=widgets.Layout(width="180px"))
+        self.bar = widgets.IntProgress(value=0, min=0, max=1,
+                                       layout=widgets.Layout(width="160px"))
+        self.counts = widgets.HTML("")
+        self.box = widgets.HBox([self.label, self.bar, self.counts])
+        self.box.add_class("icedtea-operator")
+
+    def update(self, row: dict) -> None:
+        total = row["done"] + row["running"] + row["failed"]
+        self.bar.max = max(total, 1)
+        self.bar.value = row["done"]
+        self.bar.bar_style = "danger" if row["failed"] else ("success" if total and
+                                                             row["done"] == total else "")
+        rate = f", {_fmt(row['rate'])}/s" if row["running"] else ""
+        self.counts.value = (f"&nbsp;{row['done']}/{total} partitions · in {_fmt(row['records_in'])}"
+                             f" · out {_fmt(row['records_out'])}{rate}")
+
+
+class RunPanel:
+    """Progress per operator, status, elapsed time, error, warnings and alerts of a run."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.header = widgets.HTML()
+        self.operators = widgets.VBox()
+        self.messages = widgets.HTML()
+        self.widget = widgets.VBox([self.header, self.operators, self.messages])
+        self.widget.add_class("icedtea-panel")
+        self.rows: dict[str, OperatorRow] = {}
+        self._dirty = threading.Event()
+        run.subscribe(lambda kind, data: self._dirty.set())
+        self.refresh()
+        threading.Thread(target=self._loop, daemon=True, name=f"icedtea-panel-{run.id}").start()
+
+    def _loop(self) -> None:
+        while self.run.status == "running":
+            self._dirty.wait(1.0)
+            self._dirty.clear()
+            self.refresh()
+            time.sleep(REFRESH_PERIOD)
+        self.refresh()
+
+    def refresh(self) -> None:
+        run = self.run
+        colour = _STATUS_COLOURS.get(run.status, "#555")
+        self.header.value = (
+            f"<div class='icedtea-header'><b>icedtea</b> run <code>{run.id}</code> · "
+            f"<span class='icedtea-status' style='color:{colour}'><b>{run.status}</b></span> · "
+            f"{run.duration:.1f} s · {len(run.dag.python_operators)} Python operators</div>")
+        progress = run.progress()
+        for row in progress:
+            if row["operator"] not in self.rows:
+                self.rows[row["operator"]] = OperatorRow(row["operator"])
+                self.operators.children = [r.box for r in self.rows.values()]
+            self.rows[row["operator"]].update(row)
+        self.messages.value = self._messages()
+
+    def _messages(self) -> str:
+        parts = []
+        error = self.run.error
+        if error:
+            record = (error.get("record") or {}).get("repr")
+            where = (f" in operator <b>{html.escape(str(error['operator']))}</b>, partition "
+                     f"{error.get('partition')}" if error.get("operator") else "")
+            culprit = f"<br>culprit record: <code>{html.escape(record)}</code>" if record else ""
+            parts.append(f"<div class='icedtea-error' style='color:#d93025'>Failed{where}: "
+                         f"{html.escape(error.get('message', ''))}{culprit}</div>")
+        for warning in self.run.warnings:
+            parts.append(f"<div class='icedtea-warning' style='color:#b06000'>⚠ "
+                         f"{html.escape(warning)}</div>")
+        for alert in self.run.alerts[-5:]:
+            parts.append(f"<div class='icedtea-alert'>🔔 {html.escape(str(alert.get('operator') or ''))}"
+                         f" {html.escape(alert.get('message', ''))}</div>")
+        return "".join(parts)
+
+
+def show_panel(run: Run) -> Any:
+    panel = RunPanel(run)
+    run.panel = panel
+    display(panel.widget)
+    return panel

@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .session import registry
-from .session.execution import RunOptions, start_run
+from .session.execution import RunFailed, RunOptions, failure_message, start_run
 
 
 class _Parser(argparse.ArgumentParser):
@@ -82,6 +82,8 @@ class IcedteaMagics(Magics):
             run.wait()
             exc = getattr(run, "cell_exception", None)
             if exc is not None:
+                if run.error and run.error.get("operator"):
+                    raise RunFailed(failure_message(run)) from exc
                 raise exc
         return None
 

@@ -56,6 +56,7 @@ class WorkerHost:
         self.bytes_in = 0
         self._sampled = [0, 0]  # bytes, samples
         self.box = [1]
+        self._step = 1
         self.mailbox: deque = deque()
         self.started = time.time()
         self._t0 = perf_counter()
@@ -217,7 +218,9 @@ class WorkerHost:
         last_n, last_t = self._last_check
         rate = (n_in - last_n) / max(now - last_t, 1e-6)
         self._last_check = (n_in, now)
-        self.box[0] = n_in + max(1, min(int(rate * CHECK_PERIOD), MAX_STEP))
+        # grow the step at most twofold per check: the first records say little of the rate
+        self._step = max(1, min(int(rate * CHECK_PERIOD), self._step * 2, MAX_STEP))
+        self.box[0] = n_in + self._step
         if self.mailbox:
             self.box[0] = 0
 

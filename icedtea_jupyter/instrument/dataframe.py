@@ -7,6 +7,7 @@ import inspect
 from typing import Any, Callable
 
 from pyspark.sql.classic.dataframe import DataFrame
+from pyspark.sql.column import Column
 from pyspark.sql.group import GroupedData
 from pyspark.sql.readwriter import DataFrameReader
 from pyspark.sql.session import SparkSession
@@ -40,17 +41,25 @@ _SOURCES = ((SparkSession, "createDataFrame"), (SparkSession, "range"), (SparkSe
 
 
 def _udf_parents(recorder: Any, df: Any, values: tuple) -> list[int]:
-    """UDF columns among ``values``; a UDF node gets ``df`` as its input."""
-    parents = []
+    """UDF nodes used by the Column expressions among ``values``; ``df`` feeds them.
+
+    Columns are matched by the UDF's call in their expression text (``plus_one(id) AS a``)
+    because aliases and casts make new Column objects.
+    """
+    if not recorder.udfs:
+        return []
+    texts = []
     for value in values:
         for column in value if isinstance(value, (list, tuple)) else [value]:
-            udf_node = node_of(column, recorder.run.run_id)
-            if udf_node is None:
-                continue
-            node = recorder.dag.node(udf_node)
+            if isinstance(column, Column):
+                texts.append(str(column))
+    parents = []
+    for _, node_id, udf_name in recorder.udfs.values():
+        node = recorder.dag.node(node_id)
+        if any(f"{udf_name}(" in text for text in texts):
             if df is not None and not node.parents:
                 node.parents.append(recorder.node_for(df))
-            parents.append(udf_node)
+            parents.append(node_id)
     return parents
 
 
@@ -150,7 +159,7 @@ def _udf_call(original: Callable) -> Callable:
         mode = _UDF_MODES.get(self.evalType)
         if recorder is None or mode is None:
             return original(self, *args, **kwargs)
-        wrapped, node_id = recorder.udfs.get(id(self), (None, None))
+        wrapped, node_id, _ = recorder.udfs.get(id(self), (None, None, None))
         if wrapped is None:
             node, spec = recorder.python("udf", self.func, [], name=self._name)
             function = (w.BatchFunction(spec, self.func) if mode == "iter"
@@ -159,7 +168,7 @@ def _udf_call(original: Callable) -> Callable:
             wrapped = UserDefinedFunction(function, self._returnType, self._name,
                                           self.evalType, self.deterministic)
             node_id = node.id
-            recorder.udfs[id(self)] = (wrapped, node_id)
+            recorder.udfs[id(self)] = (wrapped, node_id, self._name)
         with recorder.inside():
             column = original(wrapped, *args, **kwargs)
         return recorder.produced(column, node_id)

@@ -19,7 +19,7 @@ class Recorder:
         self.depth = 0
         self.specs: dict[int, OperatorSpec] = {}
         self.companions: dict[int, list[int]] = {}  # node -> nodes renamed with it
-        self.udfs: dict[int, tuple[Any, int]] = {}  # id(udf) -> (wrapped udf, node id)
+        self.udfs: dict[int, tuple[Any, int, str]] = {}  # id(udf) -> (wrapped, node, name)
 
     @contextmanager
     def inside(self) -> Iterator[None]:

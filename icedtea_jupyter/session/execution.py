@@ -25,6 +25,21 @@ NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an ac
                   "collect(), count() or a write.")
 
 
+class RunFailed(Exception):
+    """Raised by ``%%icedtea --wait`` for a failed run: which operator, partition, record."""
+
+
+def failure_message(run: Run) -> str:
+    error = run.error or {}
+    if not error.get("operator"):
+        return f"icedtea run {run.id} failed: {error.get('message', 'unknown error')}"
+    record = (error.get("record") or {}).get("repr")
+    culprit = f"; culprit record: {record}" if record else ""
+    return (f"icedtea run {run.id} failed: operator {error['operator']!r} on partition "
+            f"{error.get('partition')} raised {error.get('exception')}: "
+            f"{error.get('message')}{culprit}")
+
+
 @dataclass
 class RunOptions:
     """Options of one run (the ``%%icedtea`` flags)."""

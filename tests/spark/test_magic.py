@@ -1,0 +1,70 @@
+"""The %%icedtea magic in a real IPython shell: options, --wait, line commands."""
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def shell(spark):
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "icedtea_jupyter")
+    ip.user_ns.update(spark=spark, sc=spark.sparkContext)
+    return ip
+
+
+def run_magic(shell, line, cell):
+    return shell.run_cell_magic("icedtea", line, cell)
+
+
+def test_wait_records_the_cell_in_the_users_namespace(shell, tmp_path):
+    import icedtea_jupyter
+
+    run_magic(shell, f"--wait --no-panel --store {tmp_path}",
+              "squares = sc.parallelize(range(5)).map(lambda x: x * x).collect()")
+    assert shell.user_ns["squares"] == [0, 1, 4, 9, 16]
+    run = icedtea_jupyter.last_run()
+    assert run.status == "finished" and run.path.startswith(str(tmp_path))
+    assert run in icedtea_jupyter.runs()
+
+
+def test_unknown_options_are_refused_with_the_usage(shell):
+    with pytest.raises(UsageError, match="unrecognized arguments: --frobnicate") as info:
+        run_magic(shell, "--frobnicate", "sc.parallelize([1]).count()")
+    assert "--wait" in str(info.value)
+
+
+def test_an_agent_that_is_not_an_agent_is_refused(shell):
+    shell.user_ns["NotAnAgent"] = object
+    with pytest.raises(UsageError, match="not an icedtea_jupyter.Agent"):
+        run_magic(shell, "--agent NotAnAgent", "sc.parallelize([1]).count()")
+
+
+def test_an_empty_cell_is_refused(shell):
+    with pytest.raises(UsageError, match="empty"):
+        run_magic(shell, "", "   \n")
+
+
+def test_wait_reraises_the_cells_error_after_recording_it(shell, tmp_path):
+    import icedtea_jupyter
+
+    from icedtea_jupyter.session.execution import RunFailed
+
+    with pytest.raises(RunFailed, match="operator 'map' on partition 1 raised "
+                                         "ZeroDivisionError.*culprit record: 0"):
+        run_magic(shell, f"--wait --no-panel --store {tmp_path}",
+                  "sc.parallelize([1, 0], 2).map(lambda x: 1 // x).collect()")
+    with pytest.raises(NameError):
+        run_magic(shell, f"--wait --no-panel --store {tmp_path}", "nothing_here")
+    run = icedtea_jupyter.last_run()
+    assert run.status == "failed" and run.error["record"]["value"] == 0
+
+
+def test_line_magic_lists_and_reopens_runs(shell, tmp_path):
+    run_magic(shell, f"--wait --no-panel --store {tmp_path}", "sc.parallelize([1]).count()")
+    listed = shell.run_line_magic("icedtea", "runs")
+    path = listed[-1]["path"]
+    assert shell.run_line_magic("icedtea", f"open {path}").path == path
+    with pytest.raises(UsageError):
+        shell.run_line_magic("icedtea", "bogus")

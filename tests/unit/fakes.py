@@ -1,0 +1,42 @@
+"""Test doubles for executor-side code: a channel that keeps what workers send."""
+from __future__ import annotations
+
+from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec
+
+
+class RecordingChannel:
+    connected = True
+
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+        self.ended: list[dict] = []
+        self.hosts: list = []
+        self.operator_names = {0: "op"}
+
+    def send(self, message: dict) -> None:
+        self.sent.append(message)
+
+    def end_worker(self, message: dict) -> None:
+        self.ended.append(message)
+
+    def register(self, host) -> None:
+        self.hosts.append(host)
+
+    def unregister(self, host) -> None:
+        self.hosts.remove(host)
+
+    def of_type(self, kind: str) -> list[dict]:
+        return [m for m in self.sent if m["type"] == kind]
+
+
+def make_spec(agents=(), op_id: int = 0, api: str = "map") -> OperatorSpec:
+    run = RunSpec("run-1", ("127.0.0.1", 1), b"secret", "/nonexistent", tuple(agents))
+    return OperatorSpec(op_id, run, api, "op")
+
+
+def host_with(monkeypatch, agents=(), api: str = "map"):
+    from icedtea_jupyter.executor import host as host_module
+
+    channel = RecordingChannel()
+    monkeypatch.setattr(host_module, "channel_for", lambda run: channel)
+    return host_module.WorkerHost(make_spec(agents, api=api), partition=3), channel

@@ -30,7 +30,7 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 
 
-class StoreError(Exception):
+class StoreError(LookupError):
     """A path that is not a readable run store."""
 
 

@@ -1,0 +1,86 @@
+"""The icedtea comm: request/reply with ids, errors as replies, one message list per side."""
+import pathlib
+import re
+
+import pytest
+
+from icedtea_jupyter.comm import messages
+from icedtea_jupyter.comm.handlers import HANDLERS
+from icedtea_jupyter.comm.target import handle
+from icedtea_jupyter.session import registry
+from icedtea_jupyter.session.dag import Dag
+from icedtea_jupyter.session.run import Run
+from icedtea_jupyter.store import RunStore
+
+PROTOCOL_TS = pathlib.Path(__file__).parents[2] / "labextension" / "src" / "protocol.ts"
+
+
+def ts_array(name: str) -> list[str]:
+    text = PROTOCOL_TS.read_text()
+    match = re.search(rf"export const {name} = \[(.*?)\] as const", text, re.S)
+    assert match, f"{name} not found in {PROTOCOL_TS}"
+    return re.findall(r"'([^']+)'", match.group(1))
+
+
+def test_frontend_and_kernel_define_the_same_requests_and_events():
+    assert ts_array("REQUEST_METHODS") == list(messages.REQUEST_METHODS)
+    assert ts_array("EVENT_TYPES") == list(messages.EVENT_TYPES)
+
+
+def test_every_request_method_has_exactly_one_handler():
+    assert set(HANDLERS) == set(messages.REQUEST_METHODS)
+
+
+@pytest.fixture
+def stored_run(tmp_path):
+    store = RunStore.create(str(tmp_path), "run-a")
+    dag = Dag()
+    dag.add("source", "jvm", "parallelize", [])
+    dag.add("enrich", "python", "mapPartitions", [0])
+    manifest = {"id": "run-a", "status": "finished", "started": 1.0, "ended": 3.0,
+                "cell": "\nrdd = sc.parallelize(x)\n", "dag": dag.to_json()}
+    store.write_manifest(manifest)
+    run = Run(store, manifest, dag)
+    registry.add(run)
+    yield run
+    registry._RUNS.remove(run)
+
+
+def test_runs_list_and_run_get_reply_with_the_request_id(stored_run):
+    reply = handle({"kind": "request", "id": 7, "method": "runs.list", "params": {}})
+    assert reply["id"] == 7 and reply["ok"]
+    item = next(r for r in reply["result"]["runs"] if r["id"] == "run-a")
+    assert item["cell"] == "rdd = sc.parallelize(x)" and item["operators"] == 1
+    reply = handle({"kind": "request", "id": 8, "method": "run.get", "params": {"run": "run-a"}})
+    assert reply["ok"] and reply["result"]["dag"]["edges"] == [["source", "enrich"]]
+
+
+@pytest.mark.parametrize("message, kind", [
+    ("not even a dict", "bad_request"),
+    ({"kind": "request", "method": "hello"}, "bad_request"),
+    ({"kind": "request", "id": 1, "method": "run.delete_everything"}, "unknown_method"),
+    ({"kind": "request", "id": 1, "method": "run.get", "params": {}}, "bad_request"),
+    ({"kind": "request", "id": 1, "method": "run.get", "params": {"run": 5}}, "bad_request"),
+    ({"kind": "request", "id": 1, "method": "run.get", "params": {"run": "nope"}}, "not_found"),
+    ({"kind": "request", "id": 1, "method": "run.open", "params": {"path": "/nonexistent"}},
+     "not_found"),
+])
+def test_malformed_requests_get_error_replies_and_change_nothing(message, kind):
+    before = list(registry.runs())
+    reply = handle(message)
+    assert reply["ok"] is False and reply["error"]["type"] == kind
+    assert registry.runs() == before
+
+
+def test_run_open_reopens_a_stored_run(stored_run, tmp_path):
+    registry._RUNS.remove(stored_run)
+    registry._RUNS.append(stored_run)  # keep the fixture's teardown valid
+    reply = handle({"kind": "request", "id": 3, "method": "run.open",
+                    "params": {"path": stored_run.path}})
+    assert reply["ok"] and reply["result"]["id"] == "run-a"
+
+
+def test_events_must_be_declared():
+    assert messages.event("run.added", {"run": {}})["kind"] == "event"
+    with pytest.raises(AssertionError):
+        messages.event("run.exploded", {})

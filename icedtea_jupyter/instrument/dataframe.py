@@ -155,7 +155,7 @@ def _apply_in_pandas(original: Callable) -> Callable:
 def _udf_call(original: Callable) -> Callable:
     @functools.wraps(original)
     def patched(self: UserDefinedFunction, *args: Any, **kwargs: Any) -> Any:
-        recorder = active()
+        recorder = active(from_pyspark=True)  # the udf decorator's wrapper calls us
         mode = _UDF_MODES.get(self.evalType)
         if recorder is None or mode is None:
             return original(self, *args, **kwargs)

@@ -8,6 +8,7 @@ other threads, and calls PySpark makes from inside a patched method (``depth`` >
 """
 from __future__ import annotations
 
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -27,11 +28,20 @@ def register(owner: type, attribute: str) -> Callable:
     return decorate
 
 
-def active() -> Any:
-    """The recorder of the calling thread, if it records and is not inside PySpark."""
+def active(from_pyspark: bool = False) -> Any:
+    """The recorder of the calling thread, if it records and the call is the user's.
+
+    Calls made by PySpark itself are not the user's: those from inside a patched
+    method (``depth`` > 0) and those from PySpark's own modules (``rdd.values()``
+    calls ``map``, ``count()`` calls ``mapPartitions``) unless ``from_pyspark``.
+    """
     recorder = _ACTIVE.get(threading.get_ident())
     if recorder is None or recorder.depth:
         return None
+    if not from_pyspark:
+        caller = sys._getframe(2).f_globals.get("__name__", "")
+        if caller.startswith("pyspark."):
+            return None
     return recorder
 
 

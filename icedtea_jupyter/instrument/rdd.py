@@ -99,9 +99,8 @@ def _set_name(original: Callable) -> Callable:
 
 
 # --- key-based aggregations: two hosted sides around a shuffle ----------------------
-def _aggregate(self: RDD, api: str, user_f: Any, functions: tuple, num_partitions: Any,
-               partition_func: Callable, group: bool = False) -> RDD:
-    recorder = active()
+def _aggregate(self: RDD, recorder: Any, api: str, user_f: Any, functions: tuple,
+               num_partitions: Any, partition_func: Callable, group: bool = False) -> RDD:
     base = default_name(user_f, api) if user_f is not None else api
     combine, combine_spec = recorder.python(api, user_f, recorder.parents(self), "combine",
                                             name=f"{base} (combine)")
@@ -135,8 +134,8 @@ def _keyed(api: str, functions_of: Callable[[dict], tuple], user_f_of: Callable[
             if recorder is None:
                 return original(self, *args, **kwargs)
             a = _bind(original, self, *args, **kwargs)
-            return _aggregate(self, api, user_f_of(a), functions_of(a), a.get("numPartitions"),
-                              a["partitionFunc"], group)
+            return _aggregate(self, recorder, api, user_f_of(a), functions_of(a),
+                              a.get("numPartitions"), a["partitionFunc"], group)
         return patched
     return make
 

@@ -144,3 +144,10 @@ grouped = left.cogroup(right).collect()
     for api in ("union", "join", "cogroup"):
         assert {(up, down) for up, down in edges if down == api} == {("left", api),
                                                                      ("right", api)}
+
+
+def test_pyspark_s_own_functions_are_not_mistaken_for_operators(record):
+    code = "n = sc.parallelize([(1, 2), (3, 4)]).values().map(str).count()"
+    run = record(code)
+    assert run.namespace["n"] == 2
+    assert [op.name for op in run.dag.python_operators] == ["str"]

@@ -1,0 +1,74 @@
+"""A real standalone Spark cluster on 127.0.0.1: executors in separate processes."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.cluster
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+
+
+@pytest.fixture(scope="module")
+def standalone_master(tmp_path_factory):
+    import pyspark
+
+    spark_home = os.path.dirname(pyspark.__file__)
+    spark_class = os.path.join(spark_home, "bin", "spark-class")
+    logs = tmp_path_factory.mktemp("cluster")
+    env = dict(os.environ, SPARK_HOME=spark_home, SPARK_LOCAL_IP="127.0.0.1",
+               SPARK_WORKER_DIR=str(logs / "work"))
+    port = free_port()
+    master = subprocess.Popen(
+        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+         "--port", str(port), "--webui-port", str(free_port())],
+        env=env, stdout=open(logs / "master.log", "w"), stderr=subprocess.STDOUT)
+    wait_for_port(port)
+    url = f"spark://127.0.0.1:{port}"
+    worker = subprocess.Popen(
+        [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+         "--cores", "2", "--memory", "2g", "--webui-port", str(free_port())],
+        env=env, stdout=open(logs / "worker.log", "w"), stderr=subprocess.STDOUT)
+    time.sleep(3)
+    yield url, env
+    for process in (worker, master):
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def test_a_pipeline_on_a_standalone_cluster_reports_live(standalone_master, tmp_path):
+    url, env = standalone_master
+    script = Path(__file__).with_name("cluster_driver.py")
+    out = subprocess.run([sys.executable, str(script), url, str(tmp_path)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["status"] == "finished", result["error"]
+    assert result["warnings"] == []
+    assert result["records_in"] == {"slow": 1200}
+    assert result["coordinator"][0] == "127.0.0.1"
+    assert result["driver_pid"] not in result["worker_pids"]  # separate executor processes
+    assert any(0 < n < 1200 for n in result["live"]), result["live"]

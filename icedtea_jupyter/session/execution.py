@@ -73,6 +73,22 @@ def _bind_address(options: RunOptions) -> str:
     return "127.0.0.1"
 
 
+def _interpreter_warnings() -> list[str]:
+    import shutil
+    import sys
+
+    sc = _spark_context()
+    worker_python = getattr(sc, "pythonExec", None) if sc is not None else None
+    if not worker_python:
+        return []
+    resolved = os.path.abspath(shutil.which(worker_python) or worker_python)
+    if os.path.dirname(resolved) != os.path.dirname(os.path.abspath(sys.executable)):
+        return [f"Spark's Python workers run {worker_python!r}, not this kernel's Python "
+                f"({sys.executable}); if they cannot import icedtea_jupyter the job fails. Load "
+                "the extension before creating the SparkSession, or set PYSPARK_PYTHON."]
+    return []
+
+
 def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
     """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
@@ -89,6 +105,7 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
                               advertise_port=options.advertise_port)
     run.coordinator = coordinator
     coordinator.start_agents(run)
+    run.warnings.extend(_interpreter_warnings())
     registry.add(run)
     recorder = Recorder(dag, coordinator.run_spec)
     thread = threading.Thread(target=_execute, args=(run, recorder, compiled, namespace),

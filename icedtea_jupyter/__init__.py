@@ -16,6 +16,7 @@ _LAZY = {
     "AgentContext": ("icedtea_jupyter.executor.agent", "AgentContext"),
     "CoordinatorAgent": ("icedtea_jupyter.coordinator.agent", "CoordinatorAgent"),
     "Run": ("icedtea_jupyter.session.run", "Run"),
+    "named": ("icedtea_jupyter.instrument.naming", "named"),
     "runs": ("icedtea_jupyter.session.registry", "runs"),
     "last_run": ("icedtea_jupyter.session.registry", "last_run"),
     "open_run": ("icedtea_jupyter.session.registry", "open_run"),

@@ -9,7 +9,7 @@ import traceback
 from typing import Any, Callable
 
 from ..executor.spec import RunSpec
-from ..session.dag import Dag
+from ..dag import Dag
 from ..store import RunStore
 from .agent import CoordinatorAgent
 from .server import Connection, ControlServer

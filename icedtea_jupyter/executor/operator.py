@@ -20,7 +20,11 @@ class Operator:
                 yield row.key, self.best[row.key]
 
         rdd.mapPartitions(RunningMax())      # works with and without %%icedtea
+
+    Set the class attribute ``name`` to name the operator explicitly.
     """
+
+    name: str | None = None
 
     def open(self) -> None:
         """Prepare state before the partition's first record."""

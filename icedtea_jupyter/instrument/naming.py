@@ -1,11 +1,30 @@
-"""Default operator names: the function's or class's name, else the API's."""
+"""Operator names: ``setName`` on the result, an explicit name, else the function's or
+class's name, else the API's (for lambdas)."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable, TypeVar
+
+F = TypeVar("F", bound=Callable)
+ATTRIBUTE = "__icedtea_name__"
+
+
+def named(name: str, f: F) -> F:
+    """Give ``f`` an explicit operator name: ``rdd.map(named("parse", lambda r: ...))``."""
+    if not isinstance(name, str) or not name:
+        raise ValueError("an operator name must be a non-empty string")
+    try:
+        setattr(f, ATTRIBUTE, name)
+    except (AttributeError, TypeError):
+        f = functools.partial(f)
+        setattr(f, ATTRIBUTE, name)
+    return f
 
 
 def default_name(f: Any, api: str) -> str:
+    explicit = getattr(f, ATTRIBUTE, None) or _operator_name(f)
+    if explicit:
+        return explicit
     while isinstance(f, functools.partial):
         f = f.func
     name = getattr(f, "__name__", None)
@@ -14,3 +33,11 @@ def default_name(f: Any, api: str) -> str:
     if not name or name.startswith("<") or name in ("wrapper", "func", "f"):
         return api
     return name
+
+
+def _operator_name(f: Any) -> str | None:
+    from ..executor.operator import Operator
+
+    if isinstance(f, Operator):
+        return getattr(f, "name", None)
+    return None

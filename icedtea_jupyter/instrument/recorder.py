@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ..executor.spec import OperatorSpec, RunSpec
-from ..session.dag import Dag, OperatorNode
+from ..dag import Dag, OperatorNode
 from .naming import default_name
 from .patching import node_of, tag
 

@@ -18,7 +18,7 @@ from ..instrument import Recorder, recording
 from ..store import RunStore
 from ..store.run_store import new_run_id
 from . import registry
-from .dag import Dag
+from ..dag import Dag
 from .run import Run
 
 NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an action such as "

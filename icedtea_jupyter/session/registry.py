@@ -5,7 +5,7 @@ import os
 import threading
 
 from ..store import RunStore
-from .dag import Dag
+from ..dag import Dag
 from .run import Run
 
 _RUNS: list[Run] = []

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..store import RunStore
-from .dag import Dag
+from ..dag import Dag
 from .metrics import metrics_frame
 
 Listener = Callable[[str, dict], None]

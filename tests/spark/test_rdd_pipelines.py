@@ -151,3 +151,21 @@ def test_pyspark_s_own_functions_are_not_mistaken_for_operators(record):
     run = record(code)
     assert run.namespace["n"] == 2
     assert [op.name for op in run.dag.python_operators] == ["str"]
+
+
+class Scale(Operator):
+    name = "scaler"
+
+    def process(self, x):
+        yield x * 2
+
+
+def test_explicit_names_and_duplicate_names(record):
+    from icedtea_jupyter import named
+
+    code = """
+out = (sc.parallelize(range(6)).map(named("parse", lambda x: x)).mapPartitions(Scale())
+       .map(str).map(str).collect())
+"""
+    run = record(code, {"named": named, "Scale": Scale})
+    assert [op.name for op in run.dag.python_operators] == ["parse", "scaler", "str", "str#2"]

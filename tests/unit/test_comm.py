@@ -8,7 +8,7 @@ from icedtea_jupyter.comm import messages
 from icedtea_jupyter.comm.handlers import HANDLERS
 from icedtea_jupyter.comm.target import handle
 from icedtea_jupyter.session import registry
-from icedtea_jupyter.session.dag import Dag
+from icedtea_jupyter.dag import Dag
 from icedtea_jupyter.session.run import Run
 from icedtea_jupyter.store import RunStore
 

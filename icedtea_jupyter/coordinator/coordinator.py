@@ -136,9 +136,10 @@ class Coordinator:
         self.emit("alert", alert)
 
     # --- the end ------------------------------------------------------------------
-    def running_workers(self) -> int:
+    def worker_states(self) -> list[tuple[tuple, dict]]:
+        """Copies of every worker's lifecycle state, keyed like the progress agent's."""
         with self._lock:
-            return sum(1 for w in self.workers.values() if w["status"] == "running")
+            return [(key, dict(state)) for key, state in self.workers.items()]
 
     def finish(self, timeout: float = 3.0) -> None:
         """Ask per-call workers to flush, wait for running workers, take local records."""

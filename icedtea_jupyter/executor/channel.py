@@ -12,7 +12,6 @@ import os
 import socket
 import sys
 import threading
-from collections import deque
 from typing import Protocol
 
 from . import protocol
@@ -181,8 +180,3 @@ def _run_has_ended(run: RunSpec) -> bool:
             return json.load(f).get("status") != "running"
     except (OSError, ValueError):
         return False
-
-
-def pending_messages() -> deque:
-    """A fresh mailbox for a host."""
-    return deque()

@@ -66,8 +66,8 @@ class WorkerHost:
         self.error: dict | None = None
         self.exhausted = False
         self.ended = False
+        self.per_call = False  # UDFs and grouped maps: ended by the next task or a flush
         self.tag_counts: dict[str, dict[str, int]] = {}
-        self._out_frame: Any = None
         self.agents = self._start_agents()
         self.observers = [a for a in self.agents if overrides(a, "observe_record")]
         self.channel.register(self)
@@ -243,7 +243,7 @@ class WorkerHost:
     def deliver(self, message: dict) -> None:
         """Called by the control reader thread; handled in the task thread."""
         if message["type"] == "flush":
-            if self.task is not None and getattr(self, "per_call", False):
+            if self.per_call:
                 self.end_calls()
             return
         target = message.get("operator")

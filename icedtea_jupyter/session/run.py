@@ -143,9 +143,7 @@ class Run:
         progress = coordinator.agent("progress")
         live = progress.latest() if progress is not None else {}
         states = []
-        with coordinator._lock:
-            items = [(k, dict(v)) for k, v in coordinator.workers.items()]
-        for key, state in items:
+        for key, state in coordinator.worker_states():
             counts = live.get(key, {})
             if state["status"] == "running":
                 seconds = counts.get("seconds") or 0

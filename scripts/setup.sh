@@ -43,12 +43,16 @@ fi
 
 # --- the virtualenv ----------------------------------------------------------------
 [ -x .venv/bin/python ] || { say "creating .venv"; "$PYTHON" -m venv .venv; }
+export PATH="$ROOT/.venv/bin:$PATH"  # the extension build calls jlpm from jupyterlab
 stamp_file=.venv/.icedtea-setup
 stamp="$(cat pyproject.toml labextension/package.json labextension/yarn.lock 2>/dev/null | sha256sum | cut -c1-16)-$(find labextension/src labextension/style -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ] || [ ! -f icedtea_jupyter/labextension/package.json ]; then
   say "installing Python packages and building the JupyterLab extension (first time: a few minutes)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[test]"
+  # build tools first, then an editable install without build isolation (seconds, not minutes)
+  .venv/bin/python -m pip install -q hatchling "hatch-jupyter-builder>=0.9" editables \
+    "jupyterlab>=4.6,<4.7"
+  .venv/bin/python -m pip install -q --no-build-isolation -e ".[test]"
   .venv/bin/jupyter labextension develop --overwrite . >/dev/null
   echo "$stamp" > "$stamp_file"
 fi

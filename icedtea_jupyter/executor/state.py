@@ -1,0 +1,300 @@
+"""A worker's state: what it is, how it travels (safe JSON, never pickle), what changed.
+
+``capture`` collects the state variables of a worker by name: an ``Operator``'s
+instance attributes, the local variables of a suspended generator, the running
+combiners of a key-based aggregation, a callable object's attributes.
+``encode`` turns values into tagged JSON that ``decode`` (in the kernel) rebuilds
+without executing anything; values too large to ship are summarised, with a note.
+``delta`` keeps only what changed since the previous snapshot of the same worker.
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+import json
+import math
+from typing import Any
+
+MAX_ITEMS = 20_000   # containers larger than this are summarised
+MAX_DEPTH = 12
+SAMPLE = 20
+
+
+def capture(function: Any, generator: Any = None, merger: Any = None) -> dict[str, Any]:
+    """The state variables of a worker, by name (live objects, not copies).
+
+    ``function`` is the user's callable: an ``Operator`` or callable object contributes
+    its attributes, a closure the variables it closes over (except functions and
+    modules); ``generator`` a suspended generator's locals; ``merger`` the combiners.
+    """
+    state: dict[str, Any] = {}
+    if function is not None:
+        if _is_plain_function(function):
+            state.update(_closure_variables(function))
+        else:
+            attributes = getattr(function, "__dict__", {}) or {}
+            state.update({k: v for k, v in attributes.items() if not k.startswith("_")})
+    if generator is not None and getattr(generator, "gi_frame", None) is not None:
+        state.update({k: v for k, v in generator.gi_frame.f_locals.items()
+                      if not k.startswith(".")})
+    if merger is not None:
+        state["combiners"] = getattr(merger, "data", {})
+        if getattr(merger, "spills", 0):
+            state["spilled_to_disk"] = merger.spills
+    return state
+
+
+def _is_plain_function(obj: Any) -> bool:
+    return type(obj).__name__ in ("function", "builtin_function_or_method", "method")
+
+
+def _closure_variables(function: Any) -> dict[str, Any]:
+    code = getattr(function, "__code__", None)
+    cells = getattr(function, "__closure__", None) or ()
+    variables = {}
+    for name, cell in zip(getattr(code, "co_freevars", ()), cells):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if not callable(value) and type(value).__name__ != "module":
+            variables[name] = value
+    return variables
+
+
+# --- encoding ---------------------------------------------------------------------------
+def encode(value: Any, depth: int = 0) -> Any:
+    """Tagged JSON for ``value``; containers of other kinds than JSON's carry ``$t``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if -(2 ** 53) < value < 2 ** 53 else {"$t": "int", "v": str(value)}
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$t": "float", "v": repr(value)}
+    if depth >= MAX_DEPTH:
+        return _summary(value, "nested too deeply to show")
+    if isinstance(value, dict):
+        if len(value) > MAX_ITEMS:
+            return _summary(value, f"more than {MAX_ITEMS:,} entries")
+        if all(isinstance(k, str) and not k.startswith("$") for k in value):
+            return {k: encode(v, depth + 1) for k, v in value.items()}
+        return {"$t": "dict", "items": [[encode(k, depth + 1), encode(v, depth + 1)]
+                                        for k, v in value.items()]}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        if len(value) > MAX_ITEMS:
+            return _summary(value, f"more than {MAX_ITEMS:,} items")
+        items = [encode(v, depth + 1) for v in value]
+        if isinstance(value, list):
+            return items
+        tag = "tuple" if isinstance(value, tuple) else "set"
+        return {"$t": tag, "v": items}
+    return _encode_other(value, depth)
+
+
+def _encode_other(value: Any, depth: int) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        if len(value) > MAX_ITEMS * 8:
+            return _summary(value, "too many bytes")
+        return {"$t": "bytes", "v": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return {"$t": type(value).__name__, "v": value.isoformat()}
+    if isinstance(value, decimal.Decimal):
+        return {"$t": "decimal", "v": str(value)}
+    as_dict = getattr(value, "asDict", None)  # pyspark Row
+    if callable(as_dict):
+        try:
+            return {"$t": "row", "v": encode(as_dict(), depth + 1)}
+        except Exception:
+            pass
+    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
+    if callable(tolist) and type(value).__module__.startswith("numpy"):
+        size = getattr(value, "size", 1)
+        if size > MAX_ITEMS:
+            return _summary(value, f"more than {MAX_ITEMS:,} elements")
+        return encode(tolist(), depth + 1)
+    attributes = getattr(value, "__dict__", None)
+    encoded = {"$t": "object", "type": _type_name(value), "repr": _repr(value)}
+    if isinstance(attributes, dict) and attributes:
+        encoded["attrs"] = encode({str(k): v for k, v in attributes.items()}, depth + 1)
+    return encoded
+
+
+def _summary(value: Any, why: str) -> dict:
+    summary: dict[str, Any] = {"$t": "summary", "type": _type_name(value), "note": why}
+    try:
+        summary["len"] = len(value)
+    except TypeError:
+        pass
+    if isinstance(value, dict):
+        summary["sample"] = [_repr(k) for k in list(value)[:SAMPLE]]
+    elif isinstance(value, (list, tuple)):
+        summary["sample"] = [_repr(v) for v in value[:SAMPLE]]
+    else:
+        summary["repr"] = _repr(value)
+    return summary
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
+def _repr(value: Any, limit: int = 300) -> str:
+    try:
+        text = repr(value)
+    except Exception as exc:
+        text = f"<unrepresentable: {exc}>"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def encode_state(state: dict[str, Any]) -> dict[str, Any]:
+    encoded = {}
+    for name, value in state.items():
+        try:
+            encoded[name] = encode(value)
+        except Exception as exc:  # a property that raises, a broken __repr__...
+            encoded[name] = {"$t": "summary", "type": _type_name(value),
+                             "note": f"cannot be shown: {type(exc).__name__}: {exc}"}
+    return encoded
+
+
+# --- deltas -----------------------------------------------------------------------------
+def _fingerprints(value: Any) -> Any:
+    if isinstance(value, dict) and "$t" not in value:
+        return {k: json.dumps(v, sort_keys=True) for k, v in value.items()}
+    if isinstance(value, dict) and value.get("$t") == "dict":
+        return {json.dumps(k, sort_keys=True): json.dumps(v, sort_keys=True)
+                for k, v in value["items"]}
+    return json.dumps(value, sort_keys=True)
+
+
+def delta(previous: dict | None, current: dict) -> dict:
+    """What changed per variable: ``{"full": {...}}`` or ``{"set": ..., "keys": ..., "del": ...}``.
+
+    For dict-like variables only the changed keys travel (IcedTea §5.5)."""
+    if previous is None:
+        return {"full": current}
+    changes: dict[str, Any] = {"set": {}, "keys": {}, "del": []}
+    for name, value in current.items():
+        old = previous.get(name)
+        if old == value:
+            continue
+        keyed = _keyed_change(old, value)
+        if keyed is None:
+            changes["set"][name] = value
+        elif keyed["set"] or keyed["del"]:
+            changes["keys"][name] = keyed
+    changes["del"] = [name for name in previous if name not in current]
+    return changes
+
+
+def _keyed_change(old: Any, new: Any) -> dict | None:
+    plain = isinstance(old, dict) and isinstance(new, dict) and "$t" not in old and "$t" not in new
+    tagged = (isinstance(old, dict) and isinstance(new, dict) and old.get("$t") == "dict"
+              and new.get("$t") == "dict")
+    if not (plain or tagged):
+        return None
+    if plain:
+        return {"set": {k: v for k, v in new.items() if old.get(k, _MISSING) != v},
+                "del": [k for k in old if k not in new]}
+    old_items = {json.dumps(k, sort_keys=True): v for k, v in old["items"]}
+    new_items = {json.dumps(k, sort_keys=True): (k, v) for k, v in new["items"]}
+    return {"tagged": True,
+            "set": [[k, v] for key, (k, v) in new_items.items() if old_items.get(key, _MISSING) != v],
+            "del": [json.loads(key) for key in old_items if key not in new_items]}
+
+
+_MISSING = object()
+
+
+def apply_delta(previous: dict | None, change: dict) -> dict:
+    """The encoded state after ``change`` (the inverse of ``delta``)."""
+    if "full" in change:
+        return dict(change["full"])
+    state = dict(previous or {})
+    state.update(change.get("set", {}))
+    for name, keyed in change.get("keys", {}).items():
+        state[name] = _apply_keyed(state.get(name), keyed)
+    for name in change.get("del", []):
+        state.pop(name, None)
+    return state
+
+
+def _apply_keyed(old: Any, keyed: dict) -> Any:
+    if not keyed.get("tagged"):
+        value = dict(old or {})
+        value.update(keyed["set"])
+        for key in keyed["del"]:
+            value.pop(key, None)
+        return value
+    items = {json.dumps(k, sort_keys=True): [k, v] for k, v in (old or {"items": []})["items"]}
+    for k, v in keyed["set"]:
+        items[json.dumps(k, sort_keys=True)] = [k, v]
+    for k in keyed["del"]:
+        items.pop(json.dumps(k, sort_keys=True), None)
+    return {"$t": "dict", "items": list(items.values())}
+
+
+# --- decoding (kernel side) ----------------------------------------------------------------
+class Summary(dict):
+    """A value too large (or too strange) to ship, shown by its size and a sample."""
+
+    def __repr__(self) -> str:
+        return f"<{self.get('type')} summarised: {self.get('note')}; len={self.get('len', '?')}>"
+
+
+class ObjectView(dict):
+    """An object of a class the kernel need not have: its type, repr and attributes."""
+
+    def __repr__(self) -> str:
+        return self.get("repr", "<object>")
+
+
+def decode(value: Any) -> Any:
+    """Rebuild a value from ``encode``'s output; builds only plain data, runs no code."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    tag = value.get("$t")
+    if tag is None:
+        return {k: decode(v) for k, v in value.items()}
+    return _DECODERS.get(tag, lambda v: ObjectView(v))(value)
+
+
+def _decode_dict(value: dict) -> dict:
+    result = {}
+    for k, v in value["items"]:
+        key = decode(k)
+        try:
+            hash(key)
+        except TypeError:
+            key = json.dumps(k, sort_keys=True)
+        result[key] = decode(v)
+    return result
+
+
+def _decode_set(value: dict) -> Any:
+    items = [decode(v) for v in value["v"]]
+    try:
+        return set(items)
+    except TypeError:
+        return items
+
+
+_DECODERS = {
+    "dict": _decode_dict,
+    "tuple": lambda v: tuple(decode(x) for x in v["v"]),
+    "set": _decode_set,
+    "int": lambda v: int(v["v"]),
+    "float": lambda v: float(v["v"]),
+    "bytes": lambda v: base64.b64decode(v["v"]),
+    "datetime": lambda v: datetime.datetime.fromisoformat(v["v"]),
+    "date": lambda v: datetime.date.fromisoformat(v["v"]),
+    "time": lambda v: datetime.time.fromisoformat(v["v"]),
+    "decimal": lambda v: decimal.Decimal(v["v"]),
+    "row": lambda v: decode(v["v"]),
+    "summary": lambda v: Summary(v),
+    "object": lambda v: ObjectView({**v, "attrs": decode(v.get("attrs", {}))}),
+}

@@ -1,0 +1,98 @@
+"""Worker state: capture by name, a safe encoding, deltas with changed keys only."""
+import datetime
+import decimal
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from icedtea_jupyter import Operator
+from icedtea_jupyter.executor import state as st_mod
+
+
+class Enrich(Operator):
+    def open(self):
+        self.highest = {}
+        self._private = 1
+
+    def process(self, row):
+        yield row
+
+
+def test_capture_operator_attributes_generator_locals_and_closures():
+    op = Enrich()
+    op.open()
+    op.highest["bob"] = 5000
+    assert st_mod.capture(op) == {"highest": {"bob": 5000}}
+
+    def counting(records):
+        seen = 0
+        for r in records:
+            seen += 1
+            yield r
+
+    gen = counting(iter([1, 2, 3]))
+    next(gen), next(gen)
+    assert st_mod.capture(None, generator=gen)["seen"] == 2
+
+    threshold = 10
+
+    def above(x):
+        return x > threshold
+
+    assert st_mod.capture(above) == {"threshold": 10}
+
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(), children, max_size=4)
+    | st.dictionaries(st.integers(), children, max_size=4)
+    | st.tuples(children, children),
+    max_leaves=20)
+
+
+@given(values)
+def test_encode_then_decode_gives_the_value_back(value):
+    encoded = st_mod.encode(value)
+    assert st_mod.decode(json.loads(json.dumps(encoded))) == value
+
+
+def test_other_types_survive_or_are_described():
+    value = {("bob", 1): {1, 2}, "when": datetime.date(2026, 1, 2),
+             "amount": decimal.Decimal("5000.10"), "raw": b"\x00\x01", "big": 10 ** 30,
+             "nan": float("nan")}
+    back = st_mod.decode(st_mod.encode(value))
+    assert back[("bob", 1)] == {1, 2} and back["amount"] == decimal.Decimal("5000.10")
+    assert back["raw"] == b"\x00\x01" and back["big"] == 10 ** 30
+    assert back["when"] == datetime.date(2026, 1, 2) and back["nan"] != back["nan"]
+
+    class Model:
+        def __init__(self):
+            self.weights = [0.5, 0.25]
+
+    view = st_mod.decode(st_mod.encode(Model()))
+    assert view["attrs"] == {"weights": [0.5, 0.25]} and "Model" in view["type"]
+
+
+def test_huge_values_are_summarised_with_a_note(monkeypatch):
+    monkeypatch.setattr(st_mod, "MAX_ITEMS", 100)
+    summary = st_mod.decode(st_mod.encode({"keys": {str(i): i for i in range(500)}}))["keys"]
+    assert isinstance(summary, st_mod.Summary)
+    assert summary["len"] == 500 and "more than 100" in summary["note"]
+    assert len(summary["sample"]) == st_mod.SAMPLE
+
+
+def test_deltas_carry_only_changed_keys_and_rebuild_the_state():
+    first = st_mod.encode_state({"highest": {"alice": 10, "bob": 20}, "count": 1,
+                                 "by_id": {1: "a", 2: "b"}})
+    second = st_mod.encode_state({"highest": {"alice": 10, "bob": 5000}, "count": 1,
+                                  "by_id": {1: "a", 3: "c"}})
+    change = st_mod.delta(first, second)
+    assert change["keys"]["highest"] == {"set": {"bob": 5000}, "del": []}
+    assert "count" not in change["set"]
+    assert st_mod.apply_delta(first, change) == {**second, "by_id": st_mod.apply_delta(
+        first, change)["by_id"]}
+    rebuilt = st_mod.decode(st_mod.apply_delta(first, change))
+    assert rebuilt == {"highest": {"alice": 10, "bob": 5000}, "count": 1, "by_id": {1: "a", 3: "c"}}
+    assert st_mod.apply_delta(None, st_mod.delta(None, first)) == first

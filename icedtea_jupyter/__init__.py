@@ -17,6 +17,7 @@ _LAZY = {
     "CoordinatorAgent": ("icedtea_jupyter.coordinator.agent", "CoordinatorAgent"),
     "Run": ("icedtea_jupyter.session.run", "Run"),
     "named": ("icedtea_jupyter.instrument.naming", "named"),
+    "log_result": ("icedtea_jupyter.executor.log_result", "log_result"),
     "runs": ("icedtea_jupyter.session.registry", "runs"),
     "last_run": ("icedtea_jupyter.session.registry", "last_run"),
     "open_run": ("icedtea_jupyter.session.registry", "open_run"),

@@ -16,6 +16,9 @@ class OperatorNode:
     parents: list[int] = field(default_factory=list)
     phase: str = ""  # "combine"/"merge" for the two sides of a key-based aggregation
     named: bool = False  # the name came from setName or an explicit name
+    theta: bool = False  # the interesting operator θ
+    in_g: bool = False  # in G(θ): θ or downstream of it
+    partitions: int | None = None  # partitions of the RDD it produces, when known
 
     def __repr__(self) -> str:
         return f"OperatorNode({self.name!r}, kind={self.kind!r}, api={self.api!r})"
@@ -36,6 +39,7 @@ class Dag:
         with self._lock:
             node = OperatorNode(len(self._nodes), self._unique(name), kind, api,
                                 sorted(set(parents)), phase, named)
+            node.in_g = any(self._nodes[p].in_g for p in node.parents)
             self._nodes.append(node)
             return node
 
@@ -74,6 +78,23 @@ class Dag:
     @property
     def edges(self) -> list[tuple[str, str]]:
         return [(self._nodes[p].name, n.name) for n in self._nodes for p in n.parents]
+
+    @property
+    def interesting(self) -> OperatorNode | None:
+        """θ, the interesting operator (None before the cell created any Python operator)."""
+        return next((n for n in self._nodes if n.theta), None)
+
+    @property
+    def g_theta(self) -> list[OperatorNode]:
+        """G(θ): θ and every operator downstream of it."""
+        return [n for n in self._nodes if n.in_g]
+
+    def set_interesting(self, node_id: int) -> None:
+        """Make ``node_id`` θ and recompute G(θ)."""
+        with self._lock:
+            for node in self._nodes:  # parents always come before children
+                node.theta = node.id == node_id
+                node.in_g = node.theta or any(self._nodes[p].in_g for p in node.parents)
 
     def node(self, key: int | str) -> OperatorNode:
         for n in self._nodes:

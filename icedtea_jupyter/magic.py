@@ -33,6 +33,15 @@ def _parser() -> _Parser:
     parser.add_argument("--agent", action="append", default=[], metavar="CLASS",
                         help="an Agent subclass to attach: a name in the notebook or module.Class")
     parser.add_argument("--no-panel", action="store_true", help="do not show the run panel")
+    parser.add_argument("--interesting", metavar="OPERATOR",
+                        help="θ, the operator to debug (default: the first Python operator)")
+    parser.add_argument("--interact-every", type=_positive, metavar="SECONDS",
+                        help="a periodic interaction every SECONDS while θ runs")
+    parser.add_argument("--interact-when", metavar="EXPR",
+                        help="an interaction after each input record of θ for which the "
+                             "Python expression over `row` is true, e.g. \"row.amount > 1000\"")
+    parser.add_argument("--record-inputs", action="store_true",
+                        help="keep θ's input records in the run store")
     return parser
 
 
@@ -44,8 +53,26 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
         raise UsageError(f"%%icedtea: cannot parse the options: {exc}") from None
     args = _parser().parse_args(words)
     agents = [_resolve_agent(name, namespace) for name in args.agent]
-    options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents)
+    if args.interact_when:
+        try:
+            compile(args.interact_when, "--interact-when", "eval")
+        except SyntaxError as exc:
+            raise UsageError(f"%%icedtea: --interact-when is not a Python expression: "
+                             f"{exc.msg}") from None
+    options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
+                         interesting=args.interesting, interact_every=args.interact_every,
+                         interact_when=args.interact_when, record_inputs=args.record_inputs)
     return options, not args.no_panel
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
 
 
 def _resolve_agent(name: str, namespace: dict) -> type:

@@ -11,7 +11,9 @@ from typing import Any, Callable
 from ..executor.spec import RunSpec
 from ..dag import Dag
 from ..store import RunStore
+from ..executor.worker_file import write_replay_log
 from .agent import CoordinatorAgent
+from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractions
 from .server import Connection, ControlServer
 
 Emit = Callable[[str, dict], None]
@@ -27,20 +29,26 @@ class Coordinator:
 
     def __init__(self, run_id: str, store: RunStore, dag: Dag, agent_classes: list[type],
                  emit: Emit, bind: str = "127.0.0.1", advertise: str | None = None,
-                 port: int = 0, advertise_port: int | None = None) -> None:
+                 port: int = 0, advertise_port: int | None = None,
+                 interact_every: float | None = None, condition: str | None = None,
+                 record_inputs: bool = False) -> None:
         self.run_id, self.store, self.dag, self.emit = run_id, store, dag, emit
         self.secret = secrets.token_bytes(32)
         self.server = ControlServer(run_id, self.secret, self._on_message,
                                     lambda: {"operators": {str(k): v for k, v in dag.names().items()}},
                                     host=bind, port=port)
         address = (advertise or self.server.address[0], advertise_port or self.server.address[1])
-        self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes))
+        self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes),
+                                condition=condition, record_inputs=record_inputs)
         self.workers: dict[tuple, dict] = {}
         self.alerts: list[dict] = []
         self.first_error: dict | None = None
         self.local_reasons: list[str] = []
         self._lock = threading.Lock()
         self._ended = threading.Condition(self._lock)
+        self.book = InteractionBook(store.path, self._running_theta_workers,
+                                    self.server.broadcast, time.time())
+        self.periodic = PeriodicInteractions(self.book, interact_every) if interact_every else None
         self.agents: dict[str, CoordinatorAgent] = {}
         for cls in agent_classes:
             if getattr(cls, "coordinator", None) is not None:
@@ -60,11 +68,19 @@ class Coordinator:
         if kind == "worker_start":
             self._worker_started(message)
         elif kind == "worker_end":
-            self._worker_ended(message)
+            self._worker_ended(message, body=body)
         elif kind == "agent":
             self._agent_message(message)
         elif kind == "alert":
             self.add_alert(dict(message, operator=self._name(message["worker"]["operator"])))
+        elif kind == "snapshot":
+            self.book.on_snapshot(message, worker_key(message["worker"]))
+            self.emit("snapshot", {"index": message["index"]})
+        elif kind == "interact_request":
+            index = self.book.request(CONDITION, record=message.get("record"),
+                                      origin=message["worker"]["task"],
+                                      request=message["request"])
+            self.emit("interaction", {"index": index})
 
     def _name(self, op_id: int) -> str:
         return self.dag.names().get(op_id, str(op_id))
@@ -79,12 +95,15 @@ class Coordinator:
                                                          "started": message.get("started")})
         self.emit("worker", {"worker": worker, "status": "running"})
 
-    def _worker_ended(self, message: dict, local: bool = False) -> None:
+    def _worker_ended(self, message: dict, local: bool = False, body: bytes = b"") -> None:
         worker = message["worker"]
         if worker["operator"] not in self.dag.names():
             return
         if not local:
             self.store.write_worker(message)
+            if message.get("log") is not None:
+                write_replay_log(self.store.path, message, body)
+        self.book.worker_ended(worker_key(worker))
         error = message.get("error")
         with self._ended:
             state = self.workers.setdefault(worker_key(worker), dict(worker))
@@ -136,6 +155,19 @@ class Coordinator:
         self.emit("alert", alert)
 
     # --- the end ------------------------------------------------------------------
+    def _running_theta_workers(self) -> set:
+        theta = self.dag.interesting
+        if theta is None:
+            return set()
+        with self._lock:
+            return {key for key, state in self.workers.items()
+                    if key[0] == theta.id and state["status"] == "running"}
+
+    def interact(self, trigger: str = MANUAL) -> int:
+        index = self.book.request(trigger)
+        self.emit("interaction", {"index": index})
+        return index
+
     def worker_states(self) -> list[tuple[tuple, dict]]:
         """Copies of every worker's lifecycle state, keyed like the progress agent's."""
         with self._lock:
@@ -143,6 +175,8 @@ class Coordinator:
 
     def finish(self, timeout: float = 3.0) -> None:
         """Ask per-call workers to flush, wait for running workers, take local records."""
+        if self.periodic is not None:
+            self.periodic.stop()
         self.server.broadcast({"type": "flush"})
         deadline = time.monotonic() + timeout
         with self._ended:
@@ -157,6 +191,7 @@ class Coordinator:
         self._take_local_records()
         for name, agent in self.agents.items():
             self._call(name, agent, "finish")
+        self.book.save()
         self.server.close()
 
     def _take_local_records(self) -> None:

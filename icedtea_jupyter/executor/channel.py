@@ -16,15 +16,15 @@ from typing import Protocol
 
 from . import protocol
 from .spec import RunSpec
-from .worker_file import append_local_event, write_worker_file
+from .worker_file import append_local_event, write_replay_log, write_worker_file
 
 
 class Channel(Protocol):
     connected: bool
     operator_names: dict[int, str]
 
-    def send(self, message: dict) -> None: ...
-    def end_worker(self, message: dict) -> None: ...
+    def send(self, message: dict, body: bytes = b"") -> None: ...
+    def end_worker(self, message: dict, body: bytes = b"") -> None: ...
     def register(self, host) -> None: ...
     def unregister(self, host) -> None: ...
 
@@ -72,23 +72,23 @@ class ControlChannel(_HostRegistry):
         sock.settimeout(None)
         return cls(run, sock, welcome)
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, body: bytes = b"") -> None:
         if self._fallback is not None:
             return self._fallback.send(message)
         try:
-            frame = protocol.encode(message)
+            frame = protocol.encode(message, body)
             with self._lock:
                 self._sock.sendall(frame)
         except OSError as exc:
             self._degrade(f"lost the coordinator connection ({exc})")
             self._fallback.send(message)
 
-    def end_worker(self, message: dict) -> None:
+    def end_worker(self, message: dict, body: bytes = b"") -> None:
         if self._fallback is not None:
-            return self._fallback.end_worker(message)
-        self.send(message)
+            return self._fallback.end_worker(message, body)
+        self.send(message, body)
         if self._fallback is not None:  # the send above failed
-            self._fallback.end_worker(message)
+            self._fallback.end_worker(message, body)
 
     def _degrade(self, reason: str) -> None:
         self._fallback = LocalChannel(self.run, reason)
@@ -115,7 +115,7 @@ class LocalChannel(_HostRegistry):
         self.run = run
         self.reason = reason
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, body: bytes = b"") -> None:
         worker = message.get("worker")
         if worker is None or message.get("type") == "worker_start":
             return
@@ -125,10 +125,12 @@ class LocalChannel(_HostRegistry):
         except OSError as exc:
             print(f"icedtea: cannot record locally: {exc}", file=sys.stderr)
 
-    def end_worker(self, message: dict) -> None:
+    def end_worker(self, message: dict, body: bytes = b"") -> None:
         message = dict(message, error=message.get("error"), local_reason=self.reason)
         try:
             write_worker_file(self.run.store_path, message, local=True)
+            if message.get("log") is not None:
+                write_replay_log(self.run.store_path, message, body)
             append_local_event(self.run.store_path, message["worker"],
                                {"type": "local", "worker": message["worker"], "reason": self.reason})
         except OSError as exc:
@@ -140,10 +142,10 @@ class NullChannel(_HostRegistry):
 
     connected = False
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, body: bytes = b"") -> None:
         pass
 
-    def end_worker(self, message: dict) -> None:
+    def end_worker(self, message: dict, body: bytes = b"") -> None:
         pass
 
 

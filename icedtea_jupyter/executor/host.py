@@ -7,11 +7,13 @@ control reader thread sets ``box[0] = 0`` to make the very next record check.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import pickle
 import time
 import traceback
 from collections import deque
+from functools import partial
 from time import perf_counter
 from typing import Any, Callable, Iterable, Iterator
 
@@ -19,6 +21,8 @@ from .agent import Agent, AgentContext, overrides
 from .channel import channel_for
 from .records import describe_record
 from .spec import OperatorSpec
+from .state import capture
+from .timetravel import TimeTravel
 
 CHECK_PERIOD = 0.05
 HEARTBEAT_PERIOD = 0.25
@@ -68,6 +72,13 @@ class WorkerHost:
         self.ended = False
         self.per_call = False  # UDFs and grouped maps: ended by the next task or a flush
         self.tag_counts: dict[str, dict[str, int]] = {}
+        self.user_function: Any = None  # whose attributes/closure are the state
+        self.user_generator: Any = None  # whose locals are the state
+        self.state_source: Any = None  # a key-based aggregation's merger
+        self.loop: Any = None  # the generator of this host's record loop
+        self.inputs_gen: Any = None  # run_partition's input generator
+        self._processed = 0  # θ's inputs fully processed at the last check
+        self.tt = TimeTravel(self) if spec.in_g else None
         self.agents = self._start_agents()
         self.observers = [a for a in self.agents if overrides(a, "observe_record")]
         self.channel.register(self)
@@ -76,6 +87,8 @@ class WorkerHost:
 
     # --- loops -------------------------------------------------------------------
     def map_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        if self.user_function is None:
+            self.user_function = f
         box, n, record = self.box, 0, _NO_RECORD
         try:
             for record in self._observed(iterator):
@@ -93,15 +106,22 @@ class WorkerHost:
             self._end(n, n if self.status != "failed" else n - 1)
 
     def filter_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        if self.user_function is None:
+            self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
+        log = self.tt.outputs.append if self.tt is not None else None
         try:
             for record in self._observed(iterator):
                 n += 1
+                if log is not None:
+                    log(n_out)
                 if n >= box[0]:
                     self._check(n, n_out, record)
                 if f(record):
                     n_out += 1
                     yield record
+            if log is not None:
+                log(n_out)
             self.exhausted = True
         except GeneratorExit:
             raise
@@ -112,15 +132,22 @@ class WorkerHost:
             self._end(n, n_out)
 
     def flat_map_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        if self.user_function is None:
+            self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
+        log = self.tt.outputs.append if self.tt is not None else None
         try:
             for record in self._observed(iterator):
                 n += 1
+                if log is not None:
+                    log(n_out)
                 if n >= box[0]:
                     self._check(n, n_out, record)
                 for out in f(record):
                     n_out += 1
                     yield out
+            if log is not None:
+                log(n_out)
             self.exhausted = True
         except GeneratorExit:
             raise
@@ -134,9 +161,14 @@ class WorkerHost:
                       batches: bool = False) -> Iterator:
         """Run a whole-partition function (mapPartitions, mapInPandas, Operator...)."""
         inputs = self._input_batches(iterator) if batches else self._inputs(iterator)
+        self.inputs_gen = inputs
+        if self.user_function is None:
+            self.user_function = fn.func if isinstance(fn, partial) else fn
         n_out = 0
         try:
             outputs = fn(inputs)
+            if inspect.isgenerator(outputs) and not _is_operator(self.user_function):
+                self.user_generator = outputs
             if outputs is not None:
                 for out in outputs:
                     n_out += _batch_rows(out) if batches else 1
@@ -155,12 +187,17 @@ class WorkerHost:
 
     def _inputs(self, iterator: Iterable) -> Iterator:
         box, n = self.box, 0
+        log = self.tt.outputs.append if self.tt is not None else None
         try:
             for record in self._observed(iterator):
                 n += 1
+                if log is not None:
+                    log(self.records_out)
                 if n >= box[0]:
                     self._check(n, self.records_out, record)
                 yield record
+            if log is not None:
+                log(self.records_out)
         finally:
             self.records_in = n
 
@@ -168,17 +205,28 @@ class WorkerHost:
         n = 0
         try:
             for record in iterator:
-                n += _batch_rows(record)
+                rows = _batch_rows(record)
+                n += rows
                 self.bytes_in += _batch_bytes(record)
-                self._check(n, self.records_out, _NO_RECORD)
+                self._check(n, self.records_out, _NO_RECORD, processed=n - rows)
                 yield record
         finally:
             self.records_in = n
 
     def _observed(self, iterator: Iterable) -> Iterable:
+        tt = self.tt
+        if tt is not None and tt.inputs is not None:
+            iterator = self._recorded(iterator)
+        if tt is not None and tt.condition is not None:
+            iterator = tt.conditioned(iterator)
         if not self.observers:
             return iterator
         return self._observe(iterator)
+
+    def _recorded(self, iterator: Iterable) -> Iterator:
+        for record in iterator:
+            self.tt.record_input(record)
+            yield record
 
     def _observe(self, iterator: Iterable) -> Iterator:
         for record in iterator:
@@ -205,10 +253,12 @@ class WorkerHost:
         self._end(self.records_in, self.records_out)
 
     # --- checks, control, agents --------------------------------------------------
-    def _check(self, n_in: int, n_out: int, record: Any) -> None:
+    def _check(self, n_in: int, n_out: int, record: Any, processed: int | None = None) -> None:
         self.records_in, self.records_out = n_in, max(n_out, self.records_out)
-        while self.mailbox:
-            self._handle(self.mailbox.popleft())
+        self._processed = n_in - 1 if processed is None else processed
+        if self.tt is not None and not self.tt.started:
+            self.tt.on_first_record()
+        self._drain_mailbox()
         now = perf_counter()
         if record is not _NO_RECORD:
             self._sample_bytes(record)
@@ -223,6 +273,10 @@ class WorkerHost:
         self.box[0] = n_in + self._step
         if self.mailbox:
             self.box[0] = 0
+
+    def _drain_mailbox(self) -> None:
+        while self.mailbox:
+            self._handle(self.mailbox.popleft())
 
     def _sample_bytes(self, record: Any) -> None:
         try:
@@ -240,12 +294,29 @@ class WorkerHost:
         return {"records_in": self.records_in, "records_out": self.records_out,
                 "bytes_in": bytes_in, "seconds": perf_counter() - self._t0}
 
+    def live_count(self) -> int:
+        """Records this worker has processed, read while its loop is suspended."""
+        for generator in (self.inputs_gen, self.loop):
+            frame = getattr(generator, "gi_frame", None)
+            if frame is not None and "n" in frame.f_locals:
+                return frame.f_locals["n"]
+        return self.records_in
+
+    def state(self) -> dict:
+        """The worker's state variables by name (live objects)."""
+        return capture(None if self.state_source is not None else self.user_function,
+                       self.user_generator, self.state_source)
+
     def deliver(self, message: dict) -> None:
         """Called by the control reader thread; handled in the task thread."""
         if message["type"] == "flush":
             if self.per_call:
                 self.end_calls()
             return
+        if message["type"] == "interact":
+            if self.tt is None or not (self.spec.theta or not self.tt.theta_in_task()):
+                return
+            self.tt.answered(message)
         target = message.get("operator")
         if target is not None and target != self.worker["operator"]:
             return
@@ -255,7 +326,9 @@ class WorkerHost:
         self.box[0] = 0
 
     def _handle(self, message: dict) -> None:
-        if message["type"] == "to_agent":
+        if message["type"] == "interact":
+            self.tt.on_interact(message, self._processed)
+        elif message["type"] == "to_agent":
             for agent in self.agents:
                 if agent.agent_name() == message["agent"]:
                     self._call(agent, "receive_message", message["payload"])
@@ -337,12 +410,20 @@ class WorkerHost:
         for agent in list(self.agents):
             self._call(agent, "finish")
         counts = self.counts()
+        log, body = self.tt.on_end(n_in) if self.tt is not None else (None, b"")
         message = {"type": "worker_end", "worker": self.worker, "status": self.status,
                    "records_in": n_in, "records_out": n_out, "bytes_in": counts["bytes_in"],
                    "seconds": counts["seconds"], "started": self.started, "ended": time.time(),
-                   "exhausted": self.exhausted, "error": self.error, "tags": self.tag_counts}
-        self.channel.end_worker(message)
+                   "exhausted": self.exhausted, "error": self.error, "tags": self.tag_counts,
+                   "log": log}
+        self.channel.end_worker(message, body)
         self.channel.unregister(self)
+
+
+def _is_operator(f: Any) -> bool:
+    from .operator import Operator
+
+    return isinstance(f, Operator)
 
 
 def _batch_rows(batch: Any) -> int:

@@ -29,6 +29,8 @@ WORKER_MESSAGES: dict[str, dict[str, Any]] = {
     "worker_end": {"worker": dict, "status": str, "records_in": int, "records_out": int},
     "agent": {"worker": dict, "agent": str, "payload": (dict, list, str, int, float, bool, type(None))},
     "alert": {"worker": dict, "source": str, "message": str},
+    "snapshot": {"worker": dict, "index": int, "count": int, "status": str},
+    "interact_request": {"worker": dict, "trigger": str, "request": int},
 }
 COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
     "challenge": {"v": int, "nonce": str},
@@ -36,6 +38,7 @@ COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
     "error": {"reason": str},
     "to_agent": {"agent": str, "payload": (dict, list, str, int, float, bool, type(None))},
     "flush": {},
+    "interact": {"index": int, "trigger": str},
 }
 WORKER_FIELDS = {"operator": int, "partition": int, "stage": int, "attempt": int, "task": int}
 

@@ -14,6 +14,8 @@ class RunSpec:
     store_path: str
     agents: tuple = ()  # worker-side Agent classes, in order
     connect_timeout: float = 2.0
+    condition: str | None = None  # --interact-when: a Python expression over ``row``
+    record_inputs: bool = False  # --record-inputs: keep θ's input records in the store
 
 
 @dataclass
@@ -24,3 +26,5 @@ class OperatorSpec:
     run: RunSpec
     api: str
     name: str = field(default="")
+    theta: bool = False  # the interesting operator θ
+    in_g: bool = False  # θ or downstream of θ: G(θ)

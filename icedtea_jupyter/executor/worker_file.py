@@ -67,3 +67,54 @@ def append_local_event(store_path: str, worker: dict, message: dict) -> None:
     name = worker_file_name(worker).replace(".arrow", ".jsonl")
     with open(os.path.join(directory, name), "a", encoding="utf-8") as out:
         out.write(json.dumps(message, default=str) + "\n")
+
+
+LOGS_DIR = "logs"
+
+
+def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
+    """The replay log of a G(θ) worker: outputs per input record (Arrow, zstd) and the
+    values of its ``log_result`` calls (JSON, in the file's metadata)."""
+    import zlib
+    from array import array
+
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    cumulative = array("I")  # outputs so far at each input pull, and at the end
+    if body:
+        cumulative.frombytes(zlib.decompress(body))
+    log = message.get("log") or {}
+    total = message.get("records_out") or 0
+    counts = [b - a for a, b in zip(cumulative, cumulative[1:])]
+    after_last = total - cumulative[-1] if len(cumulative) else total
+    table = pa.table({"outputs": pa.array(counts, pa.uint32())}).replace_schema_metadata({
+        "results": json.dumps(log.get("results", [])),
+        "after_last": str(after_last),
+        "complete": str(len(counts) == message.get("records_in")),
+    })
+    directory = os.path.join(store_path, LOGS_DIR)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, worker_file_name(message["worker"]))
+    tmp = f"{path}.{os.getpid()}.tmp"
+    feather.write_feather(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+    return path
+
+
+INPUTS_DIR = "inputs"
+
+
+def write_inputs(store_path: str, worker: dict, pickled: list) -> str:
+    """θ's input records of one task attempt (``--record-inputs``), pickled, in order."""
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    directory = os.path.join(store_path, INPUTS_DIR)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, worker_file_name(worker))
+    tmp = f"{path}.{os.getpid()}.tmp"
+    feather.write_feather(pa.table({"record": pa.array(pickled, pa.binary())}), tmp,
+                          compression="zstd")
+    os.replace(tmp, path)
+    return path

@@ -30,6 +30,10 @@ class PartitionFunction:
 
     def __call__(self, split: int, iterator: Iterable) -> Iterator:
         host = WorkerHost(self.spec, split)
+        host.loop = self._loop(host, split, iterator)
+        return host.loop
+
+    def _loop(self, host: WorkerHost, split: int, iterator: Iterable) -> Iterator:
         kind, f = self.kind, self.f
         if kind == "map":
             return host.map_records(f, iterator)
@@ -38,10 +42,13 @@ class PartitionFunction:
         if kind == "flatMap":
             return host.flat_map_records(f, iterator)
         if kind == "foreach":
+            host.user_function = f
             return host.flat_map_records(partial(_foreach, f), iterator)
         if kind == "foreachPartition":
+            host.user_function = f
             return host.run_partition(partial(_foreach_partition, f), iterator)
         if kind == "mapPartitionsWithIndex":
+            host.user_function = f
             return host.run_partition(partial(f, split), iterator)
         return host.run_partition(f, iterator)
 

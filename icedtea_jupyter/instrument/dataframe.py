@@ -106,13 +106,16 @@ for _owner, _api in _SOURCES:
 
 
 @register(DataFrame, "rdd")
-def _rdd(original: property) -> property:
+def _rdd(original: Any) -> property:
+    """``DataFrame.rdd`` (a cached property in PySpark 4): the RDD is a node once."""
     def get(self: DataFrame) -> Any:
         recorder = active()
         if recorder is None:
-            return original.fget(self)
+            return original.__get__(self, type(self))
         with recorder.inside():
-            result = original.fget(self)
+            result = original.__get__(self, type(self))
+        if node_of(result, recorder.run.run_id) is not None:
+            return result
         return recorder.produced(result, recorder.jvm("rdd", recorder.parents(self)))
     return property(get, doc=original.__doc__)
 

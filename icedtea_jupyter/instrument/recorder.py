@@ -7,15 +7,18 @@ from typing import Any, Iterator
 from ..executor.spec import OperatorSpec, RunSpec
 from ..dag import Dag, OperatorNode
 from .naming import default_name
+from .nondeterminism import nondeterminism_warnings
 from .patching import node_of, tag
 
 
 class Recorder:
     """Adds nodes to ``dag`` as the cell calls PySpark; ``depth`` > 0 inside PySpark."""
 
-    def __init__(self, dag: Dag, run: RunSpec) -> None:
+    def __init__(self, dag: Dag, run: RunSpec, interesting: str | None = None) -> None:
         self.dag = dag
         self.run = run
+        self.interesting = interesting
+        self.functions: list[tuple[int, Any]] = []  # (node, the user's function)
         self.depth = 0
         self.specs: dict[int, OperatorSpec] = {}
         self.companions: dict[int, list[int]] = {}  # node -> nodes renamed with it
@@ -37,29 +40,61 @@ class Recorder:
     def node_for(self, obj: Any) -> int:
         """The node that produced ``obj``; a source node for anything made elsewhere."""
         node = node_of(obj, self.run.run_id)
+        ancestor = getattr(obj, "prev", None)  # rdd.values() and friends: PySpark's own maps
+        while node is None and ancestor is not None:
+            node = node_of(ancestor, self.run.run_id)
+            ancestor = getattr(ancestor, "prev", None)
         if node is None:
             node = self.dag.add(_source_name(obj), "jvm", "source", []).id
-            tag(obj, self.run.run_id, node)
+        tag(obj, self.run.run_id, node)
         return node
 
     def python(self, api: str, f: Any, parents: list[int], phase: str = "",
                name: str | None = None) -> tuple[OperatorNode, OperatorSpec]:
         node = self.dag.add(name or default_name(f, api), "python", api, parents, phase)
-        spec = OperatorSpec(node.id, self.run, api, node.name)
+        spec = OperatorSpec(node.id, self.run, api, node.name, in_g=node.in_g)
         self.specs[node.id] = spec
+        if self.dag.interesting is None and (self.interesting is None
+                                             or self.interesting == node.name):
+            self._make_interesting(node.id)
+        self.functions.append((node.id, f))
         return node, spec
+
+    def _make_interesting(self, node_id: int) -> None:
+        self.dag.set_interesting(node_id)
+        for node in self.dag.operators:
+            spec = self.specs.get(node.id)
+            if spec is not None:
+                spec.theta, spec.in_g = node.theta, node.in_g
 
     def jvm(self, api: str, parents: list[int], name: str | None = None) -> OperatorNode:
         return self.dag.add(name or api, "jvm", api, parents)
 
     def produced(self, obj: Any, node: OperatorNode | int) -> Any:
-        return tag(obj, self.run.run_id, node if isinstance(node, int) else node.id)
+        node_id = node if isinstance(node, int) else node.id
+        count = getattr(obj, "getNumPartitions", None)
+        if callable(count) and self.dag.node(node_id).partitions is None:
+            try:
+                self.dag.node(node_id).partitions = int(count())
+            except Exception:
+                pass
+        return tag(obj, self.run.run_id, node_id)
+
+    def warnings(self) -> list[str]:
+        """Operators whose replay may differ from the run (checked with their final names)."""
+        found: list[str] = []
+        for node_id, f in self.functions:
+            found.extend(nondeterminism_warnings(self.dag.node(node_id).name, f))
+        return found
 
     def rename(self, obj: Any, name: str) -> None:
         node = node_of(obj, self.run.run_id)
         if node is None:
             return
         self.dag.rename(node, name)
+        if self.interesting is not None and name == self.interesting and \
+                self.dag.node(node).kind == "python":
+            self._make_interesting(node)
         for other in self.companions.get(node, []):
             phase = self.dag.node(other).phase
             self.dag.rename(other, f"{name} ({phase})" if phase else name)

@@ -50,6 +50,10 @@ class RunOptions:
     advertise: str | None = None
     advertise_port: int | None = None
     agents: list = field(default_factory=list)
+    interesting: str | None = None
+    interact_every: float | None = None
+    interact_when: str | None = None
+    record_inputs: bool = False
 
     def manifest(self) -> dict:
         data = asdict(self)
@@ -102,12 +106,16 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
     run = Run(store, manifest, dag)
     coordinator = Coordinator(run_id, store, dag, [ProgressAgent, *options.agents], run.emit,
                               bind=_bind_address(options), advertise=options.advertise,
-                              advertise_port=options.advertise_port)
+                              advertise_port=options.advertise_port,
+                              interact_every=options.interact_every,
+                              condition=options.interact_when,
+                              record_inputs=options.record_inputs)
     run.coordinator = coordinator
     coordinator.start_agents(run)
     run.warnings.extend(_interpreter_warnings())
     registry.add(run)
-    recorder = Recorder(dag, coordinator.run_spec)
+    recorder = Recorder(dag, coordinator.run_spec, options.interesting)
+    run.recorder = recorder
     thread = threading.Thread(target=_execute, args=(run, recorder, compiled, namespace),
                               name=f"icedtea-run-{run_id}", daemon=True)
     run.thread = thread
@@ -185,6 +193,14 @@ def _warnings(run: Run, jobs: list[dict]) -> list[str]:
     warnings = list(run.warnings)
     if not jobs and not coordinator.workers:
         warnings.append(NO_JOB_WARNING)
+    recorder = getattr(run, "recorder", None)
+    if recorder is not None:
+        warnings.extend(w for w in recorder.warnings() if w not in warnings)
+        wanted = recorder.interesting
+        if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted):
+            names = ", ".join(n.name for n in run.dag.python_operators) or "none"
+            warnings.append(f"--interesting {wanted!r}: no Python operator has that name "
+                            f"(Python operators: {names})")
     for reason in coordinator.local_reasons:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")

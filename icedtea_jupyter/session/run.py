@@ -11,6 +11,7 @@ import pandas as pd
 from ..store import RunStore
 from ..dag import Dag
 from .metrics import metrics_frame
+from .snapshots import History, Interaction, Snapshot
 
 Listener = Callable[[str, dict], None]
 STATUSES = ("running", "finished", "failed")
@@ -152,6 +153,61 @@ class Run:
                              rate=(counts.get("records_in", 0) / seconds) if seconds else 0.0)
             states.append(state)
         return states
+
+    # --- time travel: interactions and snapshots ----------------------------------------
+    def history(self) -> History:
+        """The interactions and snapshots recorded so far (a fresh view each call)."""
+        coordinator = self.coordinator
+        if coordinator is None:
+            rows = self.store.worker_table().to_pylist()
+            return History.from_store(self.path, self.dag, rows)
+        book = coordinator.book
+        with book._cond:
+            interactions = [dict(i) for i in book.interactions]
+            entries = list(book.entries)
+        workers = [state for _, state in coordinator.worker_states()]
+        return History(interactions, entries, self.dag, workers)
+
+    @property
+    def interactions(self) -> list[Interaction]:
+        """Every interaction, I0 (the initial states) first."""
+        return self.history().interactions()
+
+    def interact(self, timeout: float = 2.0) -> Interaction:
+        """A manual interaction now: a tuple-consistent snapshot of G(θ) while the job runs.
+
+        Waits up to ``timeout`` seconds for θ's running workers to report."""
+        if self.coordinator is None or self.status != "running":
+            raise RuntimeError(f"run {self.id} is {self.status}: interactions happen while a "
+                               "run records; after it, jump to a recorded one with "
+                               "run.snapshot(k)")
+        index = self.coordinator.interact()
+        self.coordinator.book.wait(index, timeout)
+        return self.history().interactions()[index]
+
+    def snapshot(self, index: int) -> Snapshot:
+        """The states of G(θ)'s workers at interaction ``index``."""
+        return self.history().snapshot(index)
+
+    def recorded_inputs(self, partition: int) -> list:
+        """θ's input records on ``partition`` in processing order (needs --record-inputs)."""
+        import glob
+        import os
+        import pickle
+
+        import pyarrow.feather as feather
+
+        theta = self.dag.interesting
+        pattern = os.path.join(self.path, "inputs", f"op{theta.id}-p{partition}-*.arrow")
+        ok = {(row["task"]) for row in self.store.worker_table().to_pylist()
+              if row["operator"] == theta.id and row["status"] == "ok"}
+        for path in sorted(glob.glob(pattern)):
+            task = int(path.rsplit("-t", 1)[1].split(".")[0])
+            if task in ok:  # files written by this run's own workers
+                return [pickle.loads(b) for b in feather.read_table(path).column("record")
+                        .to_pylist()]
+        raise LookupError(f"no recorded inputs of {theta.name!r} on partition {partition}: "
+                          "record the run with --record-inputs")
 
     def summary(self) -> dict:
         """A JSON-able view of the run for the sidebar and the panel."""

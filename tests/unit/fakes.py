@@ -13,11 +13,12 @@ class RecordingChannel:
         self.hosts: list = []
         self.operator_names = {0: "op"}
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, body: bytes = b"") -> None:
         self.sent.append(message)
 
-    def end_worker(self, message: dict) -> None:
+    def end_worker(self, message: dict, body: bytes = b"") -> None:
         self.ended.append(message)
+        self.bodies = getattr(self, "bodies", []) + [body]
 
     def register(self, host) -> None:
         self.hosts.append(host)

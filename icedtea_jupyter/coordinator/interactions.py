@@ -1,0 +1,118 @@
+"""The coordinator's side of interactions: ordering them, announcing them, collecting
+the snapshots workers send, and keeping both in the run store as they arrive.
+
+Files (JSON lines, append-only, so nothing recorded is lost on a crash):
+``interactions.jsonl`` one line per interaction as it is requested;
+``snapshots.jsonl`` one line per worker report (count, status, state delta).
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from typing import Any, Callable
+
+INITIAL, MANUAL, PERIODIC, CONDITION = "initial", "manual", "periodic", "condition"
+
+
+class InteractionBook:
+    """Interactions in the order the coordinator received them (IcedTea Def. 4.1)."""
+
+    def __init__(self, store_path: str, theta_workers: Callable[[], set],
+                 broadcast: Callable[[dict], int], started: float) -> None:
+        self.path = store_path
+        self.theta_workers = theta_workers  # keys of θ's running workers
+        self.broadcast = broadcast
+        self.interactions: list[dict] = []
+        self.entries: list[dict] = []
+        self._expected: dict[int, set] = {}
+        self._cond = threading.Condition()
+        self._files_lock = threading.Lock()
+        self._add({"index": 0, "time": started, "trigger": INITIAL, "record": None,
+                   "latency": 0.0, "complete": True})
+
+    def _add(self, interaction: dict) -> None:
+        self.interactions.append(interaction)
+        self._append("interactions.jsonl", interaction)
+
+    def _append(self, name: str, data: dict) -> None:
+        with self._files_lock, open(os.path.join(self.path, name), "a", encoding="utf-8") as f:
+            f.write(json.dumps(data, default=str) + "\n")
+
+    def request(self, trigger: str, record: Any = None, origin: int | None = None,
+                request: int | None = None) -> int:
+        """Assign the next index, announce it to every worker; returns the index."""
+        with self._cond:
+            index = len(self.interactions)
+            expected = set(self.theta_workers())
+            self._expected[index] = expected
+            self._add({"index": index, "time": time.time(), "trigger": trigger,
+                       "record": record, "latency": None, "complete": not expected})
+        self.broadcast({"type": "interact", "index": index, "trigger": trigger,
+                        "request": request, "origin": origin})
+        return index
+
+    def on_snapshot(self, message: dict, key: tuple) -> None:
+        entry = {k: v for k, v in message.items() if k != "type"}
+        self._append("snapshots.jsonl", entry)
+        with self._cond:
+            self.entries.append(entry)
+            index = message["index"]
+            expected = self._expected.get(index)
+            if expected is not None and key in expected and message["status"] == "running":
+                expected.discard(key)
+                if not expected:
+                    self._complete(index)
+            self._cond.notify_all()
+
+    def worker_ended(self, key: tuple) -> None:
+        """A θ worker that ends before it reported can no longer hold up an interaction."""
+        with self._cond:
+            for index, expected in self._expected.items():
+                if key in expected:
+                    expected.discard(key)
+                    if not expected:
+                        self._complete(index)
+            self._cond.notify_all()
+
+    def _complete(self, index: int) -> None:
+        interaction = self.interactions[index]
+        if not interaction["complete"]:
+            interaction["complete"] = True
+            interaction["latency"] = time.time() - interaction["time"]
+
+    def wait(self, index: int, timeout: float) -> bool:
+        """Until every θ worker running at the request has reported; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self.interactions[index]["complete"]:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    def save(self) -> None:
+        """The final list, with latencies, beside the append-only log."""
+        with self._cond:
+            data = list(self.interactions)
+        with open(os.path.join(self.path, "interactions.json"), "w", encoding="utf-8") as f:
+            json.dump(data, f, default=str)
+
+
+class PeriodicInteractions:
+    """``--interact-every S``: an interaction every S seconds while θ has running workers."""
+
+    def __init__(self, book: InteractionBook, every: float) -> None:
+        self.book, self.every = book, every
+        self._stop = threading.Event()
+        threading.Thread(target=self._loop, name="icedtea-periodic", daemon=True).start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            if self.book.theta_workers():
+                self.book.request(PERIODIC)
+
+    def stop(self) -> None:
+        self._stop.set()

@@ -1,0 +1,1 @@
+"""Example pipelines used by the notebooks and the tests."""

@@ -1,0 +1,158 @@
+"""The time-travel side of a worker of G(θ): snapshots at interactions, replay logs.
+
+Within a task PySpark pulls each record through the whole chain of Python functions
+before the next one enters. So when θ's host is about to hand θ its next input,
+every downstream worker of the same task has processed exactly the scopes of θ's
+earlier inputs and waits for its next record: that moment is tuple-consistent (IcedTea
+Def. 3.4). θ's host takes the snapshot of the whole chain there, for I0 before its
+first record and for each interaction the coordinator announces. Workers of G(θ) in a
+later stage (after a shuffle) only report whether they had started.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+import zlib
+from array import array
+from typing import Any, Iterable, Iterator
+
+from .records import describe_record
+from .state import delta, encode, encode_state
+from .worker_file import write_inputs
+
+FINAL = -1  # the index of a worker's final snapshot
+_REQUESTS = itertools.count(1)
+
+
+class TimeTravel:
+    """Snapshots and logs of one G(θ) worker; created only for hosts in G(θ)."""
+
+    def __init__(self, host: Any) -> None:
+        self.host = host
+        self.theta = host.spec.theta
+        self.last_sent: dict | None = None
+        self.outputs = array("I")  # cumulative outputs when each input was pulled
+        self.results: list = []  # log_result values, in call order
+        self.started = False
+        self.condition = self._compile(host.spec.run.condition) if self.theta else None
+        self._hit: Any = None
+        self._waiting: int | None = None
+        self.inputs: list[bytes] | None = [] if self.theta and host.spec.run.record_inputs else None
+
+    def _compile(self, expression: str | None) -> Any:
+        if not expression:
+            return None
+        try:
+            return eval(compile(f"lambda row: ({expression})", "<--interact-when>", "eval"), {})
+        except SyntaxError as exc:
+            self.host._alert("interact-when", "compile", exc)
+            return None
+
+    # --- who is in the snapshot ---------------------------------------------------------
+    def chain(self) -> list[Any]:
+        """θ's worker and the G(θ) workers of the same task, upstream first."""
+        task = self.host.worker["task"]
+        return [h for h in list(self.host.channel.hosts)
+                if h.worker["task"] == task and h.tt is not None and not h.ended]
+
+    def theta_in_task(self) -> bool:
+        task = self.host.worker["task"]
+        return any(h.worker["task"] == task and h.spec.theta for h in self.host.channel.hosts)
+
+    # --- events from the host ------------------------------------------------------------
+    def on_first_record(self) -> None:
+        self.started = True
+        if self.theta:
+            self.snapshot_chain(0, "initial", 0)
+        elif not self.theta_in_task():
+            self.send(0, "initial", 0, "later")
+
+    def on_interact(self, message: dict, processed: int) -> None:
+        if self.theta:
+            self.snapshot_chain(message["index"], message.get("trigger", ""), processed)
+        else:  # a later stage: whether it had started, and how far
+            self.host.channel.send({"type": "snapshot", "worker": self.host.worker,
+                                    "index": message["index"], "count": processed,
+                                    "status": "later", "time": time.time()})
+
+    def snapshot_chain(self, index: int, trigger: str, theta_processed: int) -> None:
+        """Downstream workers first, θ last: θ's report completes the interaction, and
+        the coordinator reads one connection in order."""
+        for host in self.chain():
+            if host is not self.host:
+                host.tt.send(index, trigger, host.live_count(), "running")
+        self.send(index, trigger, theta_processed, "running")
+
+    def send(self, index: int, trigger: str, count: int, status: str) -> None:
+        current = encode_state(self.host.state())
+        message = {"type": "snapshot", "worker": self.host.worker, "index": index,
+                   "trigger": trigger, "count": count, "status": status, "time": time.time(),
+                   "delta": delta(self.last_sent, current)}
+        self.last_sent = current
+        self.host.channel.send(message)
+
+    def on_end(self, records_in: int) -> tuple[dict, bytes]:
+        """The final snapshot, and the replay log that travels with ``worker_end``."""
+        if self.started or self.theta:
+            self.send(FINAL, "end", records_in, "final")
+        if self.inputs is not None:
+            try:
+                write_inputs(self.host.spec.run.store_path, self.host.worker, self.inputs)
+            except OSError as exc:
+                self.host._alert("record-inputs", "write", exc)
+        log = {"results": self.results, "outputs": len(self.outputs)}
+        body = zlib.compress(self.outputs.tobytes(), 1) if len(self.outputs) else b""
+        return log, body
+
+    # --- conditional interactions (--interact-when) ------------------------------------
+    def conditioned(self, iterator: Iterable) -> Iterator:
+        """θ's input, evaluating the condition; a hit interacts once its scope is done."""
+        condition = self.condition
+        for record in iterator:
+            if self._hit is not None:
+                self._interact_for(self._hit)
+            try:
+                hit = condition(record)
+            except Exception as exc:
+                self.host._alert("interact-when", "evaluate", exc)
+                self.condition, hit = None, False
+                condition = _never
+            if hit:
+                self._hit = record
+            yield record
+        if self._hit is not None:
+            self._interact_for(self._hit)
+
+    def _interact_for(self, record: Any) -> None:
+        self._hit = None
+        self.host._processed = self.host.live_count()
+        request = next(_REQUESTS)
+        self._waiting = request
+        self.host.channel.send({"type": "interact_request", "worker": self.host.worker,
+                                "trigger": "condition", "request": request,
+                                "record": describe_record(record)})
+        deadline = time.monotonic() + 2.0
+        while self._waiting is not None and time.monotonic() < deadline:
+            if self.host.mailbox:
+                self.host._drain_mailbox()
+            else:
+                time.sleep(0.0005)
+
+    def answered(self, message: dict) -> None:
+        if message.get("request") == self._waiting and \
+                message.get("origin") == self.host.worker["task"]:
+            self._waiting = None
+
+    # --- logs --------------------------------------------------------------------------
+    def record_input(self, record: Any) -> None:
+        import pickle
+
+        self.inputs.append(pickle.dumps(record, protocol=5))
+
+
+def _never(record: Any) -> bool:
+    return False
+
+
+def encoded_value(value: Any) -> Any:
+    return encode(value)

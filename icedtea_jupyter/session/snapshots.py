@@ -1,0 +1,192 @@
+"""Interactions and snapshots as the user reads them: ``run.interactions``, ``run.snapshot(k)``.
+
+Built from two lists, live from the coordinator or reloaded from the store: the
+interactions in order, and every worker's reports (count, status, state delta).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dag import Dag
+from ..executor.state import apply_delta, decode, delta
+from ..executor.timetravel import FINAL
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """One moment of the run: ``counts`` maps (operator, partition) to records processed."""
+
+    index: int
+    time: float
+    trigger: str  # "initial", "manual", "periodic" or "condition"
+    counts: dict = field(repr=False)
+    record: dict | None = field(default=None, repr=False)
+    latency: float | None = None
+    complete: bool = True
+
+
+@dataclass
+class WorkerView:
+    operator: str
+    partition: int
+    status: str  # "running", "not started", "finished", "later stage", "no snapshot"
+    count: int | None
+    encoded: dict | None = field(default=None, repr=False)
+
+
+class History:
+    """The interaction history of a run and the snapshots behind it."""
+
+    def __init__(self, interactions: list[dict], entries: list[dict], dag: Dag,
+                 workers: list[dict]) -> None:
+        self.dag = dag
+        self.raw = sorted(interactions, key=lambda i: i["index"])
+        self.entries = entries
+        self.workers = workers  # lifecycle rows: operator, partition, attempt, task, started, ended...
+        self._chains = self._chains_by_worker()
+
+    @classmethod
+    def from_store(cls, path: str, dag: Dag, workers: list[dict]) -> "History":
+        saved = os.path.join(path, "interactions.json")
+        if os.path.exists(saved):
+            with open(saved, encoding="utf-8") as f:
+                interactions = json.load(f)
+        else:
+            interactions = _lines(os.path.join(path, "interactions.jsonl"))
+        return cls(interactions, _lines(os.path.join(path, "snapshots.jsonl")), dag, workers)
+
+    def _chains_by_worker(self) -> dict[tuple, list[dict]]:
+        chains: dict[tuple, list[dict]] = {}
+        for entry in self.entries:
+            w = entry["worker"]
+            chains.setdefault((w["operator"], w["partition"], w["task"]), []).append(entry)
+        return chains
+
+    # --- interactions -------------------------------------------------------------------
+    def interactions(self) -> list[Interaction]:
+        return [self._interaction(raw) for raw in self.raw]
+
+    def _interaction(self, raw: dict) -> Interaction:
+        counts = {(v.operator, v.partition): v.count for v in self.views(raw["index"])}
+        return Interaction(raw["index"], raw["time"], raw["trigger"], counts, raw.get("record"),
+                           raw.get("latency"), bool(raw.get("complete", True)))
+
+    def interaction_time(self, index: int) -> float:
+        for raw in self.raw:
+            if raw["index"] == index:
+                return raw["time"]
+        raise IndexError(f"no interaction I{index}: this run has I0..I{len(self.raw) - 1}")
+
+    # --- workers at an interaction -----------------------------------------------------------
+    def partitions(self, node: Any) -> list[int]:
+        seen = {w["partition"] for w in self.workers if w["operator"] == node.id}
+        seen |= {c[1] for c in self._chains if c[0] == node.id}
+        if node.partitions:
+            seen |= set(range(node.partitions))
+        return sorted(seen)
+
+    def views(self, index: int) -> list[WorkerView]:
+        when = self.interaction_time(index)
+        return [self.view(index, node, p, when) for node in self.dag.g_theta
+                if node.kind == "python" for p in self.partitions(node)]
+
+    def view(self, index: int, node: Any, partition: int, when: float | None = None) -> WorkerView:
+        when = self.interaction_time(index) if when is None else when
+        chains = [(task, chain) for (op, part, task), chain in self._chains.items()
+                  if op == node.id and part == partition]
+        attempts = [w for w in self.workers if w["operator"] == node.id
+                    and w["partition"] == partition]
+        for task, chain in sorted(chains, key=lambda c: -c[0]):
+            encoded, reached = None, None
+            for entry in chain:
+                if entry["index"] == FINAL and reached is not None:
+                    break
+                if "delta" in entry:
+                    encoded = apply_delta(encoded, entry["delta"])
+                if entry["index"] == index:
+                    reached = entry
+                    break
+            if reached is not None:
+                status = "later stage" if reached["status"] == "later" else "running"
+                return WorkerView(node.name, partition, status, reached["count"],
+                                  encoded if reached["status"] != "later" else None)
+            final = next((e for e in chain if e["index"] == FINAL), None)
+            if final is not None and final["time"] <= when:
+                return WorkerView(node.name, partition, "finished", final["count"], encoded)
+        started = [w for w in attempts if (w.get("started") or 0) <= when]
+        if not started:
+            return WorkerView(node.name, partition, "not started", 0)
+        ended = [w for w in started if w.get("ended") and w["ended"] <= when]
+        if ended:
+            return WorkerView(node.name, partition, "finished", ended[-1].get("records_in"))
+        return WorkerView(node.name, partition, "no snapshot", None)
+
+    def snapshot(self, index: int) -> "Snapshot":
+        return Snapshot(self, self._interaction(self._raw(index)))
+
+    def _raw(self, index: int) -> dict:
+        if not 0 <= index < len(self.raw):
+            raise IndexError(f"no interaction I{index}: this run has I0..I{len(self.raw) - 1}")
+        return self.raw[index]
+
+
+class Snapshot:
+    """The states of G(θ)'s workers at one interaction."""
+
+    def __init__(self, history: History, interaction: Interaction) -> None:
+        self.history = history
+        self.interaction = interaction
+
+    @property
+    def index(self) -> int:
+        return self.interaction.index
+
+    def _view(self, operator: str, partition: int) -> WorkerView:
+        node = self.history.dag.node(operator)
+        if not node.in_g:
+            names = ", ".join(n.name for n in self.history.dag.g_theta) or "none"
+            raise KeyError(f"{operator!r} is not in G(θ); snapshots hold {names}")
+        return self.history.view(self.index, node, partition)
+
+    def state(self, operator: str, partition: int) -> dict | None:
+        """The worker's state variables by name (None if it had not started)."""
+        view = self._view(operator, partition)
+        return None if view.encoded is None else decode(view.encoded)
+
+    def status(self, operator: str, partition: int) -> str:
+        return self._view(operator, partition).status
+
+    def changed(self, operator: str, partition: int) -> dict:
+        """What changed since the previous interaction: variables, and keys of dict-like ones."""
+        current = self._view(operator, partition).encoded or {}
+        previous = {}
+        if self.index > 0:
+            previous = self.history.view(self.index - 1, self.history.dag.node(operator),
+                                         partition).encoded or {}
+        change = delta(previous, current)
+        return {"variables": sorted(change["set"]), "removed": sorted(change["del"]),
+                "keys": {name: [decode(k) for k in (
+                    [kv[0] for kv in keyed["set"]] if keyed.get("tagged") else keyed["set"])]
+                         for name, keyed in change["keys"].items()}}
+
+    def workers(self) -> list[dict]:
+        return [{"operator": v.operator, "partition": v.partition, "status": v.status,
+                 "count": v.count} for v in self.history.views(self.index)]
+
+    def __repr__(self) -> str:
+        return f"<Snapshot I{self.index} ({self.interaction.trigger})>"
+
+
+def _lines(path: str) -> list[dict]:
+    rows = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    continue
+    return rows

@@ -1,0 +1,147 @@
+"""Recording for time travel: θ and G(θ), interactions while the job runs, tuple-consistent
+snapshots, replay logs."""
+import time
+
+import pyarrow.feather as feather
+import pytest
+
+from icedtea_jupyter.examples import fraud
+from icedtea_jupyter.session.execution import RunOptions, start_run
+
+pytestmark = pytest.mark.spark
+
+FRAUD_NS = {name: getattr(fraud, name) for name in
+            ("PAYMENTS", "FeatureEnrichment", "FraudDetector", "FraudFilter")}
+
+
+def partition_of(run, customer):
+    for p in range(2):
+        if customer in (run.snapshot(len(run.interactions) - 1).state("enrich", p) or {}).get(
+                "highest", {}):
+            return p
+    raise AssertionError(f"{customer} in no partition")
+
+
+def test_the_yen_payment_yields_figure_6s_tuple_consistent_snapshot(record):
+    run = record(fraud.PIPELINE, FRAUD_NS, interesting="enrich",
+                 interact_when='"¥" in row.currency', record_inputs=True)
+    assert run.status == "finished", run.error
+    assert [n.name for n in run.dag.g_theta] == ["enrich", "detect", "filter"]
+    assert run.dag.interesting.name == "enrich"
+    assert ("partitionBy", "enrich") in run.dag.edges
+    initial, yen = run.interactions
+    assert (initial.index, initial.trigger) == (0, "initial")
+    assert (yen.index, yen.trigger) == (1, "condition")
+    assert yen.record["value"]["currency"] == "¥"
+    p = partition_of(run, "Bob")
+    rows = run.recorded_inputs(p)
+    assert sorted(tuple(r) for r in rows) == sorted(
+        r for r in fraud.PAYMENTS if r[0] in run.snapshot(1).state("enrich", p)["highest"]
+        or r[0] in {x.customer for x in rows})
+    position = next(i for i, r in enumerate(rows) if r.currency == "¥") + 1
+    assert yen.counts[("enrich", p)] == position
+    assert yen.counts[("detect", p)] == position and yen.counts[("filter", p)] == position
+    snapshot = run.snapshot(1)
+    assert snapshot.state("enrich", p)["highest"]["Bob"] == 5000.0  # the bug, caught
+    assert snapshot.state("detect", p)["blacklist"] == {"Bob"}
+    assert snapshot.state("filter", p)["frauds"] == 1
+    assert snapshot.changed("detect", p)["variables"] == ["blacklist", "checked"]
+    assert run.snapshot(0).state("detect", p) == {"blacklist": set(), "checked": 0}
+
+
+def test_replay_logs_hold_outputs_per_input_and_are_small(record):
+    run = record(fraud.PIPELINE, FRAUD_NS, interesting="enrich")
+    logs = {}
+    import glob
+    import os
+
+    for path in glob.glob(os.path.join(run.path, "logs", "*.arrow")):
+        table = feather.read_table(path)
+        op = int(os.path.basename(path).split("-")[0][2:])
+        logs.setdefault(run.dag.node(op).name, []).append(table)
+    filtered = sum(t.column("outputs").to_pylist().count(0) for t in logs["filter"])
+    frauds = sum(1 for c, a, cur in fraud.PAYMENTS if c in ("Bob", "Erin"))
+    assert filtered >= 1 and filtered <= frauds
+    assert sum(t.num_rows for t in logs["enrich"]) == len(fraud.PAYMENTS)
+    assert all(set(t.column("outputs").to_pylist()) <= {1} for t in logs["enrich"])
+
+
+class Slow:
+    def __init__(self):
+        self.total = 0
+
+    def __call__(self, x):
+        time.sleep(0.004)
+        self.total += x
+        return x
+
+
+def test_manual_interactions_land_in_the_middle_of_partitions(spark, tmp_path):
+    code = "out = sc.parallelize(range(1000), 2).map(Slow()).setName('slow').map(str).collect()"
+    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow},
+                    RunOptions(store=str(tmp_path)))
+    taken = []
+    while run.status == "running" and len(taken) < 3:
+        if any(r["running"] for r in run.progress() if r["operator"] == "slow"):
+            taken.append(run.interact())
+        time.sleep(0.3)
+    run.wait(60)
+    assert taken and all(i.trigger == "manual" for i in taken)
+    middle = [(i, p) for i in taken for p in (0, 1) if 0 < (i.counts[("slow", p)] or 0) < 500]
+    assert middle, [i.counts for i in taken]
+    interaction, p = middle[0]
+    n = interaction.counts[("slow", p)]
+    state = run.snapshot(interaction.index).state("slow", p)
+    assert state["total"] == sum(range(p * 500, p * 500 + n))  # exactly n records processed
+    assert interaction.counts[("str", p)] == n  # downstream: the same records, no more
+    assert interaction.latency is not None and interaction.latency < 2.0
+
+
+def test_periodic_interactions_and_reopening(spark, tmp_path):
+    code = "out = sc.parallelize(range(600), 2).map(Slow()).setName('slow').count()"
+    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow},
+                    RunOptions(store=str(tmp_path), interact_every=0.3))
+    run.wait(60)
+    periodic = [i for i in run.interactions if i.trigger == "periodic"]
+    assert len(periodic) >= 2
+    assert [i.index for i in run.interactions] == list(range(len(run.interactions)))
+    from icedtea_jupyter.session import registry
+
+    registry._RUNS.remove(run)
+    reopened = registry.open_run(run.path)
+    assert [i.counts for i in reopened.interactions] == [i.counts for i in run.interactions]
+    k = periodic[0].index
+    assert reopened.snapshot(k).state("slow", 0) == run.snapshot(k).state("slow", 0)
+
+
+def test_nondeterministic_operators_are_warned_about(record):
+    code = "import random\nout = sc.parallelize(range(10)).map(lambda x: x + random.random())" \
+           ".setName('noisy').collect()"
+    run = record(code)
+    assert any("noisy" in w and "unseeded randomness" in w for w in run.warnings)
+
+
+def test_an_unknown_interesting_operator_is_reported(record):
+    run = record("out = sc.parallelize(range(4)).map(str).collect()", interesting="nope")
+    assert any("--interesting 'nope'" in w for w in run.warnings)
+    assert run.dag.interesting is None
+
+
+def test_log_result_values_are_kept_in_the_replay_log(record):
+    import glob
+    import json
+    import os
+    import random
+
+    from icedtea_jupyter import log_result
+
+    code = ("out = sc.parallelize(range(20), 2).map(lambda x: x + log_result(random.random))"
+            ".setName('jitter').collect()")
+    run = record(code, {"log_result": log_result, "random": random})
+    assert not any("jitter" in w for w in run.warnings)  # wrapped: nothing to warn about
+    logged = []
+    for path in glob.glob(os.path.join(run.path, "logs", "op1-*.arrow")):
+        meta = feather.read_table(path).schema.metadata
+        logged += json.loads(meta[b"results"])
+    assert sorted(round(x, 9) for x in logged) == sorted(
+        round(o - i, 9) for i, o in zip(range(20), run.namespace["out"]))

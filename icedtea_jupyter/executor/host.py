@@ -316,7 +316,6 @@ class WorkerHost:
         if message["type"] == "interact":
             if self.tt is None or not (self.spec.theta or not self.tt.theta_in_task()):
                 return
-            self.tt.answered(message)
         target = message.get("operator")
         if target is not None and target != self.worker["operator"]:
             return
@@ -328,6 +327,7 @@ class WorkerHost:
     def _handle(self, message: dict) -> None:
         if message["type"] == "interact":
             self.tt.on_interact(message, self._processed)
+            self.tt.answered(message)
         elif message["type"] == "to_agent":
             for agent in self.agents:
                 if agent.agent_name() == message["agent"]:

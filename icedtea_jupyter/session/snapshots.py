@@ -100,22 +100,9 @@ class History:
         attempts = [w for w in self.workers if w["operator"] == node.id
                     and w["partition"] == partition]
         for task, chain in sorted(chains, key=lambda c: -c[0]):
-            encoded, reached = None, None
-            for entry in chain:
-                if entry["index"] == FINAL and reached is not None:
-                    break
-                if "delta" in entry:
-                    encoded = apply_delta(encoded, entry["delta"])
-                if entry["index"] == index:
-                    reached = entry
-                    break
-            if reached is not None:
-                status = "later stage" if reached["status"] == "later" else "running"
-                return WorkerView(node.name, partition, status, reached["count"],
-                                  encoded if reached["status"] != "later" else None)
-            final = next((e for e in chain if e["index"] == FINAL), None)
-            if final is not None and final["time"] <= when:
-                return WorkerView(node.name, partition, "finished", final["count"], encoded)
+            view = self._from_chain(chain, index, node.name, partition, when)
+            if view is not None:
+                return view
         started = [w for w in attempts if (w.get("started") or 0) <= when]
         if not started:
             return WorkerView(node.name, partition, "not started", 0)
@@ -123,6 +110,30 @@ class History:
         if ended:
             return WorkerView(node.name, partition, "finished", ended[-1].get("records_in"))
         return WorkerView(node.name, partition, "no snapshot", None)
+
+    @staticmethod
+    def _from_chain(chain: list[dict], index: int, operator: str, partition: int,
+                    when: float) -> WorkerView | None:
+        """The worker's view at ``index`` from its own reports, in arrival order.
+
+        A running worker answers interactions in order, so no report for ``index``
+        means it started later (its first report is younger than the interaction), or
+        ended before its next check (then its final state is its state at ``index``)."""
+        reported = next((e for e in chain if e["index"] == index), None)
+        if reported is None and chain[0]["time"] > when and chain[0]["index"] != FINAL:
+            return WorkerView(operator, partition, "not started", 0)
+        encoded = None
+        for entry in chain:
+            if "delta" in entry:
+                encoded = apply_delta(encoded, entry["delta"])
+            if entry is reported:
+                if entry["status"] == "later":
+                    return WorkerView(operator, partition, "later stage", entry["count"])
+                return WorkerView(operator, partition, "running", entry["count"], encoded)
+        final = next((e for e in chain if e["index"] == FINAL), None)
+        if final is not None:
+            return WorkerView(operator, partition, "finished", final["count"], encoded)
+        return None
 
     def snapshot(self, index: int) -> "Snapshot":
         return Snapshot(self, self._interaction(self._raw(index)))

@@ -109,19 +109,17 @@ class WorkerHost:
         if self.user_function is None:
             self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
-        log = self.tt.outputs.append if self.tt is not None else None
+        dropped = self.tt.dropped(self) if self.tt is not None else None
         try:
             for record in self._observed(iterator):
                 n += 1
-                if log is not None:
-                    log(n_out)
                 if n >= box[0]:
                     self._check(n, n_out, record)
                 if f(record):
                     n_out += 1
                     yield record
-            if log is not None:
-                log(n_out)
+                elif dropped is not None:
+                    dropped(n - 1)
             self.exhausted = True
         except GeneratorExit:
             raise
@@ -135,19 +133,57 @@ class WorkerHost:
         if self.user_function is None:
             self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
-        log = self.tt.outputs.append if self.tt is not None else None
+        log = self.tt.deviation if self.tt is not None else None
         try:
             for record in self._observed(iterator):
                 n += 1
-                if log is not None:
-                    log(n_out)
                 if n >= box[0]:
                     self._check(n, n_out, record)
+                k = 0
                 for out in f(record):
+                    k += 1
+                    yield out
+                n_out += k
+                if k != 1 and log is not None:
+                    log(n - 1, k)
+            self.exhausted = True
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            self._fail(exc, record)
+            raise
+        finally:
+            self._end(n, n_out)
+
+    def run_operator(self, op: Any, iterator: Iterable) -> Iterator:
+        """An ``Operator`` record by record (the semantics of ``Operator.__call__``).
+
+        In G(θ) it logs the inputs whose number of outputs is not one (IcedTea's output
+        counts, kept as exceptions to the common case)."""
+        self.user_function = op
+        box, n, n_out, record = self.box, 0, 0, _NO_RECORD
+        log = self.tt.deviation if self.tt is not None else None
+        try:
+            op.open()
+            for record in self._observed(iterator):
+                n += 1
+                if n >= box[0]:
+                    self._check(n, n_out, record)
+                outputs = op.process(record)
+                k = 0
+                if outputs is not None:
+                    for out in outputs:
+                        k += 1
+                        yield out
+                n_out += k
+                if k != 1 and log is not None:
+                    log(n - 1, k)
+            record = _NO_RECORD
+            final = op.close()
+            if final is not None:
+                for out in final:
                     n_out += 1
                     yield out
-            if log is not None:
-                log(n_out)
             self.exhausted = True
         except GeneratorExit:
             raise
@@ -187,7 +223,7 @@ class WorkerHost:
 
     def _inputs(self, iterator: Iterable) -> Iterator:
         box, n = self.box, 0
-        log = self.tt.outputs.append if self.tt is not None else None
+        log = self.tt.outputs.append if self.tt is not None and self.state_source is None else None
         try:
             for record in self._observed(iterator):
                 n += 1

@@ -160,13 +160,11 @@ def encode_state(state: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- deltas -----------------------------------------------------------------------------
-def _fingerprints(value: Any) -> Any:
-    if isinstance(value, dict) and "$t" not in value:
-        return {k: json.dumps(v, sort_keys=True) for k, v in value.items()}
-    if isinstance(value, dict) and value.get("$t") == "dict":
-        return {json.dumps(k, sort_keys=True): json.dumps(v, sort_keys=True)
-                for k, v in value["items"]}
-    return json.dumps(value, sort_keys=True)
+def _key(encoded: Any) -> Any:
+    """A hashable identity for an encoded dict key (cheap for the usual scalar keys)."""
+    if encoded is None or isinstance(encoded, (str, int, float, bool)):
+        return (type(encoded).__name__, encoded)
+    return ("json", json.dumps(encoded, sort_keys=True))
 
 
 def delta(previous: dict | None, current: dict) -> dict:
@@ -198,11 +196,12 @@ def _keyed_change(old: Any, new: Any) -> dict | None:
     if plain:
         return {"set": {k: v for k, v in new.items() if old.get(k, _MISSING) != v},
                 "del": [k for k in old if k not in new]}
-    old_items = {json.dumps(k, sort_keys=True): v for k, v in old["items"]}
-    new_items = {json.dumps(k, sort_keys=True): (k, v) for k, v in new["items"]}
+    old_items = {_key(k): (k, v) for k, v in old["items"]}
+    new_items = {_key(k): (k, v) for k, v in new["items"]}
     return {"tagged": True,
-            "set": [[k, v] for key, (k, v) in new_items.items() if old_items.get(key, _MISSING) != v],
-            "del": [json.loads(key) for key in old_items if key not in new_items]}
+            "set": [[k, v] for key, (k, v) in new_items.items()
+                    if old_items.get(key, (None, _MISSING))[1] != v],
+            "del": [k for key, (k, _) in old_items.items() if key not in new_items]}
 
 
 _MISSING = object()
@@ -228,11 +227,11 @@ def _apply_keyed(old: Any, keyed: dict) -> Any:
         for key in keyed["del"]:
             value.pop(key, None)
         return value
-    items = {json.dumps(k, sort_keys=True): [k, v] for k, v in (old or {"items": []})["items"]}
+    items = {_key(k): [k, v] for k, v in (old or {"items": []})["items"]}
     for k, v in keyed["set"]:
-        items[json.dumps(k, sort_keys=True)] = [k, v]
+        items[_key(k)] = [k, v]
     for k in keyed["del"]:
-        items.pop(json.dumps(k, sort_keys=True), None)
+        items.pop(_key(k), None)
     return {"$t": "dict", "items": list(items.values())}
 
 

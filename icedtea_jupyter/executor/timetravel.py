@@ -32,6 +32,8 @@ class TimeTravel:
         self.theta = host.spec.theta
         self.last_sent: dict | None = None
         self.outputs = array("I")  # cumulative outputs when each input was pulled
+        self.drops: array | None = None  # a filter: indices of the inputs it dropped
+        self.deviations = array("I")  # (input index, outputs) where outputs != 1
         self.results: list = []  # log_result values, in call order
         self.started = False
         self.condition = self._compile(host.spec.run.condition) if self.theta else None
@@ -100,8 +102,17 @@ class TimeTravel:
                 write_inputs(self.host.spec.run.store_path, self.host.worker, self.inputs)
             except OSError as exc:
                 self.host._alert("record-inputs", "write", exc)
-        log = {"results": self.results, "outputs": len(self.outputs)}
-        body = zlib.compress(self.outputs.tobytes(), 1) if len(self.outputs) else b""
+        if self.drops is not None:
+            kind, data = "drops", self.drops
+        elif self.host.loop is not None and self.host.inputs_gen is None and \
+                self.host.spec.api != "map":
+            kind, data = "deviations", self.deviations
+        elif len(self.outputs):
+            kind, data = "cumulative", self.outputs
+        else:
+            kind, data = ("after_last" if self.host.state_source is not None else "ones"), None
+        log = {"results": self.results, "kind": kind}
+        body = zlib.compress(data.tobytes(), 1) if data is not None and len(data) else b""
         return log, body
 
     # --- conditional interactions (--interact-when) ------------------------------------
@@ -144,6 +155,15 @@ class TimeTravel:
             self._waiting = None
 
     # --- logs --------------------------------------------------------------------------
+    def deviation(self, index: int, outputs: int) -> None:
+        self.deviations.append(index)
+        self.deviations.append(outputs)
+
+    def dropped(self, host: Any) -> Any:
+        """A filter logs only the inputs it drops (every other input has one output)."""
+        self.drops = array("I")
+        return self.drops.append
+
     def record_input(self, record: Any) -> None:
         import pickle
 

@@ -76,22 +76,37 @@ def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
     """The replay log of a G(θ) worker: outputs per input record (Arrow, zstd) and the
     values of its ``log_result`` calls (JSON, in the file's metadata)."""
     import zlib
-    from array import array
 
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.feather as feather
 
-    cumulative = array("I")  # outputs so far at each input pull, and at the end
-    if body:
-        cumulative.frombytes(zlib.decompress(body))
+    raw = zlib.decompress(body) if body else b""
     log = message.get("log") or {}
-    total = message.get("records_out") or 0
-    counts = [b - a for a, b in zip(cumulative, cumulative[1:])]
-    after_last = total - cumulative[-1] if len(cumulative) else total
-    table = pa.table({"outputs": pa.array(counts, pa.uint32())}).replace_schema_metadata({
-        "results": json.dumps(log.get("results", [])),
-        "after_last": str(after_last),
-        "complete": str(len(counts) == message.get("records_in")),
+    kind = log.get("kind", "cumulative")
+    n_in, total = message.get("records_in") or 0, message.get("records_out") or 0
+    values = pa.Array.from_buffers(pa.uint32(), len(raw) // 4, [None, pa.py_buffer(raw)])
+    after_last = 0
+    if kind == "cumulative" and len(values) > 1:
+        counts = pc.subtract(values[1:], values[:-1])
+        after_last = total - values[-1].as_py()
+    elif kind == "drops":  # a filter: one output per input but the dropped ones
+        positions = pa.array(range(n_in), pa.uint32())
+        counts = pc.if_else(pc.is_in(positions, value_set=values), 0, 1)
+    elif kind == "deviations":  # (index, outputs) pairs where outputs != 1
+        pairs = values.to_pylist()
+        listed = [1] * n_in
+        for index, outputs in zip(pairs[0::2], pairs[1::2]):
+            listed[index] = outputs
+        counts = pa.array(listed, pa.uint32())
+        after_last = total - sum(listed)
+    elif kind == "after_last":  # a key-based aggregation: all outputs after the last input
+        counts, after_last = pa.array([0] * n_in, pa.uint32()), total
+    else:  # one output per input (map, or an operator that never varied)
+        counts = pa.array([1] * n_in if kind == "ones" else [], pa.uint32())
+    table = pa.table({"outputs": counts.cast(pa.uint32())}).replace_schema_metadata({
+        "results": json.dumps(log.get("results", [])), "kind": kind,
+        "after_last": str(after_last), "complete": str(len(counts) == n_in),
     })
     directory = os.path.join(store_path, LOGS_DIR)
     os.makedirs(directory, exist_ok=True)

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any, Callable, Iterable, Iterator
 
 from .host import _NO_RECORD, WorkerHost, _task_context
+from .operator import Operator
 from .spec import OperatorSpec
 
 
@@ -50,6 +51,8 @@ class PartitionFunction:
         if kind == "mapPartitionsWithIndex":
             host.user_function = f
             return host.run_partition(partial(f, split), iterator)
+        if isinstance(f, Operator) and type(f).__call__ is Operator.__call__:
+            return host.run_operator(f, iterator)
         return host.run_partition(f, iterator)
 
 

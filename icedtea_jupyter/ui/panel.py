@@ -53,8 +53,14 @@ class RunPanel:
         self.run = run
         self.header = widgets.HTML()
         self.operators = widgets.VBox()
+        self.interact_button = widgets.Button(description="Interact now", icon="camera",
+                                              tooltip="a tuple-consistent snapshot of G(θ) now")
+        self.interact_button.add_class("icedtea-interact")
+        self.interact_button.on_click(self._interact)
+        self.timeline = widgets.HTML()
         self.messages = widgets.HTML()
-        self.widget = widgets.VBox([self.header, self.operators, self.messages])
+        controls = widgets.HBox([self.interact_button, self.timeline])
+        self.widget = widgets.VBox([self.header, self.operators, controls, self.messages])
         self.widget.add_class("icedtea-panel")
         self.rows: dict[str, OperatorRow] = {}
         self._dirty = threading.Event()
@@ -70,6 +76,26 @@ class RunPanel:
             time.sleep(REFRESH_PERIOD)
         self.refresh()
 
+    def _interact(self, _button: Any = None) -> None:
+        """Take the interaction off the kernel's thread: the workers answer within ms."""
+        def interact() -> None:
+            try:
+                self.run.interact()
+            except RuntimeError:
+                pass
+            self._dirty.set()
+        threading.Thread(target=interact, daemon=True).start()
+
+    def _timeline(self) -> str:
+        interactions = self.run.interactions
+        marks = " ".join(f"<span class='icedtea-mark' title='{i.trigger} at "
+                         f"{time.strftime('%H:%M:%S', time.localtime(i.time))}'>"
+                         f"I{i.index}<sub>{i.trigger[0]}</sub></span>" for i in interactions[-12:])
+        more = f"… {len(interactions) - 12} earlier · " if len(interactions) > 12 else ""
+        theta = self.run.dag.interesting
+        return (f"&nbsp;θ = <b>{html.escape(theta.name) if theta else '—'}</b> · "
+                f"{len(interactions)} interactions: {more}{marks}")
+
     def refresh(self) -> None:
         run = self.run
         colour = _STATUS_COLOURS.get(run.status, "#555")
@@ -84,6 +110,8 @@ class RunPanel:
                 self.operators.children = [r.box for r in self.rows.values()]
             self.rows[row["operator"]].update(row)
         self.messages.value = self._messages()
+        self.timeline.value = self._timeline()
+        self.interact_button.disabled = run.status != "running" or run.dag.interesting is None
 
     def _messages(self) -> str:
         parts = []

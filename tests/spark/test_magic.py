@@ -68,3 +68,26 @@ def test_line_magic_lists_and_reopens_runs(shell, tmp_path):
     assert shell.run_line_magic("icedtea", f"open {path}").path == path
     with pytest.raises(UsageError):
         shell.run_line_magic("icedtea", "bogus")
+
+
+@pytest.mark.parametrize("line, message", [
+    ("--interact-every 0", "more than 0 seconds"),
+    ("--interact-every soon", "not a number of seconds"),
+    ("--interact-when 'row.amount >'", "not a Python expression"),
+])
+def test_bad_time_travel_options_are_refused(shell, line, message):
+    with pytest.raises(UsageError, match=message):
+        run_magic(shell, line, "sc.parallelize([1]).count()")
+
+
+def test_time_travel_options_reach_the_run(shell, tmp_path):
+    import icedtea_jupyter
+
+    run_magic(shell, f"--wait --no-panel --store {tmp_path} --interesting second "
+                     "--interact-when 'int(row) > 2'",
+              "out = sc.parallelize(range(5), 1).map(str).setName('first')"
+              ".map(int).setName('second').collect()")
+    run = icedtea_jupyter.last_run()
+    assert run.dag.interesting.name == "second"
+    assert [n.name for n in run.dag.g_theta] == ["second"]
+    assert [i.trigger for i in run.interactions] == ["initial", "condition", "condition"]

@@ -145,3 +145,25 @@ def test_log_result_values_are_kept_in_the_replay_log(record):
         logged += json.loads(meta[b"results"])
     assert sorted(round(x, 9) for x in logged) == sorted(
         round(o - i, 9) for i, o in zip(range(20), run.namespace["out"]))
+
+
+def test_the_panels_interact_button_takes_a_manual_interaction(spark, tmp_path):
+    from icedtea_jupyter.ui.panel import RunPanel
+
+    code = "out = sc.parallelize(range(800), 2).map(Slow()).setName('slow').count()"
+    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow},
+                    RunOptions(store=str(tmp_path)))
+    panel = RunPanel(run)
+    while not any(r["running"] for r in run.progress() if r["operator"] == "slow"):
+        assert run.status == "running"
+        time.sleep(0.05)
+    panel.refresh()
+    assert not panel.interact_button.disabled
+    panel.interact_button.click()
+    deadline = time.monotonic() + 10
+    while len(run.interactions) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    run.wait(60)
+    panel.refresh()
+    assert [i.trigger for i in run.interactions][:2] == ["initial", "manual"]
+    assert "I1<sub>m</sub>" in panel.timeline.value and panel.interact_button.disabled

@@ -1,0 +1,81 @@
+"""Time-travel recording: overhead at 1 and 10 interactions a second, log size, snapshot latency.
+
+The pipeline of ``bench/overhead.py`` (θ = its first operator, so G(θ) is the whole chain)
+runs plain and recorded with ``--interact-every 1`` and ``--interact-every 0.1``,
+alternating in one process. Prints the medians, the ratios (targets: <= 1.05 and
+<= 1.10), the replay-log bytes as a share of θ's input bytes (target: <= 2%) and the
+snapshot latency from request to the last report (target: <= 0.5 s).
+
+    .venv/bin/python bench/time_travel.py [--records 3000000] [--repeat 5]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import statistics
+import tempfile
+
+from overhead import namespace, plain, recorded, start_session
+
+LOG_FILES = ("logs/*.arrow", "snapshots.jsonl", "interactions.jsonl", "interactions.json")
+
+
+def log_bytes(run) -> int:
+    return sum(os.path.getsize(f) for pattern in LOG_FILES
+               for f in glob.glob(os.path.join(run.path, pattern)))
+
+
+def theta_input_bytes(run) -> int:
+    metrics = run.metrics()
+    return int(metrics[metrics.operator == run.dag.interesting.name].bytes_in.sum())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=3_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    spark = start_session()
+    ns = namespace(spark, args.records, args.partitions)
+    store = tempfile.mkdtemp(prefix="icedtea-bench-")
+    settings = {"plain": None, "1/s": 1.0, "10/s": 0.1}
+    plain(ns), recorded(ns, store, interact_every=1.0)  # warm up
+    times = {name: [] for name in settings}
+    shares, latencies, counts = {}, {}, {}
+    for i in range(args.repeat):
+        order = list(settings.items()) if i % 2 == 0 else list(settings.items())[::-1]
+        for name, every in order:
+            if every is None:
+                times[name].append(plain(ns))
+            else:
+                times[name].append(recorded(ns, store, interact_every=every))
+                run = recorded.last_run
+                shares.setdefault(name, []).append(log_bytes(run) / theta_input_bytes(run))
+                latencies.setdefault(name, []).extend(
+                    i.latency for i in run.interactions[1:] if i.latency is not None)
+                counts.setdefault(name, []).append(len(run.interactions) - 1)
+            print(f"  rep {i + 1} {name:6s} {times[name][-1]:.2f} s", flush=True)
+    medians = {name: statistics.median(v) for name, v in times.items()}
+    report = {"records": args.records, "medians": medians}
+    print(f"records {args.records:,} · partitions {args.partitions} · repetitions {args.repeat}")
+    print(f"plain median {medians['plain']:.2f} s")
+    for name, target in (("1/s", 1.05), ("10/s", 1.10)):
+        ratio = medians[name] / medians["plain"]
+        share = statistics.median(shares[name])
+        latency = statistics.median(latencies[name]) if latencies[name] else float("nan")
+        worst = max(latencies[name]) if latencies[name] else float("nan")
+        print(f"{name:5s} median {medians[name]:.2f} s · ratio {ratio:.3f} (target <= {target}) · "
+              f"{statistics.median(counts[name]):.0f} interactions · log {share:.2%} of θ's "
+              f"input bytes (target <= 2%) · snapshot latency median {latency * 1000:.1f} ms, "
+              f"max {worst * 1000:.1f} ms (target <= 500 ms)")
+        report[name] = {"ratio": ratio, "log_share": share, "latency_median": latency,
+                        "latency_max": worst}
+    print(json.dumps(report))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -83,15 +83,20 @@ def namespace(spark, records: int, partitions: int) -> dict:
             "payment": payment, "RunningMax": RunningMax, "add": add}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def prepare(description: str) -> tuple:
+    """Parse the shared flags; start Spark; returns (args, spark, namespace, store)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--records", type=int, default=3_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     spark = start_session()
-    ns = namespace(spark, args.records, args.partitions)
-    store = tempfile.mkdtemp(prefix="icedtea-bench-")
+    return (args, spark, namespace(spark, args.records, args.partitions),
+            tempfile.mkdtemp(prefix="icedtea-bench-"))
+
+
+def main() -> None:
+    args, spark, ns, store = prepare(__doc__.splitlines()[0])
     plain(ns), recorded(ns, store)  # warm up workers and caches
     times: dict[str, list[float]] = {"plain": [], "icedtea": []}
     for i in range(args.repeat):

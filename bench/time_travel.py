@@ -10,14 +10,12 @@ snapshot latency from request to the last report (target: <= 0.5 s).
 """
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
 import statistics
-import tempfile
 
-from overhead import namespace, plain, recorded, start_session
+from overhead import plain, prepare, recorded
 
 LOG_FILES = ("logs/*.arrow", "snapshots.jsonl", "interactions.jsonl", "interactions.json")
 
@@ -33,14 +31,7 @@ def theta_input_bytes(run) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=3_000_000)
-    parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    spark = start_session()
-    ns = namespace(spark, args.records, args.partitions)
-    store = tempfile.mkdtemp(prefix="icedtea-bench-")
+    args, spark, ns, store = prepare(__doc__.splitlines()[0])
     settings = {"plain": None, "1/s": 1.0, "10/s": 0.1}
     plain(ns), recorded(ns, store, interact_every=1.0)  # warm up
     times = {name: [] for name in settings}

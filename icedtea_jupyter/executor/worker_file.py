@@ -73,40 +73,21 @@ LOGS_DIR = "logs"
 
 
 def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
-    """The replay log of a G(θ) worker: outputs per input record (Arrow, zstd) and the
-    values of its ``log_result`` calls (JSON, in the file's metadata)."""
+    """The replay log of a G(θ) worker, in its compact form (read it with
+    ``icedtea_jupyter.store.replay_logs.outputs_per_input``): the kind of log, the
+    uint32 values the worker sent, the input count, and the ``log_result`` values."""
     import zlib
 
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.feather as feather
 
     raw = zlib.decompress(body) if body else b""
     log = message.get("log") or {}
-    kind = log.get("kind", "cumulative")
-    n_in, total = message.get("records_in") or 0, message.get("records_out") or 0
     values = pa.Array.from_buffers(pa.uint32(), len(raw) // 4, [None, pa.py_buffer(raw)])
-    after_last = 0
-    if kind == "cumulative" and len(values) > 1:
-        counts = pc.subtract(values[1:], values[:-1])
-        after_last = total - values[-1].as_py()
-    elif kind == "drops":  # a filter: one output per input but the dropped ones
-        positions = pa.array(range(n_in), pa.uint32())
-        counts = pc.if_else(pc.is_in(positions, value_set=values), 0, 1)
-    elif kind == "deviations":  # (index, outputs) pairs where outputs != 1
-        pairs = values.to_pylist()
-        listed = [1] * n_in
-        for index, outputs in zip(pairs[0::2], pairs[1::2]):
-            listed[index] = outputs
-        counts = pa.array(listed, pa.uint32())
-        after_last = total - sum(listed)
-    elif kind == "after_last":  # a key-based aggregation: all outputs after the last input
-        counts, after_last = pa.array([0] * n_in, pa.uint32()), total
-    else:  # one output per input (map, or an operator that never varied)
-        counts = pa.array([1] * n_in if kind == "ones" else [], pa.uint32())
-    table = pa.table({"outputs": counts.cast(pa.uint32())}).replace_schema_metadata({
-        "results": json.dumps(log.get("results", [])), "kind": kind,
-        "after_last": str(after_last), "complete": str(len(counts) == n_in),
+    table = pa.table({"values": values}).replace_schema_metadata({
+        "kind": log.get("kind", "ones"), "results": json.dumps(log.get("results", [])),
+        "records_in": str(message.get("records_in") or 0),
+        "records_out": str(message.get("records_out") or 0),
     })
     directory = os.path.join(store_path, LOGS_DIR)
     os.makedirs(directory, exist_ok=True)

@@ -1,0 +1,39 @@
+"""Reading the replay logs of G(θ)'s workers (``logs/*.arrow`` in the run store)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow.feather as feather
+
+
+@dataclass
+class ReplayLog:
+    """One worker's log: outputs per input record, outputs after its last input, results."""
+
+    outputs: np.ndarray  # uint32, one entry per input record
+    after_last: int  # outputs emitted after the last input (a flush, an aggregation)
+    results: list  # log_result values (tagged JSON), in call order
+    kind: str
+
+
+def read_replay_log(path: str) -> ReplayLog:
+    table = feather.read_table(path)
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    kind = meta.get("kind", "ones")
+    n_in, n_out = int(meta.get("records_in", 0)), int(meta.get("records_out", 0))
+    values = table.column("values").to_numpy()
+    if kind == "cumulative":
+        outputs = np.diff(values).astype(np.uint32) if len(values) > 1 else values[:0]
+        after_last = n_out - int(values[-1]) if len(values) else n_out
+    elif kind == "after_last":
+        outputs, after_last = np.zeros(n_in, np.uint32), n_out
+    else:
+        outputs = np.ones(n_in, np.uint32)
+        if kind == "drops":
+            outputs[values] = 0
+        elif kind == "deviations":
+            outputs[values[0::2]] = values[1::2]
+        after_last = n_out - int(outputs.sum())
+    return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind)

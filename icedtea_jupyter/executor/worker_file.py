@@ -79,13 +79,17 @@ def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
     import zlib
 
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.feather as feather
 
     raw = zlib.decompress(body) if body else b""
     log = message.get("log") or {}
+    kind = log.get("kind", "ones")
     values = pa.Array.from_buffers(pa.uint32(), len(raw) // 4, [None, pa.py_buffer(raw)])
+    if kind in ("drops", "cumulative") and len(values) > 1:  # ascending: store the steps
+        values = pa.concat_arrays([values[:1], pc.subtract(values[1:], values[:-1])])
     table = pa.table({"values": values}).replace_schema_metadata({
-        "kind": log.get("kind", "ones"), "results": json.dumps(log.get("results", [])),
+        "kind": kind, "results": json.dumps(log.get("results", [])), "steps": "1",
         "records_in": str(message.get("records_in") or 0),
         "records_out": str(message.get("records_out") or 0),
     })

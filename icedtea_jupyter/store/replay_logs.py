@@ -24,6 +24,8 @@ def read_replay_log(path: str) -> ReplayLog:
     kind = meta.get("kind", "ones")
     n_in, n_out = int(meta.get("records_in", 0)), int(meta.get("records_out", 0))
     values = table.column("values").to_numpy()
+    if meta.get("steps") == "1" and kind in ("drops", "cumulative"):
+        values = np.cumsum(values, dtype=np.uint64).astype(np.uint32)
     if kind == "cumulative":
         outputs = np.diff(values).astype(np.uint32) if len(values) > 1 else values[:0]
         after_last = n_out - int(values[-1]) if len(values) else n_out

@@ -36,15 +36,18 @@ def main() -> None:
     theta = "running max"
     plain(ns), recorded(ns, store, interact_every=1.0, interesting=theta)  # warm up
     times = {name: [] for name in settings}
+    cpu = {name: [] for name in settings}
     shares, latencies, counts = {}, {}, {}
     for i in range(args.repeat):
         order = list(settings.items()) if i % 2 == 0 else list(settings.items())[::-1]
         for name, every in order:
             if every is None:
                 times[name].append(plain(ns))
+                cpu[name].append(plain.cpu)
             else:
                 times[name].append(recorded(ns, store, interact_every=every,
                                             interesting=theta))
+                cpu[name].append(recorded.cpu)
                 run = recorded.last_run
                 shares.setdefault(name, []).append(log_bytes(run) / theta_input_bytes(run))
                 latencies.setdefault(name, []).extend(
@@ -57,14 +60,16 @@ def main() -> None:
     print(f"plain median {medians['plain']:.2f} s")
     for name, target in (("1/s", 1.05), ("10/s", 1.10)):
         ratio = medians[name] / medians["plain"]
+        cpu_ratio = statistics.median(cpu[name]) / statistics.median(cpu["plain"])
         share = statistics.median(shares[name])
         latency = statistics.median(latencies[name]) if latencies[name] else float("nan")
         worst = max(latencies[name]) if latencies[name] else float("nan")
-        print(f"{name:5s} median {medians[name]:.2f} s · ratio {ratio:.3f} (target <= {target}) · "
+        print(f"{name:5s} median {medians[name]:.2f} s · ratio {ratio:.3f} (target <= {target}), "
+              f"Python-worker CPU ratio {cpu_ratio:.3f} · "
               f"{statistics.median(counts[name]):.0f} interactions · log {share:.2%} of θ's "
               f"input bytes (target <= 2%) · snapshot latency median {latency * 1000:.1f} ms, "
               f"max {worst * 1000:.1f} ms (target <= 500 ms)")
-        report[name] = {"ratio": ratio, "log_share": share, "latency_median": latency,
+        report[name] = {"ratio": ratio, "cpu_ratio": cpu_ratio, "log_share": share, "latency_median": latency,
                         "latency_max": worst}
     print(json.dumps(report))
     spark.stop()

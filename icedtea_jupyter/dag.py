@@ -19,6 +19,7 @@ class OperatorNode:
     theta: bool = False  # the interesting operator θ
     in_g: bool = False  # in G(θ): θ or downstream of it
     partitions: int | None = None  # partitions of the RDD it produces, when known
+    input_partitions: list[int] | None = None  # a union: partitions of each input, in order
 
     def __repr__(self) -> str:
         return f"OperatorNode({self.name!r}, kind={self.kind!r}, api={self.api!r})"
@@ -102,6 +103,26 @@ class Dag:
                 return n
         known = ", ".join(n.name for n in self._nodes) or "none"
         raise KeyError(f"no operator {key!r} in this run (operators: {known})")
+
+    def input_of(self, operator: str, partition: int) -> str:
+        """The upstream operator whose records ``operator`` reads on ``partition``.
+
+        A union's partitions are its inputs' partitions one after the other (PySpark's
+        ``union`` does not interleave), so the input order of an operator after a union
+        is one input per partition, fixed by the partition number."""
+        node, part = self.node(operator), partition
+        while node.parents:
+            parent = self._nodes[node.parents[0]]
+            if parent.input_partitions and len(parent.parents) > 1:
+                for upstream, count in zip(parent.parents, parent.input_partitions):
+                    if part < count:
+                        return self._nodes[upstream].name
+                    part -= count
+                raise IndexError(f"partition {partition} is beyond {parent.name}'s inputs")
+            if len(parent.parents) != 1 or parent.kind == "python":
+                return parent.name
+            node = parent
+        return node.name
 
     def names(self) -> dict[int, str]:
         return {n.id: n.name for n in self._nodes}

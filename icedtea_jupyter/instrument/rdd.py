@@ -78,7 +78,10 @@ def _structural(api: str) -> Callable:
             parents = recorder.parents(*inputs)
             with recorder.inside():
                 result = original(self, *args, **kwargs)
-            return recorder.produced(result, recorder.jvm(api, parents))
+            node = recorder.jvm(api, parents)
+            if api == "union":
+                node.input_partitions = [rdd.getNumPartitions() for rdd in inputs]
+            return recorder.produced(result, node)
         return patched
     return make
 
@@ -169,10 +172,12 @@ def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable
             name = api
             if describe is not None:
                 name = f"{api}({describe(_bind(original, self, *args, **kwargs))})"
-            parents = []
+            parents, node = [], None
             if api == "union":
-                parents = recorder.parents(*_bind(original, self, *args, **kwargs)["rdds"])
-            return recorder.produced(result, recorder.jvm(api, parents, name))
+                rdds = list(_bind(original, self, *args, **kwargs)["rdds"])
+                node = recorder.jvm(api, recorder.parents(*rdds), name)
+                node.input_partitions = [rdd.getNumPartitions() for rdd in rdds]
+            return recorder.produced(result, node or recorder.jvm(api, parents, name))
         return patched
     return make
 

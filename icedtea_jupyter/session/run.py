@@ -189,6 +189,12 @@ class Run:
         """The states of G(θ)'s workers at interaction ``index``."""
         return self.history().snapshot(index)
 
+    def input_order(self, operator: str, partition: int) -> list[tuple[str, int]]:
+        """The input log of a worker: (upstream operator, records) runs, in arrival order."""
+        records = sum(w.get("records_in") or 0 for w in self.partitions(operator)
+                      if w["partition"] == partition and w["status"] == "ok")
+        return [(self.dag.input_of(operator, partition), records)]
+
     def recorded_inputs(self, partition: int) -> list:
         """θ's input records on ``partition`` in processing order (needs --record-inputs)."""
         import glob

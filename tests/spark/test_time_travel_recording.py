@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from icedtea_jupyter import Operator
 from icedtea_jupyter.examples import fraud
 from icedtea_jupyter.session.execution import RunOptions, start_run
 from icedtea_jupyter.store.replay_logs import read_replay_log
@@ -166,3 +167,34 @@ def test_the_panels_interact_button_takes_a_manual_interaction(spark, tmp_path):
     panel.refresh()
     assert [i.trigger for i in run.interactions][:2] == ["initial", "manual"]
     assert "I1<sub>m</sub>" in panel.timeline.value and panel.interact_button.disabled
+
+
+class Tally(Operator):
+    def open(self):
+        self.seen = []
+
+    def process(self, x):
+        self.seen.append(x)
+        yield x
+
+
+def test_a_union_before_a_stateful_operator_logs_its_input_order(record):
+    code = """
+left = sc.parallelize(range(10), 2).map(lambda x: x).setName('left')
+right = sc.parallelize(range(100, 106), 3).map(lambda x: x).setName('right')
+out = left.union(right).mapPartitions(Tally()).setName('tally').collect()
+"""
+    run = record(code, {"Tally": Tally}, interesting="tally", interact_when="row % 4 == 0")
+    assert run.status == "finished", run.error
+    assert {(up, down) for up, down in run.dag.edges if down == "union"} == {
+        ("left", "union"), ("right", "union")}
+    assert [run.input_order("tally", p) for p in range(5)] == [
+        [("left", 5)], [("left", 5)], [("right", 2)], [("right", 2)], [("right", 2)]]
+    partitions = [list(range(0, 5)), list(range(5, 10)), [100, 101], [102, 103], [104, 105]]
+    assert len(run.interactions) == 1 + sum(1 for part in partitions for x in part if x % 4 == 0)
+    for interaction in run.interactions[1:]:
+        snapshot = run.snapshot(interaction.index)
+        for p, records in enumerate(partitions):
+            if snapshot.status("tally", p) in ("running", "finished"):
+                count = interaction.counts[("tally", p)]
+                assert snapshot.state("tally", p)["seen"] == records[:count]

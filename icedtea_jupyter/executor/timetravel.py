@@ -5,8 +5,10 @@ before the next one enters. So when θ's host is about to hand θ its next input
 every downstream worker of the same task has processed exactly the scopes of θ's
 earlier inputs and waits for its next record: that moment is tuple-consistent (IcedTea
 Def. 3.4). θ's host takes the snapshot of the whole chain there, for I0 before its
-first record and for each interaction the coordinator announces. Workers of G(θ) in a
-later stage (after a shuffle) only report whether they had started.
+first record and for each interaction the coordinator announces. Workers of G(θ) outside
+θ's chain — in a later stage (after a shuffle), or in another Python process of the same
+task (after a union, the JVM passes records between two Python workers in batches) —
+report only how far they had got; replay computes their states after the same records.
 """
 from __future__ import annotations
 
@@ -72,7 +74,7 @@ class TimeTravel:
     def on_interact(self, message: dict, processed: int) -> None:
         if self.theta:
             self.snapshot_chain(message["index"], message.get("trigger", ""), processed)
-        else:  # a later stage: whether it had started, and how far
+        else:  # outside θ's chain: whether it had started, and how far
             self.host.channel.send({"type": "snapshot", "worker": self.host.worker,
                                     "index": message["index"], "count": processed,
                                     "status": "later", "time": time.time()})

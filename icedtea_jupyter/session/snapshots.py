@@ -15,6 +15,9 @@ from ..executor.state import apply_delta, decode, delta
 from ..executor.timetravel import FINAL
 
 
+OUTSIDE = "outside θ's chain"  # a later stage, or another Python process after a union
+
+
 @dataclass(frozen=True)
 class Interaction:
     """One moment of the run: ``counts`` maps (operator, partition) to records processed."""
@@ -32,7 +35,7 @@ class Interaction:
 class WorkerView:
     operator: str
     partition: int
-    status: str  # "running", "not started", "finished", "later stage", "no snapshot"
+    status: str  # "running", "not started", "finished", "outside θ's chain", "no snapshot"
     count: int | None
     encoded: dict | None = field(default=None, repr=False)
 
@@ -128,7 +131,7 @@ class History:
                 encoded = apply_delta(encoded, entry["delta"])
             if entry is reported:
                 if entry["status"] == "later":
-                    return WorkerView(operator, partition, "later stage", entry["count"])
+                    return WorkerView(operator, partition, OUTSIDE, entry["count"])
                 return WorkerView(operator, partition, "running", entry["count"], encoded)
         final = next((e for e in chain if e["index"] == FINAL), None)
         if final is not None:
@@ -184,8 +187,23 @@ class Snapshot:
                          for name, keyed in change["keys"].items()}}
 
     def workers(self) -> list[dict]:
+        """Every worker of G(θ) at this interaction, one row per operator and partition."""
         return [{"operator": v.operator, "partition": v.partition, "status": v.status,
                  "count": v.count} for v in self.history.views(self.index)]
+
+    def task_chains(self) -> dict[int, list[dict]]:
+        """The workers that reported, grouped by Spark task: each group is one chain of
+        operators pulling records through each other, snapshotted at one moment. (An
+        operator on two paths to a union runs in two tasks, one per path.)"""
+        when = self.history.interaction_time(self.index)
+        chains: dict[int, list[dict]] = {}
+        for (op, part, task), chain in sorted(self.history._chains.items(), key=lambda c: c[0][2]):
+            node = self.history.dag.node(op)
+            view = self.history._from_chain(chain, self.index, node.name, part, when)
+            if view is not None and view.status == "running":
+                chains.setdefault(task, []).append({"operator": node.name, "partition": part,
+                                                    "count": view.count})
+        return chains
 
     def __repr__(self) -> str:
         return f"<Snapshot I{self.index} ({self.interaction.trigger})>"

@@ -198,3 +198,34 @@ out = left.union(right).mapPartitions(Tally()).setName('tally').collect()
             if snapshot.status("tally", p) in ("running", "finished"):
                 count = interaction.counts[("tally", p)]
                 assert snapshot.state("tally", p)["seen"] == records[:count]
+
+
+def test_two_paths_from_theta_to_a_downstream_operator(record):
+    # Figure 13: θ feeds two paths that meet again. In Spark the union's partitions come
+    # from one path each, so each path is its own chain θ → path, snapshotted
+    # consistently; the operator after the union runs in another Python process of the
+    # same task and reports only how far it got.
+    code = """
+theta = sc.parallelize(range(40), 2).mapPartitions(Tally()).setName('theta')
+up = theta.map(lambda x: x * 10).setName('up')
+down = theta.map(lambda x: -x).setName('down')
+out = up.union(down).mapPartitions(Tally()).setName('meet').collect()
+"""
+    run = record(code, {"Tally": Tally}, interesting="theta", interact_when="row % 7 == 3")
+    assert run.status == "finished", run.error
+    assert sorted(n.name for n in run.dag.g_theta if n.kind == "python") == [
+        "down", "meet", "theta", "up"]
+    assert [run.input_order("meet", q)[0][0] for q in range(4)] == ["up", "up", "down", "down"]
+    chains_seen = 0
+    for interaction in run.interactions[1:]:
+        for task, chain in run.snapshot(interaction.index).task_chains().items():
+            names = sorted(w["operator"] for w in chain)
+            assert names in (["theta", "up"], ["down", "theta"]), chain
+            assert len({w["count"] for w in chain}) == 1, chain  # one record in, one out
+            chains_seen += 1
+        statuses = {run.snapshot(interaction.index).status("meet", q) for q in range(4)}
+        assert statuses <= {"outside θ's chain", "not started", "finished"}
+    assert chains_seen >= 2
+    last = run.snapshot(len(run.interactions) - 1)
+    assert all(x >= 0 for x in last.state("meet", 0)["seen"])  # fed by `up` only
+    assert all(x <= 0 for x in last.state("meet", 2)["seen"])  # fed by `down` only

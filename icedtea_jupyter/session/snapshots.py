@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..dag import Dag
-from ..executor.state import apply_delta, decode, delta
+from ..executor.state import Summary, apply_delta, decode, delta
 from ..executor.timetravel import FINAL
 
 
@@ -169,6 +169,26 @@ class Snapshot:
         """The worker's state variables by name (None if it had not started)."""
         view = self._view(operator, partition)
         return None if view.encoded is None else decode(view.encoded)
+
+    def page(self, operator: str, partition: int, variable: str, start: int = 0,
+             size: int = 100) -> dict:
+        """One page of a large state variable: ``{"total", "start", "items"}``; items are
+        (key, value) pairs of a dict-like value, values of a list, set or tuple."""
+        state = self.state(operator, partition) or {}
+        if variable not in state:
+            raise KeyError(f"{operator!r} on partition {partition} has no state variable "
+                           f"{variable!r} (it has: {', '.join(sorted(state)) or 'none'})")
+        value = state[variable]
+        if isinstance(value, Summary):
+            return {"total": value.get("len"), "start": 0, "items": value.get("sample", []),
+                    "note": value.get("note")}
+        if isinstance(value, dict):
+            items = list(value.items())
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            items = list(value)
+        else:
+            items = [value]
+        return {"total": len(items), "start": start, "items": items[start:start + size]}
 
     def status(self, operator: str, partition: int) -> str:
         return self._view(operator, partition).status

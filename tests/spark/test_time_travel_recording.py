@@ -47,6 +47,10 @@ def test_the_yen_payment_yields_figure_6s_tuple_consistent_snapshot(record):
     assert snapshot.state("detect", p)["blacklist"] == {"Bob"}
     assert snapshot.state("filter", p)["frauds"] == 1
     assert snapshot.changed("detect", p)["variables"] == ["blacklist", "checked"]
+    page = snapshot.page("enrich", p, "highest", start=0, size=2)
+    assert page["total"] == len(snapshot.state("enrich", p)["highest"]) and len(page["items"]) == 2
+    with pytest.raises(KeyError, match="no state variable 'nope'"):
+        snapshot.page("enrich", p, "nope")
     assert run.snapshot(0).state("detect", p) == {"blacklist": set(), "checked": 0}
 
 

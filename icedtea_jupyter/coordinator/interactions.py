@@ -93,6 +93,11 @@ class InteractionBook:
                 self._cond.wait(left)
         return True
 
+    def copies(self) -> tuple[list[dict], list[dict]]:
+        """Consistent copies of the interactions and the workers' reports so far."""
+        with self._cond:
+            return [dict(i) for i in self.interactions], list(self.entries)
+
     def save(self) -> None:
         """The final list, with latencies, beside the append-only log."""
         with self._cond:

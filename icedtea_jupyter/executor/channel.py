@@ -126,7 +126,7 @@ class LocalChannel(_HostRegistry):
             print(f"icedtea: cannot record locally: {exc}", file=sys.stderr)
 
     def end_worker(self, message: dict, body: bytes = b"") -> None:
-        message = dict(message, error=message.get("error"), local_reason=self.reason)
+        message = dict(message, local_reason=self.reason)
         try:
             write_worker_file(self.run.store_path, message, local=True)
             if message.get("log") is not None:

@@ -133,7 +133,7 @@ class WorkerHost:
         if self.user_function is None:
             self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
-        log = self.tt.deviation if self.tt is not None else None
+        log = self.tt.deviations_log() if self.tt is not None else None
         try:
             for record in self._observed(iterator):
                 n += 1
@@ -162,7 +162,7 @@ class WorkerHost:
         counts, kept as exceptions to the common case)."""
         self.user_function = op
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
-        log = self.tt.deviation if self.tt is not None else None
+        log = self.tt.deviations_log() if self.tt is not None else None
         try:
             op.open()
             for record in self._observed(iterator):
@@ -223,7 +223,7 @@ class WorkerHost:
 
     def _inputs(self, iterator: Iterable) -> Iterator:
         box, n = self.box, 0
-        log = self.tt.outputs.append if self.tt is not None and self.state_source is None else None
+        log = self.tt.cumulative_log() if self.tt is not None and self.state_source is None else None
         try:
             for record in self._observed(iterator):
                 n += 1

@@ -19,7 +19,7 @@ from array import array
 from typing import Any, Iterable, Iterator
 
 from .records import describe_record
-from .state import delta, encode, encode_state
+from .state import delta, encode_state
 from .worker_file import write_inputs
 
 FINAL = -1  # the index of a worker's final snapshot
@@ -36,6 +36,7 @@ class TimeTravel:
         self.outputs = array("I")  # cumulative outputs when each input was pulled
         self.drops: array | None = None  # a filter: indices of the inputs it dropped
         self.deviations = array("I")  # (input index, outputs) where outputs != 1
+        self.kind = "ones"  # how the loop logs outputs per input (see on_end)
         self.results: list = []  # log_result values, in call order
         self.started = False
         self.condition = self._compile(host.spec.run.condition) if self.theta else None
@@ -104,15 +105,9 @@ class TimeTravel:
                 write_inputs(self.host.spec.run.store_path, self.host.worker, self.inputs)
             except OSError as exc:
                 self.host._alert("record-inputs", "write", exc)
-        if self.drops is not None:
-            kind, data = "drops", self.drops
-        elif self.host.loop is not None and self.host.inputs_gen is None and \
-                self.host.spec.api != "map":
-            kind, data = "deviations", self.deviations
-        elif len(self.outputs):
-            kind, data = "cumulative", self.outputs
-        else:
-            kind, data = ("after_last" if self.host.state_source is not None else "ones"), None
+        kind = "after_last" if self.host.state_source is not None else self.kind
+        data = {"drops": self.drops, "deviations": self.deviations,
+                "cumulative": self.outputs}.get(kind)
         log = {"results": self.results, "kind": kind}
         body = zlib.compress(data.tobytes(), 1) if data is not None and len(data) else b""
         return log, body
@@ -157,12 +152,23 @@ class TimeTravel:
             self._waiting = None
 
     # --- logs --------------------------------------------------------------------------
+    def deviations_log(self) -> Any:
+        """Operators and flatMaps log the inputs whose number of outputs is not one."""
+        self.kind = "deviations"
+        return self.deviation
+
+    def cumulative_log(self) -> Any:
+        """Whole-partition functions log the outputs so far at each input pull."""
+        self.kind = "cumulative"
+        return self.outputs.append
+
     def deviation(self, index: int, outputs: int) -> None:
         self.deviations.append(index)
         self.deviations.append(outputs)
 
     def dropped(self, host: Any) -> Any:
         """A filter logs only the inputs it drops (every other input has one output)."""
+        self.kind = "drops"
         self.drops = array("I")
         return self.drops.append
 
@@ -174,7 +180,3 @@ class TimeTravel:
 
 def _never(record: Any) -> bool:
     return False
-
-
-def encoded_value(value: Any) -> Any:
-    return encode(value)

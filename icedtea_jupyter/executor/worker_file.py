@@ -35,15 +35,21 @@ def worker_row(message: dict, local: bool) -> dict:
 def write_worker_file(store_path: str, message: dict, local: bool) -> str:
     """Write the row of one finished task attempt; atomic (temp file, then rename)."""
     import pyarrow as pa
-    import pyarrow.feather as feather
 
     directory = os.path.join(store_path, WORKERS_DIR)
     os.makedirs(directory, exist_ok=True)
     row = worker_row(message, local)
     table = pa.Table.from_pylist([row], schema=worker_schema())
-    path = os.path.join(directory, worker_file_name(message["worker"]))
+    return _write_atomically(table, os.path.join(directory, worker_file_name(message["worker"])),
+                             "uncompressed")
+
+
+def _write_atomically(table, path: str, compression: str = "zstd") -> str:
+    """An Arrow IPC file that readers see whole or not at all (temp file, then rename)."""
+    import pyarrow.feather as feather
+
     tmp = f"{path}.{os.getpid()}.tmp"
-    feather.write_feather(table, tmp, compression="uncompressed")
+    feather.write_feather(table, tmp, compression=compression)
     os.replace(tmp, path)
     return path
 
@@ -80,7 +86,6 @@ def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
 
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.feather as feather
 
     raw = zlib.decompress(body) if body else b""
     log = message.get("log") or {}
@@ -95,11 +100,7 @@ def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
     })
     directory = os.path.join(store_path, LOGS_DIR)
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, worker_file_name(message["worker"]))
-    tmp = f"{path}.{os.getpid()}.tmp"
-    feather.write_feather(table, tmp, compression="zstd")
-    os.replace(tmp, path)
-    return path
+    return _write_atomically(table, os.path.join(directory, worker_file_name(message["worker"])))
 
 
 INPUTS_DIR = "inputs"
@@ -108,13 +109,8 @@ INPUTS_DIR = "inputs"
 def write_inputs(store_path: str, worker: dict, pickled: list) -> str:
     """θ's input records of one task attempt (``--record-inputs``), pickled, in order."""
     import pyarrow as pa
-    import pyarrow.feather as feather
 
     directory = os.path.join(store_path, INPUTS_DIR)
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, worker_file_name(worker))
-    tmp = f"{path}.{os.getpid()}.tmp"
-    feather.write_feather(pa.table({"record": pa.array(pickled, pa.binary())}), tmp,
-                          compression="zstd")
-    os.replace(tmp, path)
-    return path
+    table = pa.table({"record": pa.array(pickled, pa.binary())})
+    return _write_atomically(table, os.path.join(directory, worker_file_name(worker)))

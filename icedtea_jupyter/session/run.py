@@ -161,10 +161,7 @@ class Run:
         if coordinator is None:
             rows = self.store.worker_table().to_pylist()
             return History.from_store(self.path, self.dag, rows)
-        book = coordinator.book
-        with book._cond:
-            interactions = [dict(i) for i in book.interactions]
-            entries = list(book.entries)
+        interactions, entries = coordinator.book.copies()
         workers = [state for _, state in coordinator.worker_states()]
         return History(interactions, entries, self.dag, workers)
 

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any, Callable, Iterable, Iterator
 
 from .host import _NO_RECORD, WorkerHost, _task_context
+from .input_order import InputOrder
 from .operator import Operator
 from .spec import OperatorSpec
 
@@ -86,6 +87,100 @@ class CombineFunction:
             return merger.items()
 
         return host.run_partition(combine, iterator)
+
+
+class GroupMerge:
+    """The reduce side of a join or cogroup: merges the tagged combiners from the shuffle,
+    logging which input each came from, then turns each key's values into its outputs.
+
+    ``dispatch(values)`` gives the outputs of one key: several (``flat``, a join) or one."""
+
+    def __init__(self, spec: OperatorSpec, dispatch: Callable, flat: bool, memory: float,
+                 serializer: Any) -> None:
+        self.spec, self.dispatch, self.flat = spec, dispatch, flat
+        self.memory, self.serializer = memory, serializer
+
+    def __call__(self, split: int, iterator: Iterable) -> Iterator:
+        from pyspark.shuffle import Aggregator, ExternalGroupBy
+
+        host = WorkerHost(self.spec, split)
+        merger = ExternalGroupBy(Aggregator(single_list, append, extend), self.memory,
+                                 self.serializer)
+        host.state_source = merger
+        host.order = order = InputOrder()
+        dispatch = self.dispatch
+
+        def merge(combiners: Iterator) -> Iterator:
+            merger.mergeCombiners(order.tap(combiners))
+            if self.flat:
+                return ((key, out) for key, values in merger.items() for out in dispatch(values))
+            return ((key, dispatch(values)) for key, values in merger.items())
+
+        return host.run_partition(merge, iterator)
+
+
+class TaggedCombine:
+    """The map side of a join or cogroup, ``(key, (input, value))`` records in: each key's
+    values in a list, one list per input even where a partitioner-aware union (inputs
+    partitioned alike) mixes the inputs in one partition (``mixed``)."""
+
+    def __init__(self, memory: float, serializer: Any, mixed: bool) -> None:
+        self.memory, self.serializer, self.mixed = memory, serializer, mixed
+
+    def __call__(self, records: Iterator) -> Iterator:
+        from pyspark.shuffle import Aggregator, ExternalMerger
+
+        merger = ExternalMerger(Aggregator(single_list, append, extend), self.memory,
+                                self.serializer)
+        if not self.mixed:
+            merger.mergeValues(records)
+            return merger.items()
+        merger.mergeValues(((key, tagged[0]), tagged) for key, tagged in records)
+        return ((key, values) for (key, _), values in merger.items())
+
+
+class Tag:
+    """``value -> (input index, value)``: which input of a join a value came from."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __call__(self, value: Any) -> tuple:
+        return self.index, value
+
+
+class JoinDispatch:
+    """One key's tagged values (input 0 or 1) to the pairs of an inner or outer join; an
+    outer side with no values pairs with ``None``."""
+
+    def __init__(self, left_outer: bool, right_outer: bool) -> None:
+        self.left_outer, self.right_outer = left_outer, right_outer
+
+    def __call__(self, values: Iterable) -> Iterator:
+        sides: tuple[list, list] = ([], [])
+        for index, value in values:
+            sides[index].append(value)
+        left, right = sides
+        if self.right_outer and not left:
+            left.append(None)
+        if self.left_outer and not right:
+            right.append(None)
+        return ((v, u) for v in left for u in right)
+
+
+class CogroupDispatch:
+    """One key's tagged values to a tuple with the values of each input."""
+
+    def __init__(self, inputs: int) -> None:
+        self.inputs = inputs
+
+    def __call__(self, values: Iterable) -> tuple:
+        from pyspark.resultiterable import ResultIterable
+
+        groups: list[list] = [[] for _ in range(self.inputs)]
+        for index, value in values:
+            groups[index].append(value)
+        return tuple(ResultIterable(group) for group in groups)
 
 
 class BatchFunction:

@@ -1,0 +1,58 @@
+"""The input order of a multi-input worker (the reduce side of a join or cogroup).
+
+A shuffle delivers the map-side combiners of a reduce partition in fetch order, which
+varies from run to run; replay needs it to rebuild each key's values in the same order.
+Each combiner holds the values of one input, tagged ``(input index, value)``. The log is
+run-length encoded as it is consumed: one entry only where the input index changes.
+"""
+from __future__ import annotations
+
+import zlib
+from array import array
+from typing import Iterable, Iterator
+
+KIND = "order"  # the replay-log kind of a worker that logs its input order
+
+
+class InputOrder:
+    """Which input each consumed combiner came from, as (input index, first position) pairs."""
+
+    def __init__(self) -> None:
+        self.starts = array("I")
+
+    def tap(self, combiners: Iterable[tuple]) -> Iterator[tuple]:
+        """Pass ``(key, [(input index, value), ...])`` combiners on, noting input changes."""
+        starts, current = self.starts, -1
+        for position, combiner in enumerate(combiners):
+            index = combiner[1][0][0]
+            if index != current:
+                current = index
+                starts.append(index)
+                starts.append(position)
+            yield combiner
+
+    def runs(self, consumed: int) -> array:
+        """(input index, combiners) pairs, in arrival order, for ``consumed`` combiners."""
+        return run_lengths(self.starts, consumed)
+
+    def replay_log(self, log: dict | None, consumed: int) -> tuple[dict, bytes]:
+        """The worker's replay log with its input order as the body (kind ``"order"``).
+
+        The worker's outputs all follow its last input (it is a merge), so the order
+        takes the place of an ``after_last`` log, which has no body of its own."""
+        log = dict(log or {"results": []}, kind=KIND)
+        runs = self.runs(consumed)
+        return log, zlib.compress(runs.tobytes(), 1) if len(runs) else b""
+
+
+def run_lengths(starts: Iterable[int], total: int) -> array:
+    """(index, first position) pairs to (index, length) pairs; the last run ends at ``total``."""
+    starts = list(starts)
+    runs = array("I")
+    for j in range(0, len(starts), 2):
+        end = starts[j + 3] if j + 2 < len(starts) else total
+        if end > starts[j + 1]:
+            runs.append(starts[j])
+            runs.append(end - starts[j + 1])
+    return runs
+

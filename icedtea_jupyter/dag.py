@@ -20,6 +20,8 @@ class OperatorNode:
     in_g: bool = False  # in G(θ): θ or downstream of it
     partitions: int | None = None  # partitions of the RDD it produces, when known
     input_partitions: list[int] | None = None  # a union: partitions of each input, in order
+    inputs: list[int] | None = None  # a join/cogroup: each input's node, in argument order
+    chained: bool = False  # applied straight to its parent's records in the same Python worker
 
     def __repr__(self) -> str:
         return f"OperatorNode({self.name!r}, kind={self.kind!r}, api={self.api!r})"

@@ -42,6 +42,10 @@ def _parser() -> _Parser:
                              "Python expression over `row` is true, e.g. \"row.amount > 1000\"")
     parser.add_argument("--record-inputs", action="store_true",
                         help="keep θ's input records in the run store")
+    parser.add_argument("--checkpoint", choices=("none", "all", "online", "offline"),
+                        default="none", help="checkpoint plan for fast jumps (default none)")
+    parser.add_argument("--tau", type=_positive, default=1.0, metavar="SECONDS",
+                        help="the longest a jump may take under online/offline (default 1)")
     return parser
 
 
@@ -61,7 +65,8 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
                              f"{exc.msg}") from None
     options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
                          interesting=args.interesting, interact_every=args.interact_every,
-                         interact_when=args.interact_when, record_inputs=args.record_inputs)
+                         interact_when=args.interact_when, record_inputs=args.record_inputs,
+                         checkpoint=args.checkpoint, tau=args.tau)
     return options, not args.no_panel
 
 

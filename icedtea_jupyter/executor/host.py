@@ -75,6 +75,7 @@ class WorkerHost:
         self.user_function: Any = None  # whose attributes/closure are the state
         self.user_generator: Any = None  # whose locals are the state
         self.state_source: Any = None  # a key-based aggregation's merger
+        self.order: Any = None  # a join's or cogroup's InputOrder, logged in or out of G(θ)
         self.loop: Any = None  # the generator of this host's record loop
         self.inputs_gen: Any = None  # run_partition's input generator
         self._processed = 0  # θ's inputs fully processed at the last check
@@ -316,11 +317,14 @@ class WorkerHost:
 
     def _sample_bytes(self, record: Any) -> None:
         try:
-            size = len(pickle.dumps(record, protocol=5))
+            pickled = pickle.dumps(record, protocol=5)
         except Exception:
             return
+        size = len(pickled)
         self._sampled[0] += size
         self._sampled[1] += 1
+        if self.tt is not None and self.tt.fingerprints is not None:
+            self.tt.fingerprint(self._processed, pickled)
 
     def counts(self) -> dict:
         """Live counts of this worker: what the progress agent reports."""
@@ -447,6 +451,8 @@ class WorkerHost:
             self._call(agent, "finish")
         counts = self.counts()
         log, body = self.tt.on_end(n_in) if self.tt is not None else (None, b"")
+        if self.order is not None:
+            log, body = self.order.replay_log(log, n_in)
         message = {"type": "worker_end", "worker": self.worker, "status": self.status,
                    "records_in": n_in, "records_out": n_out, "bytes_in": counts["bytes_in"],
                    "seconds": counts["seconds"], "started": self.started, "ended": time.time(),

@@ -37,12 +37,17 @@ def capture(function: Any, generator: Any = None, merger: Any = None) -> dict[st
             state.update({k: v for k, v in attributes.items() if not k.startswith("_")})
     if generator is not None and getattr(generator, "gi_frame", None) is not None:
         state.update({k: v for k, v in generator.gi_frame.f_locals.items()
-                      if not k.startswith(".")})
+                      if not k.startswith(".") and not _is_iterator(v)})
     if merger is not None:
         state["combiners"] = getattr(merger, "data", {})
         if getattr(merger, "spills", 0):
             state["spilled_to_disk"] = merger.spills
     return state
+
+
+def _is_iterator(obj: Any) -> bool:
+    """The generator's input and other iterators: plumbing, not state."""
+    return hasattr(obj, "__next__") and hasattr(obj, "__iter__")
 
 
 def _is_plain_function(obj: Any) -> bool:

@@ -43,6 +43,7 @@ class TimeTravel:
         self._hit: Any = None
         self._waiting: int | None = None
         self.inputs: list[bytes] | None = [] if self.theta and host.spec.run.record_inputs else None
+        self.fingerprints = array("I") if self.theta else None  # (input index, crc32) pairs
 
     def _compile(self, expression: str | None) -> Any:
         if not expression:
@@ -108,7 +109,8 @@ class TimeTravel:
         kind = "after_last" if self.host.state_source is not None else self.kind
         data = {"drops": self.drops, "deviations": self.deviations,
                 "cumulative": self.outputs}.get(kind)
-        log = {"results": self.results, "kind": kind}
+        log = {"results": self.results, "kind": kind,
+               "fingerprints": list(self.fingerprints or ())}
         body = zlib.compress(data.tobytes(), 1) if data is not None and len(data) else b""
         return log, body
 
@@ -171,6 +173,11 @@ class TimeTravel:
         self.kind = "drops"
         self.drops = array("I")
         return self.drops.append
+
+    def fingerprint(self, index: int, pickled: bytes) -> None:
+        """A checksum of a sampled input record: replay checks regenerated inputs with it."""
+        self.fingerprints.append(index)
+        self.fingerprints.append(zlib.crc32(pickled))
 
     def record_input(self, record: Any) -> None:
         import pickle

@@ -95,6 +95,7 @@ def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
         values = pa.concat_arrays([values[:1], pc.subtract(values[1:], values[:-1])])
     table = pa.table({"values": values}).replace_schema_metadata({
         "kind": kind, "results": json.dumps(log.get("results", [])), "steps": "1",
+        "fingerprints": json.dumps(log.get("fingerprints", [])),
         "records_in": str(message.get("records_in") or 0),
         "records_out": str(message.get("records_out") or 0),
     })

@@ -10,8 +10,9 @@ from pyspark.core.context import SparkContext
 from pyspark.core.rdd import RDD
 
 from ..executor import wrappers as w
+from . import joins  # noqa: F401 - registers join, the outer joins, cogroup, groupWith
 from .naming import default_name
-from .patching import active, current, register
+from .patching import active, current, node_of, register
 
 # api -> (host loop kind, how to adapt the user's function, preservesPartitioning or None)
 _RECORD_OPERATORS: dict[str, tuple[str, Callable | None, bool | None]] = {
@@ -27,15 +28,23 @@ _RECORD_OPERATORS: dict[str, tuple[str, Callable | None, bool | None]] = {
     "foreachPartition": ("foreachPartition", None, False),
 }
 _STRUCTURAL = ("union", "partitionBy", "repartition", "coalesce", "distinct", "sortByKey",
-               "sortBy", "join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin",
-               "cogroup", "groupWith", "subtract", "subtractByKey", "intersection",
-               "cartesian", "zip", "sample", "groupBy")
+               "sortBy", "subtract", "subtractByKey", "intersection", "cartesian", "zip",
+               "sample", "groupBy")  # joins and cogroups: see joins.py
 
 
 def _bind(original: Callable, *args: Any, **kwargs: Any) -> dict[str, Any]:
     bound = inspect.signature(original).bind(*args, **kwargs)
     bound.apply_defaults()
     return dict(bound.arguments)
+
+
+def _pipelines_into(rdd: RDD, recorder: Any) -> bool:
+    """Whether an operator applied to ``rdd`` runs in the same Python worker as the
+    operator that produced it, reading its outputs directly (PySpark pipelines them)."""
+    from pyspark.core.rdd import PipelinedRDD
+
+    return (node_of(rdd, recorder.run.run_id) is not None and isinstance(rdd, PipelinedRDD)
+            and rdd._is_pipelinable())
 
 
 def _record_operator(api: str) -> Callable:
@@ -50,8 +59,11 @@ def _record_operator(api: str) -> Callable:
             arguments = _bind(original, self, f, *args, **kwargs)
             preserves = (fixed_preserve if fixed_preserve is not None
                          else bool(arguments.get("preservesPartitioning", False)))
+            chained = _pipelines_into(self, recorder)
             node, spec = recorder.python(api, f, recorder.parents(self))
+            node.chained = chained
             function = w.PartitionFunction(spec, kind, adapt(f) if adapt else f)
+            recorder.keep_for_replay(node.id, function, self)
             with recorder.inside():
                 result = self.mapPartitionsWithIndex(function, preserves)
                 recorder.produced(result, node)
@@ -111,15 +123,19 @@ def _aggregate(self: RDD, recorder: Any, api: str, user_f: Any, functions: tuple
         num_partitions = self._defaultReducePartitions()
     memory = self._memory_limit()
     serializer = self._jrdd_deserializer if group else self.ctx.serializer
+    combine.chained = _pipelines_into(self, recorder)
+    combine_function = w.CombineFunction(combine_spec, "combine", functions, memory * 0.9,
+                                         serializer, group)
+    recorder.keep_for_replay(combine.id, combine_function, self)
     with recorder.inside():
-        combined = self.mapPartitionsWithIndex(
-            w.CombineFunction(combine_spec, "combine", functions, memory * 0.9, serializer,
-                              group), True)
+        combined = self.mapPartitionsWithIndex(combine_function, True)
         shuffled = combined.partitionBy(num_partitions, partition_func)
         shuffle = recorder.jvm("shuffle", [combine.id])
         merge, merge_spec = recorder.python(api, user_f, [shuffle.id], "merge", name=base)
-        result = shuffled.mapPartitionsWithIndex(
-            w.CombineFunction(merge_spec, "merge", functions, memory, serializer, group), True)
+        merge_function = w.CombineFunction(merge_spec, "merge", functions, memory, serializer,
+                                           group)
+        recorder.keep_for_replay(merge.id, merge_function, shuffled)
+        result = shuffled.mapPartitionsWithIndex(merge_function, True)
         if group:
             from pyspark.resultiterable import ResultIterable
 

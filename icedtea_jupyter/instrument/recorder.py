@@ -6,6 +6,7 @@ from typing import Any, Iterator
 
 from ..executor.spec import OperatorSpec, RunSpec
 from ..dag import Dag, OperatorNode
+from ..store.operator_images import write_operator_image
 from .naming import default_name
 from .nondeterminism import nondeterminism_warnings
 from .patching import node_of, tag
@@ -23,6 +24,8 @@ class Recorder:
         self.specs: dict[int, OperatorSpec] = {}
         self.companions: dict[int, list[int]] = {}  # node -> nodes renamed with it
         self.udfs: dict[int, tuple[Any, int, str]] = {}  # id(udf) -> (wrapped, node, name)
+        self.upstreams: dict[int, Any] = {}  # node -> the RDD it reads (to regenerate inputs)
+        self.unreplayable: dict[int, str] = {}  # node -> why the run kept no copy of it
 
     @contextmanager
     def inside(self) -> Iterator[None]:
@@ -59,6 +62,14 @@ class Recorder:
             self._make_interesting(node.id)
         self.functions.append((node.id, f))
         return node, spec
+
+    def keep_for_replay(self, node_id: int, wrapper: Any, upstream: Any) -> None:
+        """Keep a copy of the operator before it runs, and the RDD it reads, for replay."""
+        self.upstreams[node_id] = upstream
+        try:
+            write_operator_image(self.run.store_path, node_id, wrapper)
+        except Exception as exc:  # an unpicklable closure: the run still records
+            self.unreplayable[node_id] = f"{type(exc).__name__}: {exc}"
 
     def _make_interesting(self, node_id: int) -> None:
         self.dag.set_interesting(node_id)

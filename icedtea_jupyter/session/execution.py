@@ -54,6 +54,8 @@ class RunOptions:
     interact_every: float | None = None
     interact_when: str | None = None
     record_inputs: bool = False
+    checkpoint: str = "none"  # none | all | online | offline: checkpoints for fast jumps
+    tau: float = 1.0  # the bound on a jump's time, in seconds, for online and offline
 
     def manifest(self) -> dict:
         data = asdict(self)
@@ -149,11 +151,35 @@ def _conclude(run: Run, sc_before: Any, cell_error: BaseException | None) -> Non
         error = coordinator.first_error
         if cell_error is not None:
             error = _cell_error(cell_error, error, bool(jobs) or bool(coordinator.workers))
+        if cell_error is None and run.options.get("checkpoint", "none") != "none":
+            warnings.extend(_take_checkpoints(run))
         run._finish("failed" if cell_error is not None else "finished", error, warnings)
     except Exception as exc:  # never leave a run "running" forever
         run._finish("failed", {"operator": None, "exception": type(exc).__name__,
                                "message": f"icedtea failed to conclude the run: {exc}",
                                "traceback": traceback.format_exc()}, [])
+
+
+def _take_checkpoints(run: Run) -> list[str]:
+    """The checkpointing phase of --checkpoint: replay the logs, plan, write checkpoints."""
+    from ..replay.checkpoints import CheckpointStore
+    from ..replay.debugger import Debugger
+    from ..replay.inputs import ReplayInputs
+    from ..replay.logs import RunLogs
+
+    options = run.options
+    try:
+        logs = RunLogs(run)
+        debugger = Debugger(logs, ReplayInputs(run, logs), CheckpointStore(run.path))
+        try:
+            summary = debugger.take_checkpoints(options["checkpoint"], options["tau"])
+        finally:
+            debugger.close()
+    except Exception as exc:  # the run is recorded either way; jumps replay from I0
+        return [f"no checkpoints taken ({options['checkpoint']} plan): "
+                f"{type(exc).__name__}: {exc}"]
+    run.manifest["checkpoints"] = {k: v for k, v in summary.items() if k != "costs"}
+    return []
 
 
 def _cell_error(exc: BaseException, operator_error: dict | None, ran_jobs: bool) -> dict:

@@ -186,11 +186,45 @@ class Run:
         """The states of G(θ)'s workers at interaction ``index``."""
         return self.history().snapshot(index)
 
+    def debugger(self) -> Any:
+        """A ``Debugger`` on this ended run: ``jump(k)``, ``step_over``, ``step_into``..."""
+        from ..replay.debugger import Debugger
+
+        return Debugger.for_run(self)
+
     def input_order(self, operator: str, partition: int) -> list[tuple[str, int]]:
-        """The input log of a worker: (upstream operator, records) runs, in arrival order."""
+        """The input log of a worker: (upstream operator, records) runs, in arrival order.
+
+        A single-input operator, or one after a union (each of whose partitions comes from
+        one input), has one run: its input records on ``partition``, summed over the jobs
+        that ran it. A join, outer join, cogroup or groupWith has the runs its merge logged
+        while consuming the shuffle, where a unit is one combiner: the values of one key
+        from one map-side partition of one input. They come from the first successful task
+        attempt on ``partition`` (each job that computes it fetches in its own order).
+        Raises KeyError for an unknown operator, LookupError when nothing was logged."""
+        node = self.dag.node(operator)
+        if node.inputs:
+            return self._merge_order(node.id, node.inputs, partition)
         records = sum(w.get("records_in") or 0 for w in self.partitions(operator)
                       if w["partition"] == partition and w["status"] == "ok")
         return [(self.dag.input_of(operator, partition), records)]
+
+    def _merge_order(self, op: int, inputs: list[int], partition: int) -> list[tuple[str, int]]:
+        import os
+
+        from ..executor.worker_file import LOGS_DIR, worker_file_name
+        from ..store.replay_logs import read_replay_log
+
+        names = [self.dag.node(i).name for i in inputs]
+        rows = [r for r in self.store.worker_table().to_pylist()
+                if r["operator"] == op and r["partition"] == partition and r["status"] == "ok"]
+        for row in sorted(rows, key=lambda r: r["started"] or 0.0):
+            path = os.path.join(self.path, LOGS_DIR, worker_file_name(row))
+            order = read_replay_log(path).order if os.path.exists(path) else None
+            if order is not None:
+                return [(names[int(i)], int(n)) for i, n in order]
+        raise LookupError(f"no input order of {self.dag.node(op).name!r} on partition "
+                          f"{partition}: no successful task attempt logged one")
 
     def recorded_inputs(self, partition: int) -> list:
         """θ's input records on ``partition`` in processing order (needs --record-inputs)."""

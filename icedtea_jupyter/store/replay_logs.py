@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow.feather as feather
@@ -16,6 +16,14 @@ class ReplayLog:
     after_last: int  # outputs emitted after the last input (a flush, an aggregation)
     results: list  # log_result values (tagged JSON), in call order
     kind: str
+    records_in: int = 0
+    fingerprints: list = field(default_factory=list)  # θ: (input index, crc32) pairs
+    # a join's or cogroup's merge (kind "order"): (input index, combiners) rows, in arrival order
+    order: np.ndarray | None = None
+
+    def checks(self) -> list[tuple[int, int]]:
+        """θ's sampled input checksums as (input index, crc32 of the pickled record)."""
+        return list(zip(self.fingerprints[0::2], self.fingerprints[1::2]))
 
 
 def read_replay_log(path: str) -> ReplayLog:
@@ -29,7 +37,7 @@ def read_replay_log(path: str) -> ReplayLog:
     if kind == "cumulative":
         outputs = np.diff(values).astype(np.uint32) if len(values) > 1 else values[:0]
         after_last = n_out - int(values[-1]) if len(values) else n_out
-    elif kind == "after_last":
+    elif kind in ("after_last", "order"):  # a merge: every output after the inputs
         outputs, after_last = np.zeros(n_in, np.uint32), n_out
     else:
         outputs = np.ones(n_in, np.uint32)
@@ -38,4 +46,6 @@ def read_replay_log(path: str) -> ReplayLog:
         elif kind == "deviations":
             outputs[values[0::2]] = values[1::2]
         after_last = n_out - int(outputs.sum())
-    return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind)
+    return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind, n_in,
+                     json.loads(meta.get("fingerprints", "[]")),
+                     values.reshape(-1, 2) if kind == "order" else None)

@@ -99,3 +99,39 @@ def test_snapshots_equal_a_sequential_reference(record, data, chain):
                 assert snapshot.state(name, p) == states[level], (
                     interaction, p, name, data, chain, snapshot.workers())
                 assert interaction.counts[(name, p)] == counts[level], (interaction, p, name)
+
+
+SOURCES = {  # θ's input: straight from parallelize, after a union, after a shuffle
+    "chain": ("sc.parallelize(data, 2)", lambda data: partition_slices(data, 2)),
+    "union": ("sc.parallelize(data[:len(data) // 2], 1).union(sc.parallelize("
+              "data[len(data) // 2:], 1))",
+              lambda data: [data[:len(data) // 2], data[len(data) // 2:]]),
+    "shuffle": ("sc.parallelize(data, 2).map(lambda x: (x, x)).partitionBy(2, lambda k: k % 2)"
+                ".values()", None),
+}
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.lists(st.integers(0, 50), min_size=1, max_size=40),
+       chain=st.lists(st.sampled_from(sorted(LIBRARY)), min_size=1, max_size=3),
+       source=st.sampled_from(sorted(SOURCES)))
+def test_every_jump_equals_a_sequential_reference(record, data, chain, source):
+    names = [f"op{i}" for i in range(len(chain))]
+    steps = "".join(f".mapPartitions({kind}()).setName('{name}')"
+                    for kind, name in zip(chain, names))
+    code, slicer = SOURCES[source]
+    run = record(f"out = {code}{steps}.collect()", dict(LIBRARY, data=data),
+                 interact_when="row % 5 == 0", record_inputs=source == "shuffle",
+                 interesting="op0")
+    assert run.status == "finished", run.error
+    slices = ([run.recorded_inputs(p) for p in range(2)] if slicer is None else slicer(data))
+    dbg = run.debugger()
+    assert dbg.chain == names
+    for interaction in reversed(run.interactions):
+        jumped = dbg.jump(interaction.index)
+        for p, records in enumerate(slices):
+            processed = interaction.counts[("op0", p)] or 0
+            states, counts = reference(chain, records[:processed])
+            for level, name in enumerate(names):
+                assert jumped.state(name, p) == states[level], (interaction, p, name, source)
+                assert jumped.count(name, p) == counts[level], (interaction, p, name, source)

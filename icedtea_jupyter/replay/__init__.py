@@ -1,0 +1,1 @@
+"""The replay engine: jump and step through a recorded run."""

@@ -1,0 +1,73 @@
+"""The checkpointing phase: measure every interaction, plan, take the planned checkpoints.
+
+One replay pass over the recorded logs measures, for each interaction, the time to
+replay up to it from the previous one, the bytes its checkpoint would take and the time
+to restore it (IcedTea §6's cost model, measured rather than estimated). The chosen
+plan (``none``, ``all``, ``online`` or ``offline`` under τ) then decides where a second
+pass writes checkpoints. ``checkpoints/plan.json`` keeps the plan and the costs.
+"""
+from __future__ import annotations
+
+import pickle
+from time import perf_counter
+from typing import Any
+
+from .checkpoints import CheckpointStore, saved_state
+from .plan import InteractionCost, make_plan
+
+
+def measure(debugger: Any) -> list[InteractionCost]:
+    """The cost of every interaction, from one replay pass over the run."""
+    cursors = {p: debugger._fresh_cursor(p) for p in debugger.logs.partitions}
+    costs = [InteractionCost(0, 0, 0.0, 0.0)]
+    for index in range(1, debugger.logs.interactions):
+        start = perf_counter()
+        for partition, cursor in cursors.items():
+            debugger._advance(cursor, debugger.logs.target(index, partition))
+        seconds = perf_counter() - start
+        data = [pickle.dumps(saved_state(w), 5) for c in cursors.values() if _restorable(c)
+                for w in c.workers]
+        start = perf_counter()
+        for blob in data:
+            pickle.loads(blob)
+        costs.append(InteractionCost(index, sum(map(len, data)), seconds,
+                                     perf_counter() - start))
+    for cursor in cursors.values():
+        cursor.abandon()
+    return costs
+
+
+def take(debugger: Any, store: CheckpointStore, plan_name: str, tau: float) -> dict:
+    """Measure, plan under ``tau`` and write the plan's checkpoints; returns the plan."""
+    costs = measure(debugger)
+    plan = make_plan(plan_name, costs, tau)
+    store.clear()
+    written = _write(debugger, store, sorted(plan.checkpoints))
+    summary = {"plan": plan_name, "tau": tau, "checkpoints": sorted(plan.checkpoints),
+               "bytes_written": written, "model_cost": plan.cost(costs),
+               "max_jump_seconds": plan.max_jump_seconds(costs),
+               "costs": [vars(c) for c in costs]}
+    store.save_plan(summary)
+    return summary
+
+
+def _write(debugger: Any, store: CheckpointStore, indices: list[int]) -> int:
+    cursors = {p: debugger._fresh_cursor(p) for p in debugger.logs.partitions}
+    written = 0
+    for index in indices:
+        for partition, cursor in cursors.items():
+            target = debugger.logs.target(index, partition)
+            debugger._advance(cursor, target)
+            if not _restorable(cursor):
+                continue
+            for name, worker in zip(cursor.names, cursor.workers):
+                extra = {"processed": worker.processed, "position": cursor.position,
+                         "results": worker.results.position, "ended": cursor.ended}
+                written += store.write(index, partition, name, saved_state(worker), extra)
+    for cursor in cursors.values():
+        cursor.abandon()
+    return written
+
+
+def _restorable(cursor: Any) -> bool:
+    return all(w.restorable for w in cursor.workers)

@@ -1,0 +1,226 @@
+"""``run.debugger()``: post-execution debugging of a recorded run (IcedTea §4).
+
+Jumps put θ's chain on every partition in the state of an interaction; steps move one
+partition forward record by record. Everything runs on one replay thread, because the
+replayed operators live in greenlets, which belong to the thread that made them.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from ..executor.state import encode_state
+from . import checkpointing
+from .checkpoints import CheckpointStore, restore
+from .cursor import PartitionCursor, StepRefused
+from .inputs import ReplayInputs
+from .logs import Logs, RunLogs, Target
+from .order import OutputCheck, ResultFeed
+from .snapshot import DebugSnapshot
+from .worker import ReplayWorker, replay_spec
+
+
+class Debugger:
+    """Jump to any interaction, then step; see ``jump``, ``step_over``, ``step_into``."""
+
+    def __init__(self, logs: Logs, inputs: Any, store: CheckpointStore | None = None) -> None:
+        self.logs = logs
+        self.inputs = inputs  # an object with records(partition) -> list
+        self.cursors: dict[int, PartitionCursor] = {}
+        self.current: DebugSnapshot | None = None
+        self.divergences: list[str] = []
+        self.store = store  # a CheckpointStore, or None
+        self.checkpoints: list[int] = []
+        self.plan: dict | None = store.load_plan() if store is not None else None
+        if self.plan is not None:
+            self.checkpoints = list(self.plan["checkpoints"])
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="icedtea-replay")
+
+    @classmethod
+    def for_run(cls, run: Any) -> "Debugger":
+        if run.status == "running":
+            raise RuntimeError(f"run {run.id} is still running: debug it once it has ended "
+                               "(run.wait()); while it runs, take interactions with run.interact()")
+        logs = RunLogs(run)
+        return cls(logs, ReplayInputs(run, logs), CheckpointStore(run.path))
+
+    def take_checkpoints(self, plan: str = "offline", tau: float = 1.0) -> dict:
+        """Measure every interaction, plan under ``tau`` seconds and write the plan's
+        checkpoints (``none``, ``all``, ``online`` or ``offline``); later jumps use them."""
+        if self.store is None:
+            raise RuntimeError("this debugger has no run store to keep checkpoints in")
+        summary = self._call(checkpointing.take, self, self.store, plan, tau)
+        self.plan, self.checkpoints = summary, list(summary["checkpoints"])
+        return summary
+
+    # --- the API ---------------------------------------------------------------------
+    def jump(self, index: int) -> DebugSnapshot:
+        """Every worker of θ's chain, on every partition, as it was at interaction ``index``."""
+        return self._call(self._jump, index)
+
+    def step_over(self, partition: int) -> DebugSnapshot:
+        """θ's next record on ``partition`` and its whole scope (Def. 4.5)."""
+        return self._call(self._step, partition, "step over", PartitionCursor.step_over)
+
+    def step_into(self, partition: int, operator: str) -> DebugSnapshot:
+        """``operator`` processes its next waiting record on ``partition`` (Def. 4.6)."""
+        return self._call(self._step, partition, f"step into {operator!r}",
+                          lambda c: c.step_into(operator))
+
+    def step_out(self, partition: int) -> DebugSnapshot:
+        """The rest of the current scope on ``partition``."""
+        return self._call(self._step, partition, "step out", PartitionCursor.step_out)
+
+    def pending(self, partition: int | None = None, limit: int = 20) -> dict:
+        """The records waiting at each worker: ``{partition: {operator: {count, records,
+        scopes}}}`` (θ's are its remaining inputs), or one partition's."""
+        self._need_jump()
+        if partition is not None:
+            return self._cursor(partition).pending(limit)
+        return {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
+
+    def step_options(self) -> dict:
+        """How many step-overs and step-intos are possible now, and why others are not."""
+        self._need_jump()
+        refused = {p: c.overlap() for p, c in self.cursors.items() if c.overlap()}
+        return {"step_over": sum(c.can_step_over() for c in self.cursors.values()),
+                "step_into": sum(c.step_into_options() for c in self.cursors.values()),
+                "refused": refused}
+
+    def state(self, operator: str, partition: int) -> dict:
+        """A worker's state variables by name, as ``Snapshot.state`` gives them."""
+        return self.snapshot().state(operator, partition)
+
+    def snapshot(self) -> DebugSnapshot:
+        self._need_jump()
+        return self.current
+
+    @property
+    def chain(self) -> list[str]:
+        """The operators the debugger replays: θ and those pipelined after it."""
+        return list(self.logs.chain)
+
+    def close(self) -> None:
+        self._call(self._abandon_all)
+        self._thread.shutdown(wait=False)
+
+    # --- on the replay thread ----------------------------------------------------------
+    def _call(self, fn: Callable, *args: Any) -> Any:
+        return self._thread.submit(fn, *args).result()
+
+    def _jump(self, index: int) -> DebugSnapshot:
+        if not 0 <= index < self.logs.interactions:
+            raise IndexError(f"no interaction I{index}: this run has "
+                             f"I0..I{self.logs.interactions - 1}")
+        base = max((c for c in self.checkpoints if c <= index), default=0)
+        cursors: dict[int, PartitionCursor] = {}
+        try:
+            for partition in self.logs.partitions:
+                cursor = self._restored_cursor(partition, base) if base else None
+                cursors[partition] = cursor = cursor or self._fresh_cursor(partition)
+                self._advance(cursor, self.logs.target(index, partition))
+        except BaseException:
+            for cursor in cursors.values():  # the debugger stays where it was
+                cursor.abandon()
+            raise
+        self._abandon_all()
+        self.cursors, self.divergences = cursors, []
+        self._check_counts(index)
+        encoded, counts = self._encode(self.cursors)
+        self.current = DebugSnapshot(encoded, counts, self.current, index, f"jump to I{index}",
+                                     notes=self._notes())
+        return self.current
+
+    def _step(self, partition: int, label: str, action: Callable) -> DebugSnapshot:
+        self._need_jump()
+        cursor = self._cursor(partition)
+        before = len(cursor.sink)
+        action(cursor)
+        encoded, counts = dict(self.current._encoded), dict(self.current._counts)
+        fresh, fresh_counts = self._encode({partition: cursor})
+        encoded.update(fresh)
+        counts.update(fresh_counts)
+        self.current = DebugSnapshot(encoded, counts, self.current, None,
+                                     f"{label} on partition {partition}",
+                                     cursor.sink[before:], self._notes())
+        return self.current
+
+    @staticmethod
+    def _advance(cursor: PartitionCursor, target: Target) -> None:
+        if target.finished:
+            if not cursor.ended:
+                cursor.finish()
+        else:
+            cursor.advance_to(target.count)
+
+    def _restored_cursor(self, partition: int, index: int) -> PartitionCursor | None:
+        """The chain restored from the checkpoint at ``index`` (None: not restorable)."""
+        if self.store is None:
+            return None
+        cursor = self._fresh_cursor(partition)
+        if not all(w.restorable for w in cursor.workers):
+            return None  # a generator operator: replay from the partition's start
+        try:
+            saved = [self.store.read(index, partition, n) for n in cursor.names]
+        except FileNotFoundError:
+            return None
+        for worker, (state, extra) in zip(cursor.workers, saved):
+            restore(worker, state)
+            worker.processed = extra["processed"]
+            worker.results.position = extra["results"]
+        cursor.position, cursor.ended = saved[0][1]["position"], saved[0][1]["ended"]
+        return cursor
+
+    def _fresh_cursor(self, partition: int) -> PartitionCursor:
+        names = self.logs.chain
+        workers, checks = [], []
+        for name in names:
+            log = self.logs.log(name, partition)
+            feed = ResultFeed(name, partition, log.results if log is not None else [])
+            workers.append(self._worker(name, partition, feed))
+            checks.append(OutputCheck(name, log.outputs if log is not None else None))
+        return PartitionCursor(partition, names, workers, self.inputs.records(partition), checks)
+
+    def _worker(self, name: str, partition: int, feed: ResultFeed) -> ReplayWorker:
+        wrapper = self.logs.operator(name)()
+        wrapper.spec = replay_spec(-1, name, "replay")
+        return ReplayWorker(name, wrapper, partition, feed)
+
+    def _encode(self, cursors: dict[int, PartitionCursor]) -> tuple[dict, dict]:
+        encoded, counts = {}, {}
+        for partition, cursor in cursors.items():
+            for name, worker in zip(cursor.names, cursor.workers):
+                encoded[(name, partition)] = encode_state(worker.state())
+                counts[(name, partition)] = worker.processed
+        return encoded, counts
+
+    def _check_counts(self, index: int) -> None:
+        for partition, cursor in self.cursors.items():
+            logged = self.logs.counts(index, partition)
+            for name, count in cursor.counts().items():
+                if logged.get(name) is not None and logged[name] != count and \
+                        not self.logs.target(index, partition).finished:
+                    self.divergences.append(
+                        f"at I{index} {name!r} on partition {partition} had processed "
+                        f"{logged[name]} records in the run and {count} in replay")
+
+    def _notes(self) -> list[str]:
+        notes = [c.divergence for cur in self.cursors.values() for c in cur.checks
+                 if c.divergence]
+        return sorted(set(notes + self.divergences))
+
+    def _abandon_all(self) -> None:
+        for cursor in self.cursors.values():
+            cursor.abandon()
+        self.cursors = {}
+
+    def _cursor(self, partition: int) -> PartitionCursor:
+        try:
+            return self.cursors[partition]
+        except KeyError:
+            raise StepRefused(f"θ has no partition {partition} "
+                              f"(partitions: {sorted(self.cursors)})") from None
+
+    def _need_jump(self) -> None:
+        if self.current is None:
+            raise StepRefused("jump to an interaction first: dbg.jump(k)")

@@ -1,0 +1,135 @@
+"""The log reader: what replay needs from a recorded run, behind one small interface.
+
+``RunLogs`` reads a run (live or reopened): θ's chain, the operators as they were
+before the run, each worker's replay log, and each interaction's target counts.
+``MemoryLogs`` holds the same in memory, for tests of the engine without Spark.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from ..store.operator_images import read_operator_image
+from ..store.replay_logs import ReplayLog, read_replay_log
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where θ stood on one partition at an interaction: inputs processed, and whether
+    its partition had ended (then the operators' closing outputs have been emitted)."""
+
+    count: int
+    finished: bool = False
+
+
+class Logs(Protocol):
+    chain: list[str]  # θ first, then the operators pipelined after it in its task
+    partitions: list[int]
+    interactions: int
+
+    def operator(self, name: str) -> Callable[[], Any]: ...
+    def log(self, name: str, partition: int) -> ReplayLog | None: ...
+    def target(self, index: int, partition: int) -> Target: ...
+    def counts(self, index: int, partition: int) -> dict[str, int | None]: ...
+
+
+class RunLogs:
+    """The logs of a recorded ``Run``."""
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self.history = run.history()
+        self.dag = run.dag
+        theta = run.dag.interesting
+        if theta is None:
+            raise LookupError(f"run {run.id} has no interesting operator θ to replay")
+        self.theta = theta
+        self.chain = [n.name for n in chain_of(run.dag, theta)]
+        self.partitions = self.history.partitions(theta)
+        self.interactions = len(self.history.raw)
+        self._logs = self._successful_logs()
+
+    def operator(self, name: str) -> Callable[[], Any]:
+        """A function returning a fresh copy of the operator as it was before the run."""
+        from pyspark import cloudpickle  # noqa: F401 - registers what images need
+
+        import pickle
+
+        data = read_operator_image(self.run.path, self.dag.node(name).id)
+        return lambda: pickle.loads(data)
+
+    def log(self, name: str, partition: int) -> ReplayLog | None:
+        return self._logs.get((self.dag.node(name).id, partition))
+
+    def target(self, index: int, partition: int) -> Target:
+        view = self.history.view(index, self.theta, partition)
+        if view.status == "finished":
+            return Target(view.count or 0, True)
+        if view.status == "not started":
+            return Target(0)
+        if view.count is None:
+            raise LookupError(f"interaction I{index} has no count of {self.theta.name!r} on "
+                              f"partition {partition} (its worker did not report)")
+        return Target(view.count)
+
+    def counts(self, index: int, partition: int) -> dict[str, int | None]:
+        """The logged counts of the chain's workers at an interaction (None: unknown)."""
+        return {name: self.history.view(index, self.dag.node(name), partition).count
+                for name in self.chain}
+
+    def _successful_logs(self) -> dict[tuple[int, int], ReplayLog]:
+        ok = {row["task"] for row in self.run.store.worker_table().to_pylist()
+              if row["status"] == "ok"}
+        logs = {}
+        for path in glob.glob(os.path.join(self.run.path, "logs", "*.arrow")):
+            name = os.path.basename(path)[:-len(".arrow")]
+            fields = dict((part[0], part[1:]) for part in name.split("-") if part[:1] in "pt")
+            op = int(name.split("-")[0][2:])
+            if int(fields["t"]) in ok:
+                logs[(op, int(fields["p"]))] = read_replay_log(path)
+        return logs
+
+
+def chain_of(dag: Any, theta: Any) -> list[Any]:
+    """θ and the Python operators PySpark pipelines after it in the same worker."""
+    chain = [theta]
+    while True:
+        follower = next((n for n in dag.python_operators if n.chained and n.in_g
+                         and n.parents == [chain[-1].id]), None)
+        if follower is None:
+            return chain
+        chain.append(follower)
+
+
+@dataclass
+class MemoryLogs:
+    """Logs held in memory: operators as factories, targets as θ counts per interaction."""
+
+    chain: list[str]
+    operators: dict[str, Callable[[], Any]]
+    targets: list[dict[int, Target]]  # per interaction: partition -> Target
+    logs: dict[tuple[str, int], ReplayLog] = field(default_factory=dict)
+    worker_counts: list[dict[tuple[str, int], int]] = field(default_factory=list)
+
+    @property
+    def partitions(self) -> list[int]:
+        return sorted({p for t in self.targets for p in t})
+
+    @property
+    def interactions(self) -> int:
+        return len(self.targets)
+
+    def operator(self, name: str) -> Callable[[], Any]:
+        return self.operators[name]
+
+    def log(self, name: str, partition: int) -> ReplayLog | None:
+        return self.logs.get((name, partition))
+
+    def target(self, index: int, partition: int) -> Target:
+        return self.targets[index].get(partition, Target(0))
+
+    def counts(self, index: int, partition: int) -> dict[str, int | None]:
+        known = self.worker_counts[index] if index < len(self.worker_counts) else {}
+        return {name: known.get((name, partition)) for name in self.chain}

@@ -1,0 +1,48 @@
+"""Order enforcers: replay consumes what the run logged, in the logged order.
+
+``ResultFeed`` hands ``log_result`` calls their logged values one after the other;
+``OutputCheck`` compares each replayed input's number of outputs with the log and
+reports the first divergence (an operator that is not deterministic).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..executor.state import decode
+from .worker import ReplayError
+
+
+class ResultFeed:
+    """The ``log_result`` values of one worker, in call order."""
+
+    def __init__(self, name: str, partition: int, results: list, position: int = 0) -> None:
+        self.name, self.partition = name, partition
+        self.results = results
+        self.position = position
+
+    def next_result(self) -> Any:
+        if self.position >= len(self.results):
+            raise ReplayError(
+                f"{self.name!r} on partition {self.partition} calls "
+                f"log_result more often in replay than in the run ({len(self.results)} "
+                "calls were logged): its control flow is not deterministic")
+        value = decode(self.results[self.position])
+        self.position += 1
+        return value
+
+
+class OutputCheck:
+    """Outputs per input of one worker against its replay log."""
+
+    def __init__(self, name: str, logged: Any) -> None:
+        self.name = name
+        self.logged = logged  # numpy array of outputs per input, or None
+        self.divergence: str | None = None
+
+    def check(self, index: int, outputs: int) -> None:
+        logged = self.logged
+        if self.divergence is not None or logged is None or index >= len(logged):
+            return
+        if int(logged[index]) != outputs:
+            self.divergence = (f"{self.name!r} emitted {outputs} record(s) for its input "
+                               f"#{index} in replay and {int(logged[index])} in the run")

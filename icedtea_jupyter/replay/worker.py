@@ -1,0 +1,150 @@
+"""One replayed worker: the operator's own host loop, in the kernel, fed one record at a time.
+
+The worker runs the same ``WorkerHost`` loop that ran in Spark's Python worker (so its
+state reads exactly as it did in the run's snapshots), inside a greenlet. Its input
+iterator hands over the records it is given; when it has none it switches back to the
+debugger, leaving the operator suspended where it asks for its next record: the moment
+at which the run's snapshots were taken.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import greenlet
+
+from ..executor.channel import _CHANNELS, NullChannel
+from ..executor.log_result import replaying
+from ..executor.spec import OperatorSpec, RunSpec
+from ..executor.state import capture
+
+_END = object()
+_ABANDON = object()
+
+
+class ReplayError(RuntimeError):
+    """Replay cannot reproduce the recorded run (an operator raised, or diverged)."""
+
+
+class _Abandoned(BaseException):
+    """Raised inside an operator whose replay is thrown away (a jump elsewhere)."""
+
+
+_REPLAY_RUN = RunSpec(run_id="icedtea-replay", address=("", 0), secret=b"", store_path="")
+_CHANNELS[_REPLAY_RUN.run_id] = NullChannel()
+
+
+def replay_spec(op_id: int, name: str, api: str) -> OperatorSpec:
+    """A spec whose host records nothing: the replay run id, bound to a ``NullChannel``."""
+    return OperatorSpec(op_id, _REPLAY_RUN, api, name)
+
+
+class ReplayWorker:
+    """``process(record) -> outputs``, ``finish() -> outputs``, ``state()``; a real operator."""
+
+    def __init__(self, name: str, function: Any, partition: int, results: Any = None) -> None:
+        self.name = name
+        self.partition = partition
+        self.function = function  # a PartitionFunction or CombineFunction with a replay spec
+        self.results = results  # log_result values in call order (an object with next_result)
+        self.processed = 0
+        self.finished = False
+        self.failed: str | None = None
+        self._queue: list = []
+        self._out: list = []
+        self.host: Any = None
+        self._let = greenlet.greenlet(self._run)
+        self._switch(None)  # runs the operator up to its first request for a record
+
+    # --- the operator's side -----------------------------------------------------------
+    def _run(self, _: Any) -> None:
+        if self.results is not None:
+            replaying.set(self.results)
+        self.host_loop = self.function(self.partition, self._feed())
+        self.host = _host_of(self.host_loop)
+        for out in self.host_loop:
+            self._out.append(out)
+        self.finished = True
+
+    def _feed(self):
+        parent = self._let.parent
+        while True:
+            while not self._queue:
+                parent.switch(None)
+            record = self._queue.pop(0)
+            if record is _END:
+                return
+            if record is _ABANDON:
+                raise _Abandoned()
+            yield record
+
+    def _switch(self, value: Any) -> None:
+        try:
+            self._let.switch(value)
+        except _Abandoned:
+            pass
+        except ReplayError as exc:
+            self._broken(str(exc))
+            raise
+        except Exception as exc:
+            message = self._failure(exc)
+            self._broken(message)
+            raise ReplayError(message) from exc
+
+    def _broken(self, why: str) -> None:
+        self.finished = True
+        self.failed = why
+
+    def _failure(self, exc: BaseException) -> str:
+        return (f"{self.name!r} raised {type(exc).__name__}: {exc} while replaying input "
+                f"#{self.processed} of partition {self.partition}; the recorded run did not "
+                "(is the operator deterministic? wrap non-deterministic calls in log_result)")
+
+    # --- the debugger's side -------------------------------------------------------------
+    def process(self, record: Any) -> list:
+        """Hand the operator one record; return what it emitted until it asked for more."""
+        if self.failed is not None:
+            raise ReplayError(f"{self.name!r} on partition {self.partition} failed in replay "
+                              f"({self.failed}); jump to an interaction to start again")
+        if self.finished:
+            raise ReplayError(f"{self.name!r} on partition {self.partition} has finished")
+        self._queue.append(record)
+        self._switch(None)
+        self.processed += 1
+        return self._drain()
+
+    def finish(self) -> list:
+        """End of the partition's input: the operator's closing outputs."""
+        if not self.finished:
+            self._queue.append(_END)
+            self._switch(None)
+        return self._drain()
+
+    def abandon(self) -> None:
+        """Throw this replay away, letting the operator's ``finally`` blocks run."""
+        if not self._let.dead and not self.finished:
+            self._queue.append(_ABANDON)
+            try:
+                self._let.switch(None)
+            except BaseException:
+                pass
+
+    def state(self) -> dict:
+        """The worker's state variables by name, read as the run's snapshots read them."""
+        host = self.host
+        if host is None:
+            return capture(getattr(self.function, "f", None))
+        return host.state()
+
+    @property
+    def restorable(self) -> bool:
+        """False for a generator operator: its local variables cannot be set from outside."""
+        return self.host is None or self.host.user_generator is None
+
+    def _drain(self) -> list:
+        out, self._out = self._out, []
+        return out
+
+
+def _host_of(loop: Any) -> Any:
+    frame = getattr(loop, "gi_frame", None)
+    return frame.f_locals.get("self") if frame is not None else None

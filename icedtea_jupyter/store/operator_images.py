@@ -1,0 +1,42 @@
+"""The operators of a run as they were before it ran (``operators/op{id}.pkl``).
+
+The replay engine starts every replayed worker from a fresh copy of its operator: the
+wrapper Spark shipped (kind of loop, the user's function or ``Operator``), pickled with
+cloudpickle when the cell created it, without the run's secret. These files hold the
+user's own code; load them only from run stores you trust, as any pickle.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+OPERATORS_DIR = "operators"
+
+
+def image_path(store_path: str, op_id: int) -> str:
+    return os.path.join(store_path, OPERATORS_DIR, f"op{op_id}.pkl")
+
+
+def write_operator_image(store_path: str, op_id: int, wrapper: Any) -> None:
+    """Pickle ``wrapper`` (its spec left out); raises what pickling raises."""
+    from pyspark import cloudpickle
+
+    clone = copy.copy(wrapper)
+    clone.spec = None
+    data = cloudpickle.dumps(clone)
+    path = image_path(store_path, op_id)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp"
+    with open(tmp, "wb") as out:
+        out.write(data)
+    os.replace(tmp, path)
+
+
+def read_operator_image(store_path: str, op_id: int) -> bytes:
+    """The pickled wrapper of ``op_id``; ``LookupError`` if the run did not keep one."""
+    try:
+        with open(image_path(store_path, op_id), "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise LookupError(f"the run kept no replayable copy of operator {op_id}") from None

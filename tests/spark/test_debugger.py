@@ -1,0 +1,134 @@
+"""Post-execution debugging of recorded runs: jumps, steps, checkpoints, regenerated inputs."""
+import time
+
+import pytest
+
+from icedtea_jupyter import Operator
+from icedtea_jupyter.examples import fraud
+from icedtea_jupyter.replay.cursor import StepRefused
+from icedtea_jupyter.replay.inputs import InputsChanged
+
+pytestmark = pytest.mark.spark
+
+FRAUD_NS = {name: getattr(fraud, name) for name in
+            ("PAYMENTS", "FeatureEnrichment", "FraudDetector", "FraudFilter")}
+
+
+class Tally(Operator):
+    """A dict-like state (counts per key) and a scalar, slow enough to be interrupted."""
+
+    def open(self):
+        self.by_key = {}
+        self.seen = 0
+
+    def process(self, x):
+        time.sleep(0.002)
+        self.seen += 1
+        self.by_key[x % 7] = self.by_key.get(x % 7, 0) + x
+        yield x
+
+
+def test_the_papers_story_jump_step_over_step_into_step_out(record):
+    """IcedTea Figures 7, 10 and 11 on the fraud pipeline."""
+    run = record(fraud.PIPELINE, FRAUD_NS, interesting="enrich", record_inputs=True,
+                 interact_when="row.customer == 'Alice' and row.amount == 60.0")
+    dbg = run.debugger()
+    snapshot = dbg.jump(1)
+    p = next(p for p, rows in dbg.pending().items()
+             if rows["enrich"]["records"][:1] and rows["enrich"]["records"][0].amount == 10.0)
+    for op in ("enrich", "detect", "filter"):  # the jump gives the recorded snapshot
+        assert snapshot.state(op, p) == run.snapshot(1).state(op, p)
+    assert dbg.pending(p)["enrich"]["records"][1].currency == "¥"
+
+    over = dbg.step_over(p)  # Chris's $10: enriched, approved
+    assert over.outputs == [("Chris", 10.0)]
+    assert over.count("enrich", p) == snapshot.count("enrich", p) + 1
+    assert over.state("enrich", p)["highest"]["Chris"] == 80.0
+
+    into = dbg.step_into(p, "enrich")  # Bob's ¥5,000 taken for $5,000
+    assert into.state("enrich", p)["highest"]["Bob"] == 5000.0
+    assert dbg.pending(p)["detect"]["records"] == [("Bob", 5000.0, 5000.0)]
+    assert "Bob" not in into.state("detect", p)["blacklist"]
+    with pytest.raises(StepRefused, match="step_out"):
+        dbg.step_over(p)  # Bob's scope is not finished: the next one would interleave
+
+    frauds = into.state("filter", p)["frauds"]
+    out = dbg.step_out(p)  # Bob is blacklisted, the fraud count grows by one
+    assert "Bob" in out.state("detect", p)["blacklist"]
+    assert out.state("filter", p)["frauds"] == frauds + 1
+    assert "blacklist" in out.changed("detect", p)["variables"]
+    assert out.outputs == []  # the fraud is filtered out
+
+    again = dbg.jump(1)  # a jump after steps is a fresh jump
+    assert again.state("enrich", p) == snapshot.state("enrich", p)
+    assert again.state("filter", p) == snapshot.state("filter", p)
+
+
+def test_every_jump_equals_the_recorded_snapshot_with_regenerated_inputs(record):
+    code = ("out = sc.parallelize(range(900), 2).mapPartitions(Tally()).setName('tally')"
+            ".map(lambda x: x * 2).setName('double').count()")
+    run = record(code, {"Tally": Tally}, interact_every=0.25, checkpoint="offline", tau=0.5)
+    assert len(run.interactions) >= 3
+    plan = run.manifest["checkpoints"]
+    assert plan["plan"] == "offline" and plan["max_jump_seconds"] <= 0.5
+    dbg = run.debugger()
+    middle = 0
+    for k in reversed(range(len(run.interactions))):  # any order
+        jumped = dbg.jump(k)
+        recorded = run.snapshot(k)
+        for p in (0, 1):
+            status = recorded.status("tally", p)
+            if status in ("running", "finished"):
+                assert jumped.state("tally", p) == recorded.state("tally", p), (k, p)
+                middle += status == "running"
+            assert jumped.count("tally", p) == jumped.state("tally", p)["seen"]
+        assert not jumped.notes
+    assert middle  # some jumps land in the middle of a partition
+    assert set(dbg.inputs.source.values()) == {"regenerated"}
+
+
+def test_checkpointed_jumps_equal_replayed_jumps(record):
+    code = "out = sc.parallelize(range(600), 2).mapPartitions(Tally()).setName('tally').count()"
+    run = record(code, {"Tally": Tally}, interact_every=0.2, checkpoint="all")
+    assert run.manifest["checkpoints"]["checkpoints"] == list(range(1, len(run.interactions)))
+    with_checkpoints = run.debugger()
+    from icedtea_jupyter.replay.debugger import Debugger
+    from icedtea_jupyter.replay.inputs import ReplayInputs
+    from icedtea_jupyter.replay.logs import RunLogs
+
+    logs = RunLogs(run)
+    from_start = Debugger(logs, ReplayInputs(run, logs))
+    for k in range(len(run.interactions)):
+        a, b = with_checkpoints.jump(k), from_start.jump(k)
+        for p in (0, 1):
+            assert a.state("tally", p) == b.state("tally", p)
+            assert a.count("tally", p) == b.count("tally", p)
+    k = len(run.interactions) // 2
+    with_checkpoints.jump(k), from_start.jump(k)
+    for p in (0, 1):  # steps go on from a restored state as from a replayed one
+        if with_checkpoints.pending(p)["tally"]["count"]:
+            a, b = with_checkpoints.step_over(p), from_start.step_over(p)
+            assert a.state("tally", p) == b.state("tally", p)
+
+
+def test_a_rewritten_source_is_refused_not_replayed(record, tmp_path):
+    source = tmp_path / "numbers.txt"
+    source.write_text("\n".join(str(i) for i in range(50)))
+    code = (f"out = sc.textFile({str(source)!r}, 2).map(int).setName('parse')"
+            ".map(lambda x: x + 1).count()")
+    run = record(code, {"Tally": Tally})
+    dbg = run.debugger()
+    dbg.jump(len(run.interactions) - 1)  # the source is unchanged: fine
+    source.write_text("\n".join(str(i + 1) for i in range(50)))
+    changed = run.debugger()
+    with pytest.raises(InputsChanged, match="changed since the run"):
+        changed.jump(0)
+
+
+def test_debugging_a_running_or_unknown_interaction_is_refused(record):
+    run = record(fraud.PIPELINE, FRAUD_NS, interesting="enrich", record_inputs=True)
+    dbg = run.debugger()
+    with pytest.raises(StepRefused, match="jump"):
+        dbg.step_over(0)
+    with pytest.raises(IndexError, match="I0..I"):
+        dbg.jump(len(run.interactions))

@@ -186,6 +186,10 @@ class Run:
         """The states of G(θ)'s workers at interaction ``index``."""
         return self.history().snapshot(index)
 
+    def final_state(self, operator: str, partition: int) -> dict | None:
+        """A worker of G(θ)'s state when its partition ended (None if it did not report)."""
+        return self.history().final_state(self.dag.node(operator), partition)
+
     def debugger(self) -> Any:
         """A ``Debugger`` on this ended run: ``jump(k)``, ``step_over``, ``step_into``..."""
         from ..replay.debugger import Debugger

@@ -141,6 +141,19 @@ class History:
     def snapshot(self, index: int) -> "Snapshot":
         return Snapshot(self, self._interaction(self._raw(index)))
 
+    def final_state(self, node: Any, partition: int) -> dict | None:
+        """A worker's state in its last report, when its partition ended (None: no report)."""
+        ended = [(task, chain) for (op, part, task), chain in self._chains.items()
+                 if op == node.id and part == partition
+                 and any(e["index"] == FINAL for e in chain)]
+        if not ended:
+            return None
+        encoded = None
+        for entry in max(ended, key=lambda c: c[0])[1]:
+            if "delta" in entry:
+                encoded = apply_delta(encoded, entry["delta"])
+        return None if encoded is None else decode(encoded)
+
     def _raw(self, index: int) -> dict:
         if not 0 <= index < len(self.raw):
             raise IndexError(f"no interaction I{index}: this run has I0..I{len(self.raw) - 1}")

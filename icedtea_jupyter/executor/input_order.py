@@ -56,3 +56,34 @@ def run_lengths(starts: Iterable[int], total: int) -> array:
             runs.append(end - starts[j + 1])
     return runs
 
+
+
+ORIGINS = "origins"  # the replay-log kind of an aggregation's reduce side
+
+
+def tag_origins(split: int, items: Iterable[tuple]) -> Iterator[tuple]:
+    """The map side's combiners, each tagged with its map partition and position."""
+    for position, (key, combiner) in enumerate(items):
+        yield key, (split, position, combiner)
+
+
+class Origins:
+    """Where each combiner a reduce side consumed came from: (map partition, position)
+    pairs, in arrival order, so replay can feed the reduce side exactly the records
+    that descend from the records θ had processed, in the order the shuffle gave them."""
+
+    def __init__(self) -> None:
+        self.pairs = array("I")
+
+    def tap(self, tagged: Iterable[tuple]) -> Iterator[tuple]:
+        """Strip the tags of ``(key, (partition, position, combiner))``, noting them."""
+        append = self.pairs.append
+        for key, (split, position, combiner) in tagged:
+            append(split)
+            append(position)
+            yield key, combiner
+
+    def replay_log(self, log: dict | None, consumed: int) -> tuple[dict, bytes]:
+        log = dict(log or {"results": []}, kind=ORIGINS)
+        pairs = self.pairs[:2 * consumed]
+        return log, zlib.compress(pairs.tobytes(), 1) if len(pairs) else b""

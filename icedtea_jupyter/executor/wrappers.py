@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any, Callable, Iterable, Iterator
 
 from .host import _NO_RECORD, WorkerHost, _task_context
-from .input_order import InputOrder
+from .input_order import InputOrder, Origins, tag_origins
 from .operator import Operator
 from .spec import OperatorSpec
 
@@ -82,8 +82,9 @@ class CombineFunction:
         def combine(records: Iterator) -> Iterator:
             if self.phase == "combine":
                 merger.mergeValues(records)
-            else:
-                merger.mergeCombiners(records)
+                return tag_origins(split, merger.items())
+            host.order = Origins()
+            merger.mergeCombiners(host.order.tap(records))
             return merger.items()
 
         return host.run_partition(combine, iterator)

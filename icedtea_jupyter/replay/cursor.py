@@ -54,7 +54,7 @@ class PartitionCursor:
         return None
 
     def can_step_over(self) -> bool:
-        return not self.ended and self.position < len(self.inputs) and self.overlap() is None
+        return not self.ended and self.overlap() is None
 
     def step_into_options(self) -> int:
         return int(self.position < len(self.inputs)) + sum(1 for q in self.waiting[1:] if q)
@@ -83,7 +83,11 @@ class PartitionCursor:
         return outputs
 
     def step_over(self) -> None:
-        """θ's next record and its whole scope (Def. 4.5)."""
+        """θ's next record and its whole scope (Def. 4.5); after the last record, the end
+        of the partition (the operators' closing outputs)."""
+        if self.position >= len(self.inputs) and not self.ended and self.overlap() is None:
+            self.finish()
+            return
         reason = self.overlap()
         if reason is not None:
             raise StepRefused(f"cannot step over θ's input #{self.position} on partition "

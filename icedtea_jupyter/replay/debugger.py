@@ -14,6 +14,7 @@ from . import checkpointing
 from .checkpoints import CheckpointStore, restore
 from .cursor import PartitionCursor, StepRefused
 from .inputs import ReplayInputs
+from .later import LaterStage
 from .logs import Logs, RunLogs, Target
 from .order import OutputCheck, ResultFeed
 from .snapshot import DebugSnapshot
@@ -27,6 +28,7 @@ class Debugger:
         self.logs = logs
         self.inputs = inputs  # an object with records(partition) -> list
         self.cursors: dict[int, PartitionCursor] = {}
+        self.later: LaterStage | None = None  # the reduce side after θ's chain, if any
         self.current: DebugSnapshot | None = None
         self.divergences: list[str] = []
         self.store = store  # a CheckpointStore, or None
@@ -75,9 +77,13 @@ class Debugger:
         """The records waiting at each worker: ``{partition: {operator: {count, records,
         scopes}}}`` (θ's are its remaining inputs), or one partition's."""
         self._need_jump()
+        rows: dict[int, dict] = {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
+        for q, cursor in (self.later.cursors.items() if self.later is not None else ()):
+            rows.setdefault(q, {}).update(cursor.pending(limit))
         if partition is not None:
-            return self._cursor(partition).pending(limit)
-        return {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
+            self._cursor(partition)
+            return rows[partition]
+        return rows
 
     def step_options(self) -> dict:
         """How many step-overs and step-intos are possible now, and why others are not."""
@@ -97,8 +103,9 @@ class Debugger:
 
     @property
     def chain(self) -> list[str]:
-        """The operators the debugger replays: θ and those pipelined after it."""
-        return list(self.logs.chain)
+        """The operators the debugger replays: θ and those pipelined after it, then an
+        aggregation's reduce side and those pipelined after it."""
+        return list(self.logs.chain) + list(self.logs.later)
 
     def close(self) -> None:
         self._call(self._abandon_all)
@@ -123,10 +130,11 @@ class Debugger:
             for cursor in cursors.values():  # the debugger stays where it was
                 cursor.abandon()
             raise
+        later = self._later_stage(cursors)
         self._abandon_all()
-        self.cursors, self.divergences = cursors, []
+        self.cursors, self.later, self.divergences = cursors, later, []
         self._check_counts(index)
-        encoded, counts = self._encode(self.cursors)
+        encoded, counts = self._encode(self.cursors, self.later)
         self.current = DebugSnapshot(encoded, counts, self.current, index, f"jump to I{index}",
                                      notes=self._notes())
         return self.current
@@ -136,8 +144,11 @@ class Debugger:
         cursor = self._cursor(partition)
         before = len(cursor.sink)
         action(cursor)
+        changed = self.later.feed(self.cursors) if self.later is not None else []
         encoded, counts = dict(self.current._encoded), dict(self.current._counts)
-        fresh, fresh_counts = self._encode({partition: cursor})
+        fresh, fresh_counts = self._encode(
+            {partition: cursor},
+            {q: self.later.cursors[q] for q in changed} if changed else {})
         encoded.update(fresh)
         counts.update(fresh_counts)
         self.current = DebugSnapshot(encoded, counts, self.current, None,
@@ -171,24 +182,44 @@ class Debugger:
         cursor.position, cursor.ended = saved[0][1]["position"], saved[0][1]["ended"]
         return cursor
 
-    def _fresh_cursor(self, partition: int) -> PartitionCursor:
-        names = self.logs.chain
+    def _fresh_cursor(self, partition: int, names: list[str] | None = None,
+                      inputs: list | None = None) -> PartitionCursor:
+        names = names or self.logs.chain
         workers, checks = [], []
         for name in names:
             log = self.logs.log(name, partition)
             feed = ResultFeed(name, partition, log.results if log is not None else [])
             workers.append(self._worker(name, partition, feed))
             checks.append(OutputCheck(name, log.outputs if log is not None else None))
-        return PartitionCursor(partition, names, workers, self.inputs.records(partition), checks)
+        if inputs is None:
+            inputs = self.inputs.records(partition)
+        return PartitionCursor(partition, names, workers, inputs, checks)
 
     def _worker(self, name: str, partition: int, feed: ResultFeed) -> ReplayWorker:
         wrapper = self.logs.operator(name)()
         wrapper.spec = replay_spec(-1, name, "replay")
         return ReplayWorker(name, wrapper, partition, feed)
 
-    def _encode(self, cursors: dict[int, PartitionCursor]) -> tuple[dict, dict]:
+    def _later_stage(self, cursors: dict[int, PartitionCursor]) -> LaterStage | None:
+        """The reduce side after θ's chain, fed what θ's chains emitted (None if none)."""
+        if not self.logs.later:
+            return None
+        stage = LaterStage(self.logs.later_partitions,
+                           lambda q: self._fresh_cursor(q, self.logs.later, []),
+                           lambda q: getattr(self.logs.log(self.logs.later[0], q), "order", None))
+        try:
+            stage.feed(cursors)
+        except BaseException:
+            stage.abandon()
+            raise
+        return stage
+
+    def _encode(self, cursors: dict[int, PartitionCursor],
+                later: Any = None) -> tuple[dict, dict]:
         encoded, counts = {}, {}
-        for partition, cursor in cursors.items():
+        if isinstance(later, LaterStage):
+            later = later.cursors
+        for partition, cursor in [*cursors.items(), *(later or {}).items()]:
             for name, worker in zip(cursor.names, cursor.workers):
                 encoded[(name, partition)] = encode_state(worker.state())
                 counts[(name, partition)] = worker.processed
@@ -212,7 +243,9 @@ class Debugger:
     def _abandon_all(self) -> None:
         for cursor in self.cursors.values():
             cursor.abandon()
-        self.cursors = {}
+        if self.later is not None:
+            self.later.abandon()
+        self.cursors, self.later = {}, None
 
     def _cursor(self, partition: int) -> PartitionCursor:
         try:

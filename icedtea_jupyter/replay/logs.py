@@ -27,6 +27,8 @@ class Target:
 class Logs(Protocol):
     chain: list[str]  # θ first, then the operators pipelined after it in its task
     partitions: list[int]
+    later: list[str]  # an aggregation's reduce side after θ's chain, and its chain
+    later_partitions: list[int]
     interactions: int
 
     def operator(self, name: str) -> Callable[[], Any]: ...
@@ -48,6 +50,9 @@ class RunLogs:
         self.theta = theta
         self.chain = [n.name for n in chain_of(run.dag, theta)]
         self.partitions = self.history.partitions(theta)
+        merge = reduce_side_of(run.dag, run.dag.node(self.chain[-1]))
+        self.later = [n.name for n in chain_of(run.dag, merge)] if merge is not None else []
+        self.later_partitions = self.history.partitions(merge) if merge is not None else []
         self.interactions = len(self.history.raw)
         self._logs = self._successful_logs()
 
@@ -92,6 +97,17 @@ class RunLogs:
         return logs
 
 
+def reduce_side_of(dag: Any, last: Any) -> Any:
+    """The reduce side of the aggregation whose map side ends θ's chain, or None."""
+    if last.phase != "combine":
+        return None
+    for node in dag.python_operators:
+        if node.phase == "merge" and node.parents and \
+                dag.node(node.parents[0]).parents == [last.id]:
+            return node
+    return None
+
+
 def chain_of(dag: Any, theta: Any) -> list[Any]:
     """θ and the Python operators PySpark pipelines after it in the same worker."""
     chain = [theta]
@@ -112,6 +128,8 @@ class MemoryLogs:
     targets: list[dict[int, Target]]  # per interaction: partition -> Target
     logs: dict[tuple[str, int], ReplayLog] = field(default_factory=dict)
     worker_counts: list[dict[tuple[str, int], int]] = field(default_factory=list)
+    later: list[str] = field(default_factory=list)  # the reduce side's chain, if any
+    later_partitions: list[int] = field(default_factory=list)
 
     @property
     def partitions(self) -> list[int]:

@@ -46,3 +46,27 @@ class OutputCheck:
         if int(logged[index]) != outputs:
             self.divergence = (f"{self.name!r} emitted {outputs} record(s) for its input "
                                f"#{index} in replay and {int(logged[index])} in the run")
+
+
+class OriginOrder:
+    """A reduce side's inputs in the shuffle's logged order: (map partition, position)
+    pairs. ``next_records`` hands over the longest next run whose records the map sides
+    have emitted, and stops at the first that is not there yet, so nothing is reordered."""
+
+    def __init__(self, origins: Any) -> None:
+        self.origins = [] if origins is None else [(int(m), int(j)) for m, j in origins]
+        self.position = 0
+
+    def next_records(self, emitted: dict[int, list]) -> list:
+        records = []
+        while self.position < len(self.origins):
+            m, j = self.origins[self.position]
+            if j >= len(emitted.get(m, ())):
+                break
+            records.append(emitted[m][j])
+            self.position += 1
+        return records
+
+    @property
+    def complete(self) -> bool:
+        return self.position >= len(self.origins)

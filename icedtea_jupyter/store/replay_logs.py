@@ -20,6 +20,8 @@ class ReplayLog:
     fingerprints: list = field(default_factory=list)  # θ: (input index, crc32) pairs
     # a join's or cogroup's merge (kind "order"): (input index, combiners) rows, in arrival order
     order: np.ndarray | None = None
+    # an aggregation's reduce side (kind "origins"): the same rows hold (map partition,
+    # position of the combiner in that partition's output) per consumed combiner
 
     def checks(self) -> list[tuple[int, int]]:
         """θ's sampled input checksums as (input index, crc32 of the pickled record)."""
@@ -37,7 +39,7 @@ def read_replay_log(path: str) -> ReplayLog:
     if kind == "cumulative":
         outputs = np.diff(values).astype(np.uint32) if len(values) > 1 else values[:0]
         after_last = n_out - int(values[-1]) if len(values) else n_out
-    elif kind in ("after_last", "order"):  # a merge: every output after the inputs
+    elif kind in ("after_last", "order", "origins"):  # a merge: every output after the inputs
         outputs, after_last = np.zeros(n_in, np.uint32), n_out
     else:
         outputs = np.ones(n_in, np.uint32)
@@ -48,4 +50,4 @@ def read_replay_log(path: str) -> ReplayLog:
         after_last = n_out - int(outputs.sum())
     return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind, n_in,
                      json.loads(meta.get("fingerprints", "[]")),
-                     values.reshape(-1, 2) if kind == "order" else None)
+                     values.reshape(-1, 2) if kind in ("order", "origins") else None)

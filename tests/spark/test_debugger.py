@@ -132,3 +132,40 @@ def test_debugging_a_running_or_unknown_interaction_is_refused(record):
         dbg.step_over(0)
     with pytest.raises(IndexError, match="I0..I"):
         dbg.jump(len(run.interactions))
+
+
+def test_the_reduce_side_receives_exactly_what_thetas_partitions_emitted(record):
+    code = ("out = sc.parallelize(range(600), 2).mapPartitions(Tally()).setName('tally')"
+            ".map(lambda x: (x % 5, x)).setName('pair')"
+            ".reduceByKey(lambda a, b: a + b).setName('sum').collect()")
+    run = record(code, {"Tally": Tally}, interact_every=0.25, record_inputs=True)
+    dbg = run.debugger()
+    assert dbg.chain == ["tally", "pair", "sum (combine)", "sum"]
+    halves = {0: range(0, 300), 1: range(300, 600)}
+    for interaction in run.interactions:
+        jumped = dbg.jump(interaction.index)
+        ended = [m for m in (0, 1) if dbg.cursors[m].ended]
+        merged = {}
+        for q in range(len(dbg.later.cursors)):
+            merged.update(jumped.state("sum", q)["combiners"])
+        expected = {}
+        for m in ended:  # only a finished map side has emitted its combiners
+            for x in halves[m]:
+                expected[x % 5] = expected.get(x % 5, 0) + x
+        assert merged == expected, (interaction.index, ended)
+    assert sorted(merged.items()) == sorted(run.namespace["out"])
+
+    middle = next((i for i in run.interactions
+                   if 0 < (i.counts[("tally", 0)] or 0) < 300), None)
+    assert middle is not None, [i.counts for i in run.interactions]
+    # step partition 0 to its end: its combiners cross the shuffle
+    dbg.jump(middle.index)
+    before = {k: v for q in dbg.later.cursors for k, v in
+              dbg.state("sum", q)["combiners"].items()}
+    while not dbg.cursors[0].ended:
+        snapshot = dbg.step_over(0)
+    after = {k: v for q in dbg.later.cursors for k, v in
+             snapshot.state("sum", q)["combiners"].items()}
+    for key in range(5):
+        part0 = sum(x for x in halves[0] if x % 5 == key)
+        assert after[key] == before.get(key, 0) + part0

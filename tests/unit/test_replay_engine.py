@@ -400,10 +400,15 @@ def test_unknown_partition_operator_and_interaction_are_refused_by_name():
             dbg.step_into(0, "running")
 
 
-def test_stepping_theta_past_its_last_input_is_refused():
+def test_after_thetas_last_input_a_step_over_ends_the_partition_then_steps_are_refused():
     with debugger(DATA3, TARGETS3 + [{0: Target(4), 1: Target(2, True)}]) as dbg:
         dbg.jump(2)
-        for p, n in ((0, 4), (1, 2)):  # all inputs taken; partition 1 also closed
+        assert dbg.step_options()["step_over"] == 1  # partition 0 can still end
+        with pytest.raises(StepRefused, match="processed all 4 records"):
+            dbg.step_into(0, "best")
+        ended = dbg.step_over(0)  # the end of partition 0: Best's closing output
+        assert dbg.cursors[0].ended and ended.outputs
+        for p, n in ((0, 4), (1, 2)):  # all inputs taken and both partitions closed
             with pytest.raises(StepRefused, match=rf"processed all {n} records"):
                 dbg.step_over(p)
             with pytest.raises(StepRefused, match=rf"processed all {n} records"):
@@ -411,6 +416,7 @@ def test_stepping_theta_past_its_last_input_is_refused():
         assert dbg.step_options()["step_over"] == 0
         dbg.jump(1)
         dbg.step_over(1)  # the last input of partition 1
+        dbg.step_over(1)  # its end
         with pytest.raises(StepRefused, match="processed all 2 records"):
             dbg.step_over(1)
 

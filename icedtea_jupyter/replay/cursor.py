@@ -18,17 +18,26 @@ class StepRefused(ValueError):
 
 
 class PartitionCursor:
+    """``names`` are in pipeline order, upstream first; ``children`` maps each worker to
+    the workers its outputs go to (the next one, by default: a chain; θ feeding two
+    paths makes a tree). Outputs of a worker without children leave the cursor."""
+
     def __init__(self, partition: int, names: list[str], workers: list[ReplayWorker],
-                 inputs: list, checks: list[OutputCheck], position: int = 0) -> None:
+                 inputs: list, checks: list[OutputCheck],
+                 children: dict[str, list[str]] | None = None) -> None:
         self.partition = partition
         self.names = names
         self.workers = workers
         self.inputs = inputs
         self.checks = checks
-        self.position = position  # θ's next input
+        self.position = 0  # θ's next input
         self.waiting: list[deque] = [deque() for _ in workers]  # (scope, record); [0] unused
         self.ended = False
-        self.sink: list = []  # what left the end of the chain, in order
+        if children is None:
+            children = {a: [b] for a, b in zip(names, names[1:])}
+        self.children = [[names.index(c) for c in children.get(n, [])] for n in names]
+        self.sinks: dict[str, list] = {n: [] for n, c in zip(names, self.children) if not c}
+        self.sink: list = []  # everything that left the cursor, in order
 
     # --- what waits where -----------------------------------------------------------
     def pending(self, limit: int = 20) -> dict[str, dict]:
@@ -126,9 +135,11 @@ class PartitionCursor:
                 self.step_into(self.names[i])
 
     def _pass_on(self, i: int, scope: int, outputs: list) -> None:
-        if i + 1 < len(self.workers):
-            self.waiting[i + 1].extend((scope, out) for out in outputs)
+        if self.children[i]:
+            for child in self.children[i]:
+                self.waiting[child].extend((scope, out) for out in outputs)
         else:
+            self.sinks[self.names[i]].extend(outputs)
             self.sink.extend(outputs)
 
     def abandon(self) -> None:

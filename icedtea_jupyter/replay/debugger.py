@@ -14,9 +14,9 @@ from . import checkpointing
 from .checkpoints import CheckpointStore, restore
 from .cursor import PartitionCursor, StepRefused
 from .inputs import ReplayInputs
-from .later import LaterStage
+from .later import FedStage
 from .logs import Logs, RunLogs, Target
-from .order import OutputCheck, ResultFeed
+from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
 from .snapshot import DebugSnapshot
 from .worker import ReplayWorker, replay_spec
 
@@ -28,7 +28,7 @@ class Debugger:
         self.logs = logs
         self.inputs = inputs  # an object with records(partition) -> list
         self.cursors: dict[int, PartitionCursor] = {}
-        self.later: LaterStage | None = None  # the reduce side after θ's chain, if any
+        self.fed: list[FedStage] = []  # workers fed by θ's cursors (after a shuffle, a union)
         self.current: DebugSnapshot | None = None
         self.divergences: list[str] = []
         self.store = store  # a CheckpointStore, or None
@@ -78,8 +78,9 @@ class Debugger:
         scopes}}}`` (θ's are its remaining inputs), or one partition's."""
         self._need_jump()
         rows: dict[int, dict] = {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
-        for q, cursor in (self.later.cursors.items() if self.later is not None else ()):
-            rows.setdefault(q, {}).update(cursor.pending(limit))
+        for stage in self.fed:
+            for q, cursor in stage.cursors.items():
+                rows.setdefault(q, {}).update(cursor.pending(limit))
         if partition is not None:
             self._cursor(partition)
             return rows[partition]
@@ -101,11 +102,22 @@ class Debugger:
         self._need_jump()
         return self.current
 
+    def partitions(self, operator: str) -> list[int]:
+        """The partitions of ``operator`` the debugger replays."""
+        self._need_jump()
+        if operator in self.logs.chain:
+            return sorted(self.cursors)
+        for fed, stage in zip(self.logs.fed, self.fed):
+            if operator in fed.names:
+                return sorted(stage.cursors)
+        raise KeyError(f"the debugger does not replay {operator!r} (it replays "
+                       f"{', '.join(self.chain)})")
+
     @property
     def chain(self) -> list[str]:
         """The operators the debugger replays: θ and those pipelined after it, then an
         aggregation's reduce side and those pipelined after it."""
-        return list(self.logs.chain) + list(self.logs.later)
+        return list(self.logs.chain) + [n for fed in self.logs.fed for n in fed.names]
 
     def close(self) -> None:
         self._call(self._abandon_all)
@@ -130,11 +142,11 @@ class Debugger:
             for cursor in cursors.values():  # the debugger stays where it was
                 cursor.abandon()
             raise
-        later = self._later_stage(cursors)
+        fed = self._fed_stages(cursors)
         self._abandon_all()
-        self.cursors, self.later, self.divergences = cursors, later, []
+        self.cursors, self.fed, self.divergences = cursors, fed, []
         self._check_counts(index)
-        encoded, counts = self._encode(self.cursors, self.later)
+        encoded, counts = self._encode(self.cursors, *[stage.cursors for stage in fed])
         self.current = DebugSnapshot(encoded, counts, self.current, index, f"jump to I{index}",
                                      notes=self._notes())
         return self.current
@@ -144,11 +156,10 @@ class Debugger:
         cursor = self._cursor(partition)
         before = len(cursor.sink)
         action(cursor)
-        changed = self.later.feed(self.cursors) if self.later is not None else []
+        changed = [{q: stage.cursors[q] for q in stage.feed(self.cursors)}
+                   for stage in self.fed]
         encoded, counts = dict(self.current._encoded), dict(self.current._counts)
-        fresh, fresh_counts = self._encode(
-            {partition: cursor},
-            {q: self.later.cursors[q] for q in changed} if changed else {})
+        fresh, fresh_counts = self._encode({partition: cursor}, *changed)
         encoded.update(fresh)
         counts.update(fresh_counts)
         self.current = DebugSnapshot(encoded, counts, self.current, None,
@@ -193,33 +204,40 @@ class Debugger:
             checks.append(OutputCheck(name, log.outputs if log is not None else None))
         if inputs is None:
             inputs = self.inputs.records(partition)
-        return PartitionCursor(partition, names, workers, inputs, checks)
+        children = self.logs.children if names is self.logs.chain else None
+        return PartitionCursor(partition, names, workers, inputs, checks, children)
 
     def _worker(self, name: str, partition: int, feed: ResultFeed) -> ReplayWorker:
         wrapper = self.logs.operator(name)()
         wrapper.spec = replay_spec(-1, name, "replay")
         return ReplayWorker(name, wrapper, partition, feed)
 
-    def _later_stage(self, cursors: dict[int, PartitionCursor]) -> LaterStage | None:
-        """The reduce side after θ's chain, fed what θ's chains emitted (None if none)."""
-        if not self.logs.later:
-            return None
-        stage = LaterStage(self.logs.later_partitions,
-                           lambda q: self._fresh_cursor(q, self.logs.later, []),
-                           lambda q: getattr(self.logs.log(self.logs.later[0], q), "order", None))
+    def _fed_stages(self, cursors: dict[int, PartitionCursor]) -> list[FedStage]:
+        """The workers fed by θ's cursors, given what those have emitted so far."""
+        stages: list[FedStage] = []
         try:
-            stage.feed(cursors)
+            for fed in self.logs.fed:
+                stage = FedStage(fed.partitions,
+                                 lambda q, fed=fed: self._fresh_cursor(q, fed.names, []),
+                                 lambda q, fed=fed: self._source(fed, q))
+                stages.append(stage)
+                stage.feed(cursors)
         except BaseException:
-            stage.abandon()
+            for stage in stages:
+                stage.abandon()
             raise
-        return stage
+        return stages
 
-    def _encode(self, cursors: dict[int, PartitionCursor],
-                later: Any = None) -> tuple[dict, dict]:
+    def _source(self, fed: Any, q: int) -> Any:
+        kind, *where = fed.sources[q]
+        if kind == "origins":
+            return OriginOrder(getattr(self.logs.log(fed.names[0], q), "order", None), where[0])
+        return StraightFeed(where[0], where[1])
+
+    @staticmethod
+    def _encode(*groups: dict[int, PartitionCursor]) -> tuple[dict, dict]:
         encoded, counts = {}, {}
-        if isinstance(later, LaterStage):
-            later = later.cursors
-        for partition, cursor in [*cursors.items(), *(later or {}).items()]:
+        for partition, cursor in [item for group in groups for item in group.items()]:
             for name, worker in zip(cursor.names, cursor.workers):
                 encoded[(name, partition)] = encode_state(worker.state())
                 counts[(name, partition)] = worker.processed
@@ -243,9 +261,9 @@ class Debugger:
     def _abandon_all(self) -> None:
         for cursor in self.cursors.values():
             cursor.abandon()
-        if self.later is not None:
-            self.later.abandon()
-        self.cursors, self.later = {}, None
+        for stage in self.fed:
+            stage.abandon()
+        self.cursors, self.fed = {}, []
 
     def _cursor(self, partition: int) -> PartitionCursor:
         try:

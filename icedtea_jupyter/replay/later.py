@@ -1,38 +1,35 @@
-"""The later stage: an aggregation's reduce side (and what PySpark pipelines after it).
+"""Fed stages: workers of G(θ) outside θ's Python worker, fed what θ's cursors emit.
 
-Its workers receive exactly the records that descend from the records θ has processed —
-the combiners the map sides (the ends of θ's chains) have emitted — in the order the
-shuffle delivered them in the run, and process them at once: a step's scope runs to its
-end, across the shuffle. When every map side has ended and every logged record has
-arrived, the reduce side ends too and emits its results.
+An aggregation's reduce side (after the shuffle) gets the combiners the map sides
+emitted, in the order the shuffle delivered them in the run (``OriginOrder``); the
+operators after a union get one path's outputs on one partition (``StraightFeed``).
+They process what arrives at once — a step's scope runs to its end, across the shuffle
+or the union — and end when their sources have ended and everything has arrived.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from .cursor import PartitionCursor
-from .order import OriginOrder
 
 
-class LaterStage:
+class FedStage:
     def __init__(self, partitions: list[int], make_cursor: Callable[[int], PartitionCursor],
-                 origins_of: Callable[[int], Any]) -> None:
+                 source_of: Callable[[int], Any]) -> None:
         self.cursors = {q: make_cursor(q) for q in partitions}
-        self.orders = {q: OriginOrder(origins_of(q)) for q in partitions}
+        self.sources = {q: source_of(q) for q in partitions}
 
-    def feed(self, map_sides: dict[int, PartitionCursor]) -> list[int]:
-        """Hand each reduce partition what has arrived and process it; returns the
-        partitions that changed."""
-        emitted = {m: cursor.sink for m, cursor in map_sides.items()}
-        all_ended = all(cursor.ended for cursor in map_sides.values())
+    def feed(self, upstream: dict[int, PartitionCursor]) -> list[int]:
+        """Hand each partition what has arrived and process it; returns those changed."""
         changed = []
         for q, cursor in self.cursors.items():
-            arrived = self.orders[q].next_records(emitted)
+            source = self.sources[q]
+            arrived = source.next_records(upstream)
             if arrived:
                 cursor.inputs.extend(arrived)
                 cursor.advance_to(len(cursor.inputs))
                 changed.append(q)
-            if all_ended and self.orders[q].complete and not cursor.ended:
+            if not cursor.ended and source.complete(upstream):
                 cursor.finish()
                 changed.append(q)
         return changed

@@ -27,8 +27,8 @@ class Target:
 class Logs(Protocol):
     chain: list[str]  # θ first, then the operators pipelined after it in its task
     partitions: list[int]
-    later: list[str]  # an aggregation's reduce side after θ's chain, and its chain
-    later_partitions: list[int]
+    children: dict[str, list[str]] | None  # who feeds whom in θ's tree (None: a chain)
+    fed: list[Fed]  # reduce sides and operators after a union, fed by θ's tree
     interactions: int
 
     def operator(self, name: str) -> Callable[[], Any]: ...
@@ -48,11 +48,9 @@ class RunLogs:
         if theta is None:
             raise LookupError(f"run {run.id} has no interesting operator θ to replay")
         self.theta = theta
-        self.chain = [n.name for n in chain_of(run.dag, theta)]
+        self.chain, self.children = tree_of(run.dag, theta)
         self.partitions = self.history.partitions(theta)
-        merge = reduce_side_of(run.dag, run.dag.node(self.chain[-1]))
-        self.later = [n.name for n in chain_of(run.dag, merge)] if merge is not None else []
-        self.later_partitions = self.history.partitions(merge) if merge is not None else []
+        self.fed = fed_stages(run.dag, self.chain, self.children, self.history.partitions)
         self.interactions = len(self.history.raw)
         self._logs = self._successful_logs()
 
@@ -108,6 +106,59 @@ def reduce_side_of(dag: Any, last: Any) -> Any:
     return None
 
 
+@dataclass
+class Fed:
+    """Workers fed by θ's cursors: ``names`` (head first, a chain), their partitions, and
+    where each partition's records come from: ``("origins", leaf)`` — the shuffle, in
+    logged order — or ``("straight", θ partition, leaf)`` — after a union."""
+
+    names: list[str]
+    partitions: list[int]
+    sources: dict[int, tuple]
+
+
+def tree_of(dag: Any, theta: Any) -> tuple[list[str], dict[str, list[str]]]:
+    """θ and the operators PySpark pipelines after it, upstream first, and who feeds whom
+    (θ feeding two paths makes a tree: PySpark runs θ once per path, the same way)."""
+    names, children, queue = [], {}, [theta]
+    while queue:
+        node = queue.pop(0)
+        names.append(node.name)
+        followers = [n for n in dag.python_operators if n.chained and n.in_g
+                     and n.parents == [node.id]]
+        children[node.name] = [n.name for n in followers]
+        queue.extend(followers)
+    return names, children
+
+
+def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callable) -> list[Fed]:
+    """The reduce sides after map sides in θ's tree, and the operators after a union of
+    its leaves."""
+    leaves = [dag.node(n) for n in names if not children[n]]
+    stages = []
+    for leaf in leaves:
+        merge = reduce_side_of(dag, leaf)
+        if merge is not None:
+            parts = partitions_of(merge)
+            stages.append(Fed([n.name for n in chain_of(dag, merge)], parts,
+                              {q: ("origins", leaf.name) for q in parts}))
+    leaf_ids = {leaf.id for leaf in leaves}
+    for union in dag.operators:
+        if union.kind != "jvm" or not union.input_partitions or len(union.parents) < 2 \
+                or not set(union.parents) <= leaf_ids:
+            continue
+        sources, q = {}, 0
+        for parent, count in zip(union.parents, union.input_partitions):
+            for p in range(count):
+                sources[q] = ("straight", p, dag.node(parent).name)
+                q += 1
+        for head in dag.python_operators:
+            if head.parents == [union.id] and head.in_g:
+                stages.append(Fed([n.name for n in chain_of(dag, head)], sorted(sources),
+                                  sources))
+    return stages
+
+
 def chain_of(dag: Any, theta: Any) -> list[Any]:
     """θ and the Python operators PySpark pipelines after it in the same worker."""
     chain = [theta]
@@ -128,8 +179,8 @@ class MemoryLogs:
     targets: list[dict[int, Target]]  # per interaction: partition -> Target
     logs: dict[tuple[str, int], ReplayLog] = field(default_factory=dict)
     worker_counts: list[dict[tuple[str, int], int]] = field(default_factory=list)
-    later: list[str] = field(default_factory=list)  # the reduce side's chain, if any
-    later_partitions: list[int] = field(default_factory=list)
+    children: dict[str, list[str]] | None = None  # None: a chain
+    fed: list[Fed] = field(default_factory=list)
 
     @property
     def partitions(self) -> list[int]:

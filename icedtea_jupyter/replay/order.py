@@ -49,24 +49,45 @@ class OutputCheck:
 
 
 class OriginOrder:
-    """A reduce side's inputs in the shuffle's logged order: (map partition, position)
-    pairs. ``next_records`` hands over the longest next run whose records the map sides
-    have emitted, and stops at the first that is not there yet, so nothing is reordered."""
+    """The inputs of an aggregation's reduce side, in the shuffle's logged order:
+    (map partition, position) pairs into what the map sides — the ``leaf`` worker of
+    θ's cursor on each partition — emitted. ``next_records`` hands over the longest next
+    run whose records have been emitted, and stops at the first that has not: nothing
+    is reordered."""
 
-    def __init__(self, origins: Any) -> None:
+    def __init__(self, origins: Any, leaf: str) -> None:
         self.origins = [] if origins is None else [(int(m), int(j)) for m, j in origins]
+        self.leaf = leaf
         self.position = 0
 
-    def next_records(self, emitted: dict[int, list]) -> list:
+    def next_records(self, cursors: dict) -> list:
         records = []
         while self.position < len(self.origins):
             m, j = self.origins[self.position]
-            if j >= len(emitted.get(m, ())):
+            emitted = cursors[m].sinks[self.leaf] if m in cursors else ()
+            if j >= len(emitted):
                 break
-            records.append(emitted[m][j])
+            records.append(emitted[j])
             self.position += 1
         return records
 
-    @property
-    def complete(self) -> bool:
-        return self.position >= len(self.origins)
+    def complete(self, cursors: dict) -> bool:
+        return self.position >= len(self.origins) and all(c.ended for c in cursors.values())
+
+
+class StraightFeed:
+    """The inputs of a worker after a union: one path's outputs on one partition, in order
+    (a union's partitions are its inputs' partitions, one after the other)."""
+
+    def __init__(self, partition: int, leaf: str) -> None:
+        self.partition, self.leaf = partition, leaf
+        self.position = 0
+
+    def next_records(self, cursors: dict) -> list:
+        emitted = cursors[self.partition].sinks[self.leaf]
+        records = emitted[self.position:]
+        self.position = len(emitted)
+        return records
+
+    def complete(self, cursors: dict) -> bool:
+        return cursors[self.partition].ended

@@ -146,7 +146,7 @@ def test_the_reduce_side_receives_exactly_what_thetas_partitions_emitted(record)
         jumped = dbg.jump(interaction.index)
         ended = [m for m in (0, 1) if dbg.cursors[m].ended]
         merged = {}
-        for q in range(len(dbg.later.cursors)):
+        for q in dbg.partitions("sum"):
             merged.update(jumped.state("sum", q)["combiners"])
         expected = {}
         for m in ended:  # only a finished map side has emitted its combiners
@@ -160,12 +160,44 @@ def test_the_reduce_side_receives_exactly_what_thetas_partitions_emitted(record)
     assert middle is not None, [i.counts for i in run.interactions]
     # step partition 0 to its end: its combiners cross the shuffle
     dbg.jump(middle.index)
-    before = {k: v for q in dbg.later.cursors for k, v in
+    before = {k: v for q in dbg.partitions("sum") for k, v in
               dbg.state("sum", q)["combiners"].items()}
     while not dbg.cursors[0].ended:
         snapshot = dbg.step_over(0)
-    after = {k: v for q in dbg.later.cursors for k, v in
+    after = {k: v for q in dbg.partitions("sum") for k, v in
              snapshot.state("sum", q)["combiners"].items()}
     for key in range(5):
         part0 = sum(x for x in halves[0] if x % 5 == key)
         assert after[key] == before.get(key, 0) + part0
+
+
+def test_two_paths_from_theta_replay_as_one_tree_and_feed_the_union(record):
+    """IcedTea Figure 13: θ feeds two paths that meet after a union."""
+    code = """
+theta = sc.parallelize(range(300), 2).mapPartitions(Tally()).setName('theta')
+up = theta.map(lambda x: x * 10).setName('up')
+down = theta.map(lambda x: -x).setName('down')
+out = up.union(down).mapPartitions(Tally()).setName('meet').collect()
+"""
+    run = record(code, {"Tally": Tally}, interesting="theta", interact_every=0.2)
+    dbg = run.debugger()
+    assert dbg.chain == ["theta", "up", "down", "meet"]
+    halves = [list(range(0, 150)), list(range(150, 300))]
+    for interaction in run.interactions:
+        jumped = dbg.jump(interaction.index)
+        for p in (0, 1):
+            n = jumped.count("theta", p)
+            assert jumped.state("theta", p)["seen"] == n
+            assert jumped.count("up", p) == jumped.count("down", p) == n
+            assert jumped.state("meet", p)["by_key"] == _tally(x * 10 for x in halves[p][:n])
+            assert jumped.state("meet", p + 2)["by_key"] == _tally(-x for x in halves[p][:n])
+    dbg.jump(0)
+    stepped = dbg.step_over(0)  # θ's first record, and its scope on both paths and after
+    assert stepped.count("meet", 0) == stepped.count("meet", 2) == 1
+
+
+def _tally(values):
+    by_key = {}
+    for x in values:
+        by_key[x % 7] = by_key.get(x % 7, 0) + x
+    return by_key

@@ -13,7 +13,8 @@ from ..dag import Dag
 from ..store import RunStore
 from ..executor.worker_file import write_replay_log
 from .agent import CoordinatorAgent
-from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractions
+from .interactions import (CONDITION, MANUAL, CheckpointPolicy, InteractionBook,
+                           PeriodicInteractions)
 from .server import Connection, ControlServer
 
 Emit = Callable[[str, dict], None]
@@ -31,7 +32,8 @@ class Coordinator:
                  emit: Emit, bind: str = "127.0.0.1", advertise: str | None = None,
                  port: int = 0, advertise_port: int | None = None,
                  interact_every: float | None = None, condition: str | None = None,
-                 record_inputs: bool = False) -> None:
+                 record_inputs: bool = False, checkpoint: str = "none",
+                 tau: float = 1.0) -> None:
         self.run_id, self.store, self.dag, self.emit = run_id, store, dag, emit
         self.secret = secrets.token_bytes(32)
         self.server = ControlServer(run_id, self.secret, self._on_message,
@@ -39,15 +41,19 @@ class Coordinator:
                                     host=bind, port=port)
         address = (advertise or self.server.address[0], advertise_port or self.server.address[1])
         self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes),
-                                condition=condition, record_inputs=record_inputs)
+                                condition=condition, record_inputs=record_inputs,
+                                checkpoint=checkpoint)
         self.workers: dict[tuple, dict] = {}
         self.alerts: list[dict] = []
         self.first_error: dict | None = None
         self.local_reasons: list[str] = []
         self._lock = threading.Lock()
         self._ended = threading.Condition(self._lock)
+        started = time.time()
+        policy = CheckpointPolicy(checkpoint, tau, started) \
+            if checkpoint in ("all", "online") else None
         self.book = InteractionBook(store.path, self._running_theta_workers,
-                                    self.server.broadcast, time.time())
+                                    self.server.broadcast, started, policy)
         self.periodic = PeriodicInteractions(self.book, interact_every) if interact_every else None
         self.agents: dict[str, CoordinatorAgent] = {}
         for cls in agent_classes:

@@ -20,8 +20,10 @@ class InteractionBook:
     """Interactions in the order the coordinator received them (IcedTea Def. 4.1)."""
 
     def __init__(self, store_path: str, theta_workers: Callable[[], set],
-                 broadcast: Callable[[dict], int], started: float) -> None:
+                 broadcast: Callable[[dict], int], started: float,
+                 checkpoint: Callable[[int, float], bool] | None = None) -> None:
         self.path = store_path
+        self.checkpoint = checkpoint  # (θ workers running, now) -> checkpoint here?
         self.theta_workers = theta_workers  # keys of θ's running workers
         self.broadcast = broadcast
         self.interactions: list[dict] = []
@@ -47,10 +49,12 @@ class InteractionBook:
             index = len(self.interactions)
             expected = set(self.theta_workers())
             self._expected[index] = expected
-            self._add({"index": index, "time": time.time(), "trigger": trigger,
-                       "record": record, "latency": None, "complete": not expected})
+            now = time.time()
+            checkpoint = bool(self.checkpoint and expected and self.checkpoint(len(expected), now))
+            self._add({"index": index, "time": now, "trigger": trigger, "record": record,
+                       "latency": None, "complete": not expected, "checkpoint": checkpoint})
         self.broadcast({"type": "interact", "index": index, "trigger": trigger,
-                        "request": request, "origin": origin})
+                        "request": request, "origin": origin, "checkpoint": checkpoint})
         return index
 
     def on_snapshot(self, message: dict, key: tuple) -> None:
@@ -121,3 +125,21 @@ class PeriodicInteractions:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+class CheckpointPolicy:
+    """When θ's workers checkpoint during a run: at every interaction (``all``), or when a
+    jump from the latest checkpoint would take longer than τ (``online``, IcedTea §6.2).
+    The online estimate is the work since that checkpoint: seconds elapsed times θ's
+    running workers, as the kernel replays partitions one after another about as fast
+    as Spark's workers ran them."""
+
+    def __init__(self, plan: str, tau: float, started: float) -> None:
+        self.plan, self.tau = plan, tau
+        self.last = started
+
+    def __call__(self, running: int, now: float) -> bool:
+        if self.plan == "all" or (now - self.last) * running > self.tau:
+            self.last = now
+            return True
+        return False

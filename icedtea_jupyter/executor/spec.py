@@ -16,6 +16,7 @@ class RunSpec:
     connect_timeout: float = 2.0
     condition: str | None = None  # --interact-when: a Python expression over ``row``
     record_inputs: bool = False  # --record-inputs: keep θ's input records in the store
+    checkpoint: str = "none"  # --checkpoint: "all"/"online" make workers write checkpoints
 
 
 @dataclass

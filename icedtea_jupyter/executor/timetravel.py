@@ -18,6 +18,7 @@ import zlib
 from array import array
 from typing import Any, Iterable, Iterator
 
+from .checkpoint_file import CheckpointWriter, checkpoint_path, saved_state
 from .records import describe_record
 from .state import delta, encode_state
 from .worker_file import write_inputs
@@ -44,6 +45,8 @@ class TimeTravel:
         self._waiting: int | None = None
         self.inputs: list[bytes] | None = [] if self.theta and host.spec.run.record_inputs else None
         self.fingerprints = array("I") if self.theta else None  # (input index, crc32) pairs
+        self.writer: CheckpointWriter | None = None
+        self.in_chain = self.theta  # in θ's chain: known at the first record
 
     def _compile(self, expression: str | None) -> Any:
         if not expression:
@@ -68,6 +71,7 @@ class TimeTravel:
     # --- events from the host ------------------------------------------------------------
     def on_first_record(self) -> None:
         self.started = True
+        self.in_chain = self.theta or self.theta_in_task()
         if self.theta:
             self.snapshot_chain(0, "initial", 0)
         elif not self.theta_in_task():
@@ -76,6 +80,10 @@ class TimeTravel:
     def on_interact(self, message: dict, processed: int) -> None:
         if self.theta:
             self.snapshot_chain(message["index"], message.get("trigger", ""), processed)
+            if message.get("checkpoint"):
+                for host in self.chain():
+                    count = processed if host is self.host else host.live_count()
+                    host.tt.checkpoint(message["index"], count, processed, False)
         else:  # outside θ's chain: whether it had started, and how far
             self.host.channel.send({"type": "snapshot", "worker": self.host.worker,
                                     "index": message["index"], "count": processed,
@@ -97,10 +105,30 @@ class TimeTravel:
         self.last_sent = current
         self.host.channel.send(message)
 
+    def checkpoint(self, index: int, processed: int, position: int, ended: bool) -> None:
+        """Write this worker's restorable state (not a generator's: it cannot be restored)."""
+        host = self.host
+        if host.user_generator is not None:
+            return
+        if self.writer is None:
+            self.writer = CheckpointWriter()
+        key = f"op{host.spec.op_id}"
+        extra = {"processed": processed, "position": position, "results": len(self.results),
+                 "ended": ended}
+        try:
+            self.writer.write(checkpoint_path(host.spec.run.store_path, index,
+                                              host.worker["partition"], key),
+                              index, saved_state(host), extra)
+        except Exception as exc:  # an unpicklable state: jumps replay from further back
+            host._alert("checkpoint", "write", exc)
+
     def on_end(self, records_in: int) -> tuple[dict, bytes]:
         """The final snapshot, and the replay log that travels with ``worker_end``."""
         if self.started or self.theta:
             self.send(FINAL, "end", records_in, "final")
+        if self.host.spec.run.checkpoint in ("all", "online") and self.host.status == "ok" \
+                and self.in_chain:
+            self.checkpoint(FINAL, records_in, records_in, True)
         if self.inputs is not None:
             try:
                 write_inputs(self.host.spec.run.store_path, self.host.worker, self.inputs)

@@ -25,7 +25,7 @@ def measure(debugger: Any) -> list[InteractionCost]:
         for partition, cursor in cursors.items():
             debugger._advance(cursor, debugger.logs.target(index, partition))
         seconds = perf_counter() - start
-        data = [pickle.dumps(saved_state(w), 5) for c in cursors.values() if _restorable(c)
+        data = [pickle.dumps(saved_state(w.host), 5) for c in cursors.values() if _restorable(c)
                 for w in c.workers]
         start = perf_counter()
         for blob in data:
@@ -63,7 +63,8 @@ def _write(debugger: Any, store: CheckpointStore, indices: list[int]) -> int:
             for name, worker in zip(cursor.names, cursor.workers):
                 extra = {"processed": worker.processed, "position": cursor.position,
                          "results": worker.results.position, "ended": cursor.ended}
-                written += store.write(index, partition, name, saved_state(worker), extra)
+                written += store.write(index, partition, debugger.logs.key(name),
+                                     saved_state(worker.host), extra)
     for cursor in cursors.values():
         cursor.abandon()
     return written

@@ -1,36 +1,20 @@
-"""The state restorer and its checkpoints (IcedTea §5.5, §6).
+"""The state restorer over the run's checkpoint files (``executor/checkpoint_file.py``).
 
-A checkpoint of a worker is its restorable state, pickled: an ``Operator``'s or callable
-object's attributes, a closure's variables, a key-based aggregation's combiners. Dict
-values are stored incrementally — only the keys changed since the worker's previous
-checkpoint. A generator operator's local variables cannot be set from outside, so a
-partition whose chain has one is never restored: it replays from its start.
-
-Files: ``checkpoints/i{index}-p{partition}-{operator}.pkl`` and ``checkpoints/plan.json``.
+A generator operator's local variables cannot be set from outside, so a partition whose
+chain has one is never restored: it replays from its start.
 """
 from __future__ import annotations
 
 import json
 import os
-import pickle
-import zlib
+import re
 from typing import Any
 
-from ..executor.state import _closure_variables, _is_plain_function
+from ..executor.checkpoint_file import (CHECKPOINTS_DIR, CheckpointWriter, checkpoint_path,
+                                        read_checkpoint, saved_state)
 
-CHECKPOINTS_DIR = "checkpoints"
-
-
-def saved_state(worker: Any) -> dict[str, Any]:
-    """The worker's restorable state, flat: ``attr:x``, ``cell:x`` or ``combiners``."""
-    host = worker.host
-    if host.state_source is not None:
-        return {"combiners": host.state_source.data}
-    function = host.user_function
-    if _is_plain_function(function):
-        return {f"cell:{k}": v for k, v in _closure_variables(function).items()}
-    return {f"attr:{k}": v for k, v in vars(function).items()} if hasattr(function, "__dict__") \
-        else {}
+__all__ = ["CheckpointStore", "restore", "saved_state"]
+_NAME = re.compile(r"^i(-?\d+)-p(\d+)-(.+)\.pkl$")
 
 
 def restore(worker: Any, state: dict[str, Any]) -> None:
@@ -49,61 +33,34 @@ def restore(worker: Any, state: dict[str, Any]) -> None:
 
 
 class CheckpointStore:
-    """Checkpoint files of one run, written in interaction order per worker."""
+    """The checkpoints of one run: what exists, reading, and writing (offline phase)."""
 
     def __init__(self, store_path: str) -> None:
+        self.store_path = store_path
         self.directory = os.path.join(store_path, CHECKPOINTS_DIR)
-        self._written: dict[tuple[str, int], tuple[int, dict]] = {}  # last index, key crcs
+        self._writers: dict[tuple[str, int], CheckpointWriter] = {}
 
     def clear(self) -> None:
         """Remove every checkpoint (before a new plan is taken)."""
-        self._written = {}
-        if os.path.isdir(self.directory):
-            for name in os.listdir(self.directory):
-                if name.endswith(".pkl"):
-                    os.remove(os.path.join(self.directory, name))
+        self._writers = {}
+        for name in self._names():
+            os.remove(os.path.join(self.directory, name))
 
-    def path(self, index: int, partition: int, operator: str) -> str:
-        return os.path.join(self.directory, f"i{index}-p{partition}-{operator}.pkl")
+    def available(self) -> dict[int, dict[int, set[str]]]:
+        """``{partition: {index: {worker keys}}}`` of the checkpoints on disk."""
+        found: dict[int, dict[int, set[str]]] = {}
+        for name in self._names():
+            index, partition, key = _NAME.match(name).groups()
+            found.setdefault(int(partition), {}).setdefault(int(index), set()).add(key)
+        return found
 
-    def write(self, index: int, partition: int, operator: str, state: dict,
-              extra: dict) -> int:
-        """Write one worker's checkpoint; dicts hold only changed keys. Returns bytes."""
-        previous, crcs = self._written.get((operator, partition), (None, {}))
-        entries, new_crcs = {}, {}
-        for name, value in state.items():
-            if isinstance(value, dict) and previous is not None:
-                entries[name] = _dict_delta(value, crcs.get(name, {}))
-            else:
-                entries[name] = ("full", value)
-            if isinstance(value, dict):
-                new_crcs[name] = {k: _crc(v) for k, v in value.items()}
-        data = pickle.dumps({"base": previous, "entries": entries, "extra": extra}, 5)
-        os.makedirs(self.directory, exist_ok=True)
-        with open(self.path(index, partition, operator), "wb") as out:
-            out.write(data)
-        self._written[(operator, partition)] = (index, new_crcs)
-        return len(data)
+    def write(self, index: int, partition: int, key: str, state: dict, extra: dict) -> int:
+        writer = self._writers.setdefault((key, partition), CheckpointWriter())
+        return writer.write(checkpoint_path(self.store_path, index, partition, key), index,
+                            state, extra)
 
-    def read(self, index: int, partition: int, operator: str) -> tuple[dict, dict]:
-        """The state and extra fields of a checkpoint, its incremental chain applied."""
-        with open(self.path(index, partition, operator), "rb") as f:
-            saved = pickle.load(f)
-        base: dict = {}
-        if saved["base"] is not None:
-            base, _ = self.read(saved["base"], partition, operator)
-        state = {}
-        for name, entry in saved["entries"].items():
-            if entry[0] == "full":
-                state[name] = entry[1]
-            else:
-                _, changed, removed = entry
-                value = dict(base.get(name, {}))
-                for key in removed:
-                    value.pop(key, None)
-                value.update(changed)
-                state[name] = value
-        return state, saved["extra"]
+    def read(self, index: int, partition: int, key: str) -> tuple[dict, dict]:
+        return read_checkpoint(self.store_path, index, partition, key)
 
     def save_plan(self, plan: dict) -> None:
         os.makedirs(self.directory, exist_ok=True)
@@ -117,15 +74,7 @@ class CheckpointStore:
         except (OSError, ValueError):
             return None
 
-
-def _dict_delta(value: dict, crcs: dict) -> tuple:
-    changed = {k: v for k, v in value.items() if crcs.get(k) != _crc(v)}
-    removed = [k for k in crcs if k not in value]
-    return ("keys", changed, removed)
-
-
-def _crc(value: Any) -> int:
-    try:
-        return zlib.crc32(pickle.dumps(value, 5))
-    except Exception:
-        return -1
+    def _names(self) -> list[str]:
+        if not os.path.isdir(self.directory):
+            return []
+        return [n for n in os.listdir(self.directory) if _NAME.match(n)]

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from ..executor.state import encode_state
+from ..executor.timetravel import FINAL
 from . import checkpointing
 from .checkpoints import CheckpointStore, restore
 from .cursor import PartitionCursor, StepRefused
@@ -29,6 +30,7 @@ class Debugger:
         self.inputs = inputs  # an object with records(partition) -> list
         self.cursors: dict[int, PartitionCursor] = {}
         self.fed: list[FedStage] = []  # workers fed by θ's cursors (after a shuffle, a union)
+        self.restored_from: dict[int, int | None] = {}
         self.current: DebugSnapshot | None = None
         self.divergences: list[str] = []
         self.store = store  # a CheckpointStore, or None
@@ -131,13 +133,17 @@ class Debugger:
         if not 0 <= index < self.logs.interactions:
             raise IndexError(f"no interaction I{index}: this run has "
                              f"I0..I{self.logs.interactions - 1}")
-        base = max((c for c in self.checkpoints if c <= index), default=0)
+        found = self.store.available() if self.store is not None else {}
         cursors: dict[int, PartitionCursor] = {}
+        bases: dict[int, int | None] = {}
         try:
             for partition in self.logs.partitions:
+                target = self.logs.target(index, partition)
+                base = self._base(found.get(partition, {}), index, target)
                 cursor = self._restored_cursor(partition, base) if base else None
+                bases[partition] = base if cursor is not None else None
                 cursors[partition] = cursor = cursor or self._fresh_cursor(partition)
-                self._advance(cursor, self.logs.target(index, partition))
+                self._advance(cursor, target)
         except BaseException:
             for cursor in cursors.values():  # the debugger stays where it was
                 cursor.abandon()
@@ -145,6 +151,7 @@ class Debugger:
         fed = self._fed_stages(cursors)
         self._abandon_all()
         self.cursors, self.fed, self.divergences = cursors, fed, []
+        self.restored_from = bases  # partition -> the checkpoint restored (None: from I0)
         self._check_counts(index)
         encoded, counts = self._encode(self.cursors, *[stage.cursors for stage in fed])
         self.current = DebugSnapshot(encoded, counts, self.current, index, f"jump to I{index}",
@@ -175,16 +182,26 @@ class Debugger:
         else:
             cursor.advance_to(target.count)
 
+    def _base(self, found: dict[int, set], index: int, target: Target) -> int | None:
+        """The checkpoint to restore before replaying to ``index``: the latest one at or
+        before it that holds every worker of θ's chain, or the partition's final one
+        when θ had ended there."""
+        keys = {self.logs.key(name) for name in self.logs.chain}
+        usable = [i for i, have in found.items() if keys <= have]
+        if target.finished and FINAL in usable:
+            return FINAL
+        return max((i for i in usable if 0 < i <= index), default=None)
+
     def _restored_cursor(self, partition: int, index: int) -> PartitionCursor | None:
         """The chain restored from the checkpoint at ``index`` (None: not restorable)."""
-        if self.store is None:
-            return None
         cursor = self._fresh_cursor(partition)
         if not all(w.restorable for w in cursor.workers):
+            cursor.abandon()
             return None  # a generator operator: replay from the partition's start
         try:
-            saved = [self.store.read(index, partition, n) for n in cursor.names]
+            saved = [self.store.read(index, partition, self.logs.key(n)) for n in cursor.names]
         except FileNotFoundError:
+            cursor.abandon()
             return None
         for worker, (state, extra) in zip(cursor.workers, saved):
             restore(worker, state)

@@ -33,6 +33,7 @@ class Logs(Protocol):
 
     def operator(self, name: str) -> Callable[[], Any]: ...
     def log(self, name: str, partition: int) -> ReplayLog | None: ...
+    def key(self, name: str) -> str: ...
     def target(self, index: int, partition: int) -> Target: ...
     def counts(self, index: int, partition: int) -> dict[str, int | None]: ...
 
@@ -65,6 +66,10 @@ class RunLogs:
 
     def log(self, name: str, partition: int) -> ReplayLog | None:
         return self._logs.get((self.dag.node(name).id, partition))
+
+    def key(self, name: str) -> str:
+        """How checkpoint files name the operator (by id: names can change)."""
+        return f"op{self.dag.node(name).id}"
 
     def target(self, index: int, partition: int) -> Target:
         view = self.history.view(index, self.theta, partition)
@@ -195,6 +200,9 @@ class MemoryLogs:
 
     def log(self, name: str, partition: int) -> ReplayLog | None:
         return self.logs.get((name, partition))
+
+    def key(self, name: str) -> str:
+        return name
 
     def target(self, index: int, partition: int) -> Target:
         return self.targets[index].get(partition, Target(0))

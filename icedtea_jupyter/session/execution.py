@@ -111,6 +111,7 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
                               advertise_port=options.advertise_port,
                               interact_every=options.interact_every,
                               condition=options.interact_when,
+                              checkpoint=options.checkpoint, tau=options.tau,
                               record_inputs=options.record_inputs)
     run.coordinator = coordinator
     coordinator.start_agents(run)
@@ -168,6 +169,13 @@ def _take_checkpoints(run: Run) -> list[str]:
     from ..replay.logs import RunLogs
 
     options = run.options
+    if options["checkpoint"] in ("all", "online"):  # the workers took them during the run
+        interactions, _ = run.coordinator.book.copies()
+        summary = {"plan": options["checkpoint"], "tau": options["tau"], "taken": "during the run",
+                   "checkpoints": [i["index"] for i in interactions if i.get("checkpoint")]}
+        CheckpointStore(run.path).save_plan(summary)
+        run.manifest["checkpoints"] = summary
+        return []
     try:
         logs = RunLogs(run)
         debugger = Debugger(logs, ReplayInputs(run, logs), CheckpointStore(run.path))

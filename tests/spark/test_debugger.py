@@ -5,6 +5,7 @@ import pytest
 
 from icedtea_jupyter import Operator
 from icedtea_jupyter.examples import fraud
+from icedtea_jupyter.replay.checkpoints import CheckpointStore
 from icedtea_jupyter.replay.cursor import StepRefused
 from icedtea_jupyter.replay.inputs import InputsChanged
 
@@ -87,10 +88,19 @@ def test_every_jump_equals_the_recorded_snapshot_with_regenerated_inputs(record)
     assert set(dbg.inputs.source.values()) == {"regenerated"}
 
 
-def test_checkpointed_jumps_equal_replayed_jumps(record):
+@pytest.mark.parametrize("plan", ["all", "online", "offline"])
+def test_checkpointed_jumps_equal_replayed_jumps(record, plan):
     code = "out = sc.parallelize(range(600), 2).mapPartitions(Tally()).setName('tally').count()"
-    run = record(code, {"Tally": Tally}, interact_every=0.2, checkpoint="all")
-    assert run.manifest["checkpoints"]["checkpoints"] == list(range(1, len(run.interactions)))
+    run = record(code, {"Tally": Tally}, interact_every=0.15, checkpoint=plan, tau=0.7)
+    taken = run.manifest["checkpoints"]["checkpoints"]
+    running = [i.index for i in run.interactions[1:]
+               if any(run.snapshot(i.index).status("tally", p) == "running" for p in (0, 1))]
+    if plan == "all":  # every interaction while θ's workers ran
+        assert taken == running
+    elif plan == "online":  # only some: when replay since the last one would exceed τ
+        assert taken and len(taken) < len(run.interactions) - 1, (taken, running)
+    found = CheckpointStore(run.path).available()
+    assert all(any(k in found.get(p, {}) for p in (0, 1)) for k in taken)
     with_checkpoints = run.debugger()
     from icedtea_jupyter.replay.debugger import Debugger
     from icedtea_jupyter.replay.inputs import ReplayInputs
@@ -98,11 +108,15 @@ def test_checkpointed_jumps_equal_replayed_jumps(record):
 
     logs = RunLogs(run)
     from_start = Debugger(logs, ReplayInputs(run, logs))
+    restored = set()
     for k in range(len(run.interactions)):
         a, b = with_checkpoints.jump(k), from_start.jump(k)
+        restored |= {base for base in with_checkpoints.restored_from.values() if base}
+        assert not any(from_start.restored_from.values())
         for p in (0, 1):
             assert a.state("tally", p) == b.state("tally", p)
             assert a.count("tally", p) == b.count("tally", p)
+    assert restored  # the jumps did start from checkpoints
     k = len(run.interactions) // 2
     with_checkpoints.jump(k), from_start.jump(k)
     for p in (0, 1):  # steps go on from a restored state as from a replayed one

@@ -129,6 +129,7 @@ def test_every_jump_equals_a_sequential_reference(record, data, chain, source):
     assert dbg.chain == names
     for interaction in reversed(run.interactions):
         jumped = dbg.jump(interaction.index)
+        assert not jumped.notes, jumped.notes  # replay matched the logs
         for p, records in enumerate(slices):
             processed = interaction.counts[("op0", p)] or 0
             states, counts = reference(chain, records[:processed])

@@ -54,6 +54,8 @@ class RunLogs:
         self.fed = fed_stages(run.dag, self.chain, self.children, self.history.partitions)
         self.interactions = len(self.history.raw)
         self._logs = self._successful_logs()
+        self._targets: dict[tuple[int, int], Target] = {}
+        self._counts: dict[tuple[int, int], dict] = {}
 
     def operator(self, name: str) -> Callable[[], Any]:
         """A function returning a fresh copy of the operator as it was before the run."""
@@ -72,7 +74,12 @@ class RunLogs:
         return f"op{self.dag.node(name).id}"
 
     def target(self, index: int, partition: int) -> Target:
-        view = self.history.view(index, self.theta, partition)
+        if (index, partition) not in self._targets:
+            self._targets[(index, partition)] = self._target(index, partition)
+        return self._targets[(index, partition)]
+
+    def _target(self, index: int, partition: int) -> Target:
+        view = self.history.view(index, self.theta, partition, states=False)
         if view.status == "finished":
             return Target(view.count or 0, True)
         if view.status == "not started":
@@ -84,8 +91,12 @@ class RunLogs:
 
     def counts(self, index: int, partition: int) -> dict[str, int | None]:
         """The logged counts of the chain's workers at an interaction (None: unknown)."""
-        return {name: self.history.view(index, self.dag.node(name), partition).count
-                for name in self.chain}
+        key = (index, partition)
+        if key not in self._counts:
+            self._counts[key] = {
+                name: self.history.view(index, self.dag.node(name), partition,
+                                        states=False).count for name in self.chain}
+        return self._counts[key]
 
     def _successful_logs(self) -> dict[tuple[int, int], ReplayLog]:
         ok = {row["task"] for row in self.run.store.worker_table().to_pylist()

@@ -96,14 +96,16 @@ class History:
         return [self.view(index, node, p, when) for node in self.dag.g_theta
                 if node.kind == "python" for p in self.partitions(node)]
 
-    def view(self, index: int, node: Any, partition: int, when: float | None = None) -> WorkerView:
+    def view(self, index: int, node: Any, partition: int, when: float | None = None,
+             states: bool = True) -> WorkerView:
+        """A worker at an interaction; ``states=False`` leaves its state out (faster)."""
         when = self.interaction_time(index) if when is None else when
         chains = [(task, chain) for (op, part, task), chain in self._chains.items()
                   if op == node.id and part == partition]
         attempts = [w for w in self.workers if w["operator"] == node.id
                     and w["partition"] == partition]
         for task, chain in sorted(chains, key=lambda c: -c[0]):
-            view = self._from_chain(chain, index, node.name, partition, when)
+            view = self._from_chain(chain, index, node.name, partition, when, states)
             if view is not None:
                 return view
         started = [w for w in attempts if (w.get("started") or 0) <= when]
@@ -116,7 +118,7 @@ class History:
 
     @staticmethod
     def _from_chain(chain: list[dict], index: int, operator: str, partition: int,
-                    when: float) -> WorkerView | None:
+                    when: float, states: bool = True) -> WorkerView | None:
         """The worker's view at ``index`` from its own reports, in arrival order.
 
         A running worker answers interactions in order, so no report for ``index``
@@ -127,7 +129,7 @@ class History:
             return WorkerView(operator, partition, "not started", 0)
         encoded = None
         for entry in chain:
-            if "delta" in entry:
+            if states and "delta" in entry:
                 encoded = apply_delta(encoded, entry["delta"])
             if entry is reported:
                 if entry["status"] == "later":

@@ -34,7 +34,8 @@ def jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _run(params: dict) -> Run:
+def run_of(params: dict) -> Run:
+    """The run a request names (LookupError: not_found)."""
     try:
         return registry.get(params["run"])
     except LookupError as exc:
@@ -53,12 +54,12 @@ def runs_list(params: dict) -> dict:
 
 @handles("run.get")
 def run_get(params: dict) -> dict:
-    return jsonable(_run(params).summary())
+    return jsonable(run_of(params).summary())
 
 
 @handles("run.partitions")
 def run_partitions(params: dict) -> dict:
-    run = _run(params)
+    run = run_of(params)
     return {"run": run.id, "operator": params["operator"],
             "partitions": jsonable(run.partitions(params["operator"]))}
 
@@ -66,3 +67,6 @@ def run_partitions(params: dict) -> dict:
 @handles("run.open")
 def run_open(params: dict) -> dict:
     return jsonable(registry.open_run(params["path"]).summary())
+
+
+from . import time_travel  # noqa: E402,F401 - registers the time-travel handlers

@@ -18,13 +18,34 @@ REQUEST_METHODS: dict[str, dict[str, type]] = {
     "run.get": {"run": str},
     "run.partitions": {"run": str, "operator": str},
     "run.open": {"path": str},
+    # time travel (contract: /work/tmp/ui_contract.md, docs/protocol.md)
+    "run.interactions": {"run": str},
+    "run.interact": {"run": str},
+    "run.snapshot": {"run": str, "index": int},
+    "run.state": {"run": str, "index": int, "operator": str, "partition": int},
+    "run.page": {"run": str, "index": int, "operator": str, "partition": int,
+                 "variable": str, "start": int, "size": int},
+    "debug.view": {"run": str},
+    "debug.jump": {"run": str, "index": int},
+    "debug.step_over": {"run": str, "partition": int},
+    "debug.step_into": {"run": str, "partition": int, "operator": str},
+    "debug.step_out": {"run": str, "partition": int},
+    "debug.state": {"run": str, "operator": str, "partition": int},
+    "run.actions": {"run": str},
 }
+
+# optional params of every request: ``source`` names the side for the action log
+SOURCES = ("sidebar", "panel")
+DEFAULT_SOURCE = "sidebar"
 
 EVENT_TYPES: tuple[str, ...] = (
     "run.added",     # data: {"run": RunListItem}
     "run.progress",  # data: {"run": id, "status", "duration", "progress": [...]}
     "run.status",    # data: {"run": id, "status", "error", "warnings"}
     "run.alert",     # data: {"run": id, "alert": {...}}
+    "run.interaction",  # data: {"run": id, "interaction": Interaction} (requested, completed)
+    "debug.moved",   # data: {"run": id, "view": DebugView} (a jump or step, from anywhere)
+    "run.action",    # data: {"run": id, "action": {"time", "source", "call"}}
 )
 
 
@@ -50,9 +71,12 @@ def validate_request(message: object) -> tuple[int, str, dict]:
     if not isinstance(params, dict):
         raise RequestError("params must be an object")
     for name, expected in REQUEST_METHODS[method].items():
-        if not isinstance(params.get(name), expected):
+        value = params.get(name)
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise RequestError(f"{method}: parameter {name!r} is missing or not a "
                                f"{expected.__name__}")
+    if params.get("source", DEFAULT_SOURCE) not in SOURCES:
+        raise RequestError(f"{method}: parameter 'source' must be one of {', '.join(SOURCES)}")
     return request_id, method, params
 
 

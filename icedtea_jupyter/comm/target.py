@@ -4,18 +4,23 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+import weakref
 from typing import Any
 
 from ..session import registry
-from ..session.run import Run
+from ..session.actions import acting_as
+from ..session.run import Run, StepRefused
 from .handlers import HANDLERS, jsonable, run_item
-from .messages import RequestError, error_reply, event, reply, validate_request
+from .messages import (DEFAULT_SOURCE, RequestError, error_reply, event, reply,
+                       validate_request)
+from .time_travel import EVENTS
 
 TARGET = "icedtea"
 PROGRESS_PERIOD = 0.25
 _OPEN: list["CommChannel"] = []
 _LOCK = threading.Lock()
-_REGISTERED = False
+_WATCHING = False
+_WATCHED: "weakref.WeakSet[Run]" = weakref.WeakSet()  # runs whose events are forwarded
 
 
 class CommChannel:
@@ -43,9 +48,12 @@ def handle(message: Any) -> dict:
     request_id = message.get("id") if isinstance(message, dict) else None
     try:
         request_id, method, params = validate_request(message)
-        return reply(request_id, HANDLERS[method](params))
+        with acting_as(params.get("source", DEFAULT_SOURCE)):
+            return reply(request_id, HANDLERS[method](params))
     except RequestError as exc:
         return error_reply(request_id if isinstance(request_id, int) else None, exc.kind, str(exc))
+    except StepRefused as exc:  # a step or view the debugger cannot give now: why
+        return error_reply(request_id, "refused", str(exc))
     except LookupError as exc:
         return error_reply(request_id, "not_found", str(exc.args[0] if exc.args else exc))
     except Exception as exc:
@@ -71,16 +79,26 @@ def _on_open(comm: Any, open_msg: dict) -> None:
 
 
 class _RunWatcher:
-    """Turns a run's many live events into at most four progress events a second."""
+    """Forwards a run's events: its many live ones as at most four progress events a
+    second; interactions, debugger moves and actions as they happen (also after the run)."""
 
     def __init__(self, run: Run) -> None:
         self.run = run
         self.dirty = threading.Event()
         run.subscribe(self._on_event)
-        threading.Thread(target=self._loop, daemon=True, name=f"icedtea-comm-{run.id}").start()
+        if run.status == "running":
+            threading.Thread(target=self._loop, daemon=True,
+                             name=f"icedtea-comm-{run.id}").start()
 
     def _on_event(self, kind: str, data: dict) -> None:
-        if kind == "alert":
+        if kind in EVENTS:
+            with _LOCK:
+                listening = bool(_OPEN)
+            if listening:  # a debug view is worth building only for a frontend
+                broadcast(*EVENTS[kind](self.run, data))
+            if kind == "interaction":
+                self.dirty.set()
+        elif kind == "alert":
             broadcast("run.alert", {"run": self.run.id, "alert": data})
         elif kind == "run":
             self._progress()
@@ -104,19 +122,35 @@ class _RunWatcher:
 
 def _run_added(run: Run) -> None:
     broadcast("run.added", {"run": run_item(run)})
-    if run.status == "running":
-        _RunWatcher(run)
+    _watch(run)
+
+
+def _watch(run: Run) -> None:
+    with _LOCK:
+        if run in _WATCHED:
+            return
+        _WATCHED.add(run)
+    _RunWatcher(run)
+
+
+def watch_runs() -> None:
+    """Forward the events of every run of the kernel, known or added later (idempotent)."""
+    global _WATCHING
+    with _LOCK:
+        if _WATCHING:
+            return
+        _WATCHING = True
+    registry.on_added(_run_added)
+    for run in registry.runs():
+        _watch(run)
 
 
 def register_target() -> None:
     """Register the comm target in the running kernel (idempotent)."""
-    global _REGISTERED
     from comm import get_comm_manager
 
     manager = get_comm_manager()
     if manager is None:
         return
     manager.register_target(TARGET, _on_open)
-    if not _REGISTERED:
-        registry.on_added(_run_added)
-        _REGISTERED = True
+    watch_runs()

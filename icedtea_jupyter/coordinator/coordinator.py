@@ -53,7 +53,8 @@ class Coordinator:
         policy = CheckpointPolicy(checkpoint, tau, started) \
             if checkpoint in ("all", "online") else None
         self.book = InteractionBook(store.path, self._running_theta_workers,
-                                    self.server.broadcast, started, policy)
+                                    self.server.broadcast, started, policy,
+                                    on_change=self._interaction_changed)
         self.periodic = PeriodicInteractions(self.book, interact_every) if interact_every else None
         self.agents: dict[str, CoordinatorAgent] = {}
         for cls in agent_classes:
@@ -83,10 +84,8 @@ class Coordinator:
             self.book.on_snapshot(message, worker_key(message["worker"]))
             self.emit("snapshot", {"index": message["index"]})
         elif kind == "interact_request":
-            index = self.book.request(CONDITION, record=message.get("record"),
-                                      origin=message["worker"]["task"],
-                                      request=message["request"])
-            self.emit("interaction", {"index": index})
+            self.book.request(CONDITION, record=message.get("record"),
+                              origin=message["worker"]["task"], request=message["request"])
 
     def _name(self, op_id: int) -> str:
         return self.dag.names().get(op_id, str(op_id))
@@ -170,9 +169,11 @@ class Coordinator:
                     if key[0] == theta.id and state["status"] == "running"}
 
     def interact(self, trigger: str = MANUAL) -> int:
-        index = self.book.request(trigger)
-        self.emit("interaction", {"index": index})
-        return index
+        return self.book.request(trigger)
+
+    def _interaction_changed(self, interaction: dict) -> None:
+        """An interaction was requested, or its snapshot completed: tell the run's views."""
+        self.emit("interaction", {"index": interaction["index"], "interaction": interaction})
 
     def worker_states(self) -> list[tuple[tuple, dict]]:
         """Copies of every worker's lifecycle state, keyed like the progress agent's."""

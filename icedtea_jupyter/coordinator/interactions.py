@@ -21,8 +21,10 @@ class InteractionBook:
 
     def __init__(self, store_path: str, theta_workers: Callable[[], set],
                  broadcast: Callable[[dict], int], started: float,
-                 checkpoint: Callable[[int, float], bool] | None = None) -> None:
+                 checkpoint: Callable[[int, float], bool] | None = None,
+                 on_change: Callable[[dict], None] | None = None) -> None:
         self.path = store_path
+        self.on_change = on_change  # (a copy of the interaction) when requested and completed
         self.checkpoint = checkpoint  # (θ workers running, now) -> checkpoint here?
         self.theta_workers = theta_workers  # keys of θ's running workers
         self.broadcast = broadcast
@@ -31,6 +33,7 @@ class InteractionBook:
         self._expected: dict[int, set] = {}
         self._cond = threading.Condition()
         self._files_lock = threading.Lock()
+        self._announce_lock = threading.Lock()
         self._add({"index": 0, "time": started, "trigger": INITIAL, "record": None,
                    "latency": 0.0, "complete": True})
 
@@ -55,36 +58,55 @@ class InteractionBook:
                        "latency": None, "complete": not expected, "checkpoint": checkpoint})
         self.broadcast({"type": "interact", "index": index, "trigger": trigger,
                         "request": request, "origin": origin, "checkpoint": checkpoint})
+        self._announce([index])
         return index
 
     def on_snapshot(self, message: dict, key: tuple) -> None:
         entry = {k: v for k, v in message.items() if k != "type"}
         self._append("snapshots.jsonl", entry)
+        completed = []
         with self._cond:
             self.entries.append(entry)
             index = message["index"]
             expected = self._expected.get(index)
             if expected is not None and key in expected and message["status"] == "running":
                 expected.discard(key)
-                if not expected:
-                    self._complete(index)
+                if not expected and self._complete(index):
+                    completed.append(index)
             self._cond.notify_all()
+        self._announce(completed)
 
     def worker_ended(self, key: tuple) -> None:
         """A θ worker that ends before it reported can no longer hold up an interaction."""
+        completed = []
         with self._cond:
             for index, expected in self._expected.items():
                 if key in expected:
                     expected.discard(key)
-                    if not expected:
-                        self._complete(index)
+                    if not expected and self._complete(index):
+                        completed.append(index)
             self._cond.notify_all()
+        self._announce(completed)
 
-    def _complete(self, index: int) -> None:
+    def _complete(self, index: int) -> bool:
+        """Mark ``index`` complete; False if it already was."""
         interaction = self.interactions[index]
-        if not interaction["complete"]:
-            interaction["complete"] = True
-            interaction["latency"] = time.time() - interaction["time"]
+        if interaction["complete"]:
+            return False
+        interaction["complete"] = True
+        interaction["latency"] = time.time() - interaction["time"]
+        return True
+
+    def _announce(self, indices: list[int]) -> None:
+        """Tell ``on_change`` of each interaction as it is now (outside the book's lock;
+        one at a time, so the last word on an interaction is its latest state)."""
+        if self.on_change is None:
+            return
+        for index in indices:
+            with self._announce_lock:
+                with self._cond:
+                    interaction = dict(self.interactions[index])
+                self.on_change(interaction)
 
     def wait(self, index: int, timeout: float) -> bool:
         """Until every θ worker running at the request has reported; False on timeout."""

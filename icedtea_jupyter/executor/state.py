@@ -80,13 +80,15 @@ def encode(value: Any, depth: int = 0) -> Any:
     if depth >= MAX_DEPTH:
         return _summary(value, "nested too deeply to show")
     if isinstance(value, dict):
+        if isinstance(value, (Summary, ObjectView)):  # decoded already: tagged again
+            return _reencode(value, depth)
         if len(value) > MAX_ITEMS:
             return _summary(value, f"more than {MAX_ITEMS:,} entries")
         if all(isinstance(k, str) and not k.startswith("$") for k in value):
             return {k: encode(v, depth + 1) for k, v in value.items()}
         return {"$t": "dict", "items": [[encode(k, depth + 1), encode(v, depth + 1)]
                                         for k, v in value.items()]}
-    if isinstance(value, (list, tuple, set, frozenset)):
+    if isinstance(value, (list, tuple, set, frozenset)) and not _is_row(value):
         if len(value) > MAX_ITEMS:
             return _summary(value, f"more than {MAX_ITEMS:,} items")
         items = [encode(v, depth + 1) for v in value]
@@ -95,6 +97,12 @@ def encode(value: Any, depth: int = 0) -> Any:
         tag = "tuple" if isinstance(value, tuple) else "set"
         return {"$t": tag, "v": items}
     return _encode_other(value, depth)
+
+
+def _is_row(value: Any) -> bool:
+    """A pyspark ``Row`` (a tuple with field names): tagged ``row``, not ``tuple``."""
+    return (type(value) is not tuple and isinstance(value, tuple) and hasattr(value, "asDict")
+            and hasattr(value, "__fields__"))
 
 
 def _encode_other(value: Any, depth: int) -> Any:
@@ -122,6 +130,14 @@ def _encode_other(value: Any, depth: int) -> Any:
     encoded = {"$t": "object", "type": _type_name(value), "repr": _repr(value)}
     if isinstance(attributes, dict) and attributes:
         encoded["attrs"] = encode({str(k): v for k, v in attributes.items()}, depth + 1)
+    return encoded
+
+
+def _reencode(value: dict, depth: int) -> dict:
+    """``encode(decode(x)) == x`` for summaries and objects the kernel decoded."""
+    encoded = {k: v for k, v in value.items() if k != "attrs"}
+    if isinstance(value, ObjectView) and value.get("attrs"):
+        encoded["attrs"] = encode(dict(value["attrs"]), depth + 1)
     return encoded
 
 

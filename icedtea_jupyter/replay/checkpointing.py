@@ -16,8 +16,12 @@ from .checkpoints import CheckpointStore, saved_state
 from .plan import InteractionCost, make_plan
 
 
-def measure(debugger: Any) -> list[InteractionCost]:
-    """The cost of every interaction, from one replay pass over the run."""
+HEADROOM = 0.8  # plan for 80% of τ: garbage collection and a busy machine take the rest
+
+
+def measure(debugger: Any, shown: list | None = None) -> list[InteractionCost]:
+    """The cost of every interaction, from one replay pass over the run; ``shown``
+    collects the seconds each jump spends showing its states (the same from any base)."""
     cursors = {p: debugger._fresh_cursor(p) for p in debugger.logs.partitions}
     costs = [InteractionCost(0, 0, 0.0, 0.0)]
     for index in range(1, debugger.logs.interactions):
@@ -25,6 +29,10 @@ def measure(debugger: Any) -> list[InteractionCost]:
         for partition, cursor in cursors.items():
             debugger._advance(cursor, debugger.logs.target(index, partition))
         seconds = perf_counter() - start
+        if shown is not None:
+            start = perf_counter()
+            debugger._encode(cursors)
+            shown.append(perf_counter() - start)
         data = [pickle.dumps(saved_state(w.host), 5) for c in cursors.values() if _restorable(c)
                 for w in c.workers]
         start = perf_counter()
@@ -38,12 +46,16 @@ def measure(debugger: Any) -> list[InteractionCost]:
 
 
 def take(debugger: Any, store: CheckpointStore, plan_name: str, tau: float) -> dict:
-    """Measure, plan under ``tau`` and write the plan's checkpoints; returns the plan."""
-    costs = measure(debugger)
-    plan = make_plan(plan_name, costs, tau)
+    """Measure, plan and write the plan's checkpoints; returns the plan. The replay
+    budget is ``tau`` less headroom and the time a jump takes to show its states."""
+    shown: list[float] = []
+    costs = measure(debugger, shown)
+    budget = max(tau * HEADROOM - max(shown, default=0.0), tau * 0.1)
+    plan = make_plan(plan_name, costs, budget)
     store.clear()
     written = _write(debugger, store, sorted(plan.checkpoints))
-    summary = {"plan": plan_name, "tau": tau, "checkpoints": sorted(plan.checkpoints),
+    summary = {"plan": plan_name, "tau": tau, "planned_for": budget,
+               "checkpoints": sorted(plan.checkpoints),
                "bytes_written": written, "model_cost": plan.cost(costs),
                "max_jump_seconds": plan.max_jump_seconds(costs),
                "costs": [vars(c) for c in costs]}

@@ -3,9 +3,11 @@
 Jumps put θ's chain on every partition in the state of an interaction; steps move one
 partition forward record by record. Everything runs on one replay thread, because the
 replayed operators live in greenlets, which belong to the thread that made them.
+Callers on other threads (the kernel, the comm's subshell) take turns through ``lock``.
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -21,12 +23,21 @@ from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
 from .snapshot import DebugSnapshot
 from .worker import ReplayWorker, replay_spec
 
+OnMove = Callable[[str, DebugSnapshot], None]  # (the equivalent Python call, the new view)
+
 
 class Debugger:
-    """Jump to any interaction, then step; see ``jump``, ``step_over``, ``step_into``."""
+    """Jump to any interaction, then step; see ``jump``, ``step_over``, ``step_into``.
 
-    def __init__(self, logs: Logs, inputs: Any, store: CheckpointStore | None = None) -> None:
+    ``on_move(call, snapshot)`` hears of every jump and step, with the equivalent call
+    (``"dbg.step_over(partition=0)"``), while ``lock`` is still held: hold ``lock`` to
+    read a view (snapshot, pending records, step options) that no move interleaves."""
+
+    def __init__(self, logs: Logs, inputs: Any, store: CheckpointStore | None = None,
+                 on_move: OnMove | None = None) -> None:
         self.logs = logs
+        self.on_move = on_move
+        self.lock = threading.RLock()
         self.inputs = inputs  # an object with records(partition) -> list
         self.cursors: dict[int, PartitionCursor] = {}
         self.fed: list[FedStage] = []  # workers fed by θ's cursors (after a shuffle, a union)
@@ -41,12 +52,12 @@ class Debugger:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="icedtea-replay")
 
     @classmethod
-    def for_run(cls, run: Any) -> "Debugger":
+    def for_run(cls, run: Any, on_move: OnMove | None = None) -> "Debugger":
         if run.status == "running":
             raise RuntimeError(f"run {run.id} is still running: debug it once it has ended "
                                "(run.wait()); while it runs, take interactions with run.interact()")
         logs = RunLogs(run)
-        return cls(logs, ReplayInputs(run, logs), CheckpointStore(run.path))
+        return cls(logs, ReplayInputs(run, logs), CheckpointStore(run.path), on_move)
 
     def take_checkpoints(self, plan: str = "offline", tau: float = 1.0) -> dict:
         """Measure every interaction, plan under ``tau`` seconds and write the plan's
@@ -60,41 +71,46 @@ class Debugger:
     # --- the API ---------------------------------------------------------------------
     def jump(self, index: int) -> DebugSnapshot:
         """Every worker of θ's chain, on every partition, as it was at interaction ``index``."""
-        return self._call(self._jump, index)
+        return self._move(f"dbg.jump({index})", self._jump, index)
 
     def step_over(self, partition: int) -> DebugSnapshot:
         """θ's next record on ``partition`` and its whole scope (Def. 4.5)."""
-        return self._call(self._step, partition, "step over", PartitionCursor.step_over)
+        return self._move(f"dbg.step_over(partition={partition})", self._step, partition,
+                          "step over", PartitionCursor.step_over)
 
     def step_into(self, partition: int, operator: str) -> DebugSnapshot:
         """``operator`` processes its next waiting record on ``partition`` (Def. 4.6)."""
-        return self._call(self._step, partition, f"step into {operator!r}",
+        return self._move(f"dbg.step_into(partition={partition}, operator={operator!r})",
+                          self._step, partition, f"step into {operator!r}",
                           lambda c: c.step_into(operator))
 
     def step_out(self, partition: int) -> DebugSnapshot:
         """The rest of the current scope on ``partition``."""
-        return self._call(self._step, partition, "step out", PartitionCursor.step_out)
+        return self._move(f"dbg.step_out(partition={partition})", self._step, partition,
+                          "step out", PartitionCursor.step_out)
 
     def pending(self, partition: int | None = None, limit: int = 20) -> dict:
         """The records waiting at each worker: ``{partition: {operator: {count, records,
         scopes}}}`` (θ's are its remaining inputs), or one partition's."""
-        self._need_jump()
-        rows: dict[int, dict] = {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
-        for stage in self.fed:
-            for q, cursor in stage.cursors.items():
-                rows.setdefault(q, {}).update(cursor.pending(limit))
-        if partition is not None:
-            self._cursor(partition)
-            return rows[partition]
-        return rows
+        with self.lock:
+            self._need_jump()
+            rows: dict[int, dict] = {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
+            for stage in self.fed:
+                for q, cursor in stage.cursors.items():
+                    rows.setdefault(q, {}).update(cursor.pending(limit))
+            if partition is not None:
+                self._cursor(partition)
+                return rows[partition]
+            return rows
 
     def step_options(self) -> dict:
         """How many step-overs and step-intos are possible now, and why others are not."""
-        self._need_jump()
-        refused = {p: c.overlap() for p, c in self.cursors.items() if c.overlap()}
-        return {"step_over": sum(c.can_step_over() for c in self.cursors.values()),
-                "step_into": sum(c.step_into_options() for c in self.cursors.values()),
-                "refused": refused}
+        with self.lock:
+            self._need_jump()
+            cursors = self.cursors.values()
+            return {"step_over": sum(c.can_step_over() for c in cursors),
+                    "step_into": sum(c.step_into_options() for c in cursors),
+                    "refused": {p: c.overlap() for p, c in self.cursors.items() if c.overlap()}}
 
     def state(self, operator: str, partition: int) -> dict:
         """A worker's state variables by name, as ``Snapshot.state`` gives them."""
@@ -106,12 +122,13 @@ class Debugger:
 
     def partitions(self, operator: str) -> list[int]:
         """The partitions of ``operator`` the debugger replays."""
-        self._need_jump()
-        if operator in self.logs.chain:
-            return sorted(self.cursors)
-        for fed, stage in zip(self.logs.fed, self.fed):
-            if operator in fed.names:
-                return sorted(stage.cursors)
+        with self.lock:
+            self._need_jump()
+            if operator in self.logs.chain:
+                return sorted(self.cursors)
+            for fed, stage in zip(self.logs.fed, self.fed):
+                if operator in fed.names:
+                    return sorted(stage.cursors)
         raise KeyError(f"the debugger does not replay {operator!r} (it replays "
                        f"{', '.join(self.chain)})")
 
@@ -122,12 +139,21 @@ class Debugger:
         return list(self.logs.chain) + [n for fed in self.logs.fed for n in fed.names]
 
     def close(self) -> None:
-        self._call(self._abandon_all)
+        with self.lock:
+            self._call(self._abandon_all)
         self._thread.shutdown(wait=False)
 
     # --- on the replay thread ----------------------------------------------------------
     def _call(self, fn: Callable, *args: Any) -> Any:
         return self._thread.submit(fn, *args).result()
+
+    def _move(self, call: str, fn: Callable, *args: Any) -> DebugSnapshot:
+        """A jump or step on the replay thread, then ``on_move`` (unless it was refused)."""
+        with self.lock:
+            snapshot = self._call(fn, *args)
+            if self.on_move is not None:
+                self.on_move(call, snapshot)
+        return snapshot
 
     def _jump(self, index: int) -> DebugSnapshot:
         if not 0 <= index < self.logs.interactions:
@@ -273,6 +299,11 @@ class Debugger:
     def _notes(self) -> list[str]:
         notes = [c.divergence for cur in self.cursors.values() for c in cur.checks
                  if c.divergence]
+        generators = {name for cur in self.cursors.values()
+                      for name, worker in zip(cur.names, cur.workers) if not worker.restorable}
+        notes += [f"{name!r} is a generator operator: its local variables cannot be restored "
+                  "from a checkpoint, so jumps replay its partitions from their start"
+                  for name in generators]
         return sorted(set(notes + self.divergences))
 
     def _abandon_all(self) -> None:

@@ -27,6 +27,10 @@ class DebugSnapshot:
         """The worker's state variables by name, as ``Snapshot.state`` gives them."""
         return decode(self._get(operator, partition))
 
+    def encoded_state(self, operator: str, partition: int) -> dict:
+        """The worker's state as tagged JSON (``executor.state.encode``), for views."""
+        return self._get(operator, partition)
+
     def count(self, operator: str, partition: int) -> int:
         self._get(operator, partition)
         return self._counts[(operator, partition)]

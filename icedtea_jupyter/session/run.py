@@ -10,8 +10,12 @@ import pandas as pd
 
 from ..store import RunStore
 from ..dag import Dag
+from ..replay.cursor import StepRefused  # the refusal the views show
+from .actions import ActionLog
 from .metrics import metrics_frame
 from .snapshots import History, Interaction, Snapshot
+
+__all__ = ["Run", "STATUSES", "StepRefused"]
 
 Listener = Callable[[str, dict], None]
 STATUSES = ("running", "finished", "failed")
@@ -32,6 +36,9 @@ class Run:
             self._done.set()
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
+        self._debugger: Any = None
+        self._debugger_lock = threading.Lock()
+        self._actions = ActionLog(store.path, lambda action: self.emit("action", action))
 
     # --- identity -----------------------------------------------------------------
     @property
@@ -179,6 +186,7 @@ class Run:
                                "run records; after it, jump to a recorded one with "
                                "run.snapshot(k)")
         index = self.coordinator.interact()
+        self._actions.record("run.interact()")
         self.coordinator.book.wait(index, timeout)
         return self.history().interactions()[index]
 
@@ -191,10 +199,31 @@ class Run:
         return self.history().final_state(self.dag.node(operator), partition)
 
     def debugger(self) -> Any:
-        """A ``Debugger`` on this ended run: ``jump(k)``, ``step_over``, ``step_into``..."""
-        from ..replay.debugger import Debugger
+        """The ``Debugger`` of this ended run: ``jump(k)``, ``step_over``, ``step_into``...
 
-        return Debugger.for_run(self)
+        One per run, made on the first call: the sidebar, the panel and your code share
+        its position. Its jumps and steps go to the action log (``run.actions``)."""
+        with self._debugger_lock:
+            if self._debugger is None:
+                from ..replay.debugger import Debugger
+
+                self._debugger = Debugger.for_run(self, on_move=self._debugger_moved)
+            return self._debugger
+
+    @property
+    def current_debugger(self) -> Any:
+        """The run's debugger if ``debugger()`` made one already, else None."""
+        return self._debugger
+
+    def _debugger_moved(self, call: str, snapshot: Any) -> None:
+        self._actions.record(call)
+        self.emit("moved", {"call": call, "index": snapshot.index, "step": snapshot.step})
+
+    @property
+    def actions(self) -> list[dict]:
+        """Every interaction, jump and step taken on this run, as its Python call, in
+        order: ``{"time", "source" ("api" | "sidebar" | "panel"), "call"}``."""
+        return self._actions.list()
 
     def input_order(self, operator: str, partition: int) -> list[tuple[str, int]]:
         """The input log of a worker: (upstream operator, records) runs, in arrival order.

@@ -50,6 +50,12 @@ class History:
         self.entries = entries
         self.workers = workers  # lifecycle rows: operator, partition, attempt, task, started, ended...
         self._chains = self._chains_by_worker()
+        self._by_worker: dict[tuple, list] = {}
+        for (op, part, task), chain in self._chains.items():
+            self._by_worker.setdefault((op, part), []).append((task, chain))
+        self._attempts: dict[tuple, list] = {}
+        for w in self.workers:
+            self._attempts.setdefault((w["operator"], w["partition"]), []).append(w)
 
     @classmethod
     def from_store(cls, path: str, dag: Dag, workers: list[dict]) -> "History":
@@ -58,8 +64,8 @@ class History:
             with open(saved, encoding="utf-8") as f:
                 interactions = json.load(f)
         else:
-            interactions = _lines(os.path.join(path, "interactions.jsonl"))
-        return cls(interactions, _lines(os.path.join(path, "snapshots.jsonl")), dag, workers)
+            interactions = read_lines(os.path.join(path, "interactions.jsonl"))
+        return cls(interactions, read_lines(os.path.join(path, "snapshots.jsonl")), dag, workers)
 
     def _chains_by_worker(self) -> dict[tuple, list[dict]]:
         chains: dict[tuple, list[dict]] = {}
@@ -78,6 +84,8 @@ class History:
                            raw.get("latency"), bool(raw.get("complete", True)))
 
     def interaction_time(self, index: int) -> float:
+        if 0 <= index < len(self.raw) and self.raw[index]["index"] == index:
+            return self.raw[index]["time"]
         for raw in self.raw:
             if raw["index"] == index:
                 return raw["time"]
@@ -100,10 +108,8 @@ class History:
              states: bool = True) -> WorkerView:
         """A worker at an interaction; ``states=False`` leaves its state out (faster)."""
         when = self.interaction_time(index) if when is None else when
-        chains = [(task, chain) for (op, part, task), chain in self._chains.items()
-                  if op == node.id and part == partition]
-        attempts = [w for w in self.workers if w["operator"] == node.id
-                    and w["partition"] == partition]
+        chains = self._by_worker.get((node.id, partition), [])
+        attempts = self._attempts.get((node.id, partition), [])
         for task, chain in sorted(chains, key=lambda c: -c[0]):
             view = self._from_chain(chain, index, node.name, partition, when, states)
             if view is not None:
@@ -180,6 +186,10 @@ class Snapshot:
             raise KeyError(f"{operator!r} is not in G(θ); snapshots hold {names}")
         return self.history.view(self.index, node, partition)
 
+    def worker(self, operator: str, partition: int) -> WorkerView:
+        """The worker at this interaction: status, count and state as tagged JSON."""
+        return self._view(operator, partition)
+
     def state(self, operator: str, partition: int) -> dict | None:
         """The worker's state variables by name (None if it had not started)."""
         view = self._view(operator, partition)
@@ -244,7 +254,9 @@ class Snapshot:
         return f"<Snapshot I{self.index} ({self.interaction.trigger})>"
 
 
-def _lines(path: str) -> list[dict]:
+def read_lines(path: str) -> list[dict]:
+    """The objects of a JSON-lines file (none if it is missing; a line cut short by a
+    crash is skipped)."""
     rows = []
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:

@@ -1,4 +1,8 @@
-"""The live run panel shown as the output of a ``%%icedtea`` cell (ipywidgets)."""
+"""The live run panel shown as the output of a ``%%icedtea`` cell (ipywidgets).
+
+Progress, "interact now", the interaction timeline (a click jumps there once the run
+has ended), the debugger's snapshot and step buttons: the essentials of the sidebar
+for users outside JupyterLab. Every action is a call of the run's API."""
 from __future__ import annotations
 
 import html
@@ -9,7 +13,10 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
+from ..session.actions import acting_as
 from ..session.run import Run
+from .debugging import DebugControls
+from .timeline import TimelineRow
 
 REFRESH_PERIOD = 0.25
 _STATUS_COLOURS = {"running": "#1a73e8", "finished": "#188038", "failed": "#d93025"}
@@ -59,13 +66,17 @@ class RunPanel:
         self.interact_button.on_click(self._interact)
         self.timeline = widgets.HTML()
         self.messages = widgets.HTML()
+        self.debug = DebugControls(run)
+        self.timeline_row = TimelineRow(self._jump)
         controls = widgets.HBox([self.interact_button, self.timeline])
-        self.widget = widgets.VBox([self.header, self.operators, controls, self.messages])
+        self.widget = widgets.VBox([self.header, self.operators, controls,
+                                    self.timeline_row.widget, self.debug.widget, self.messages])
         self.widget.add_class("icedtea-panel")
         self.rows: dict[str, OperatorRow] = {}
         self._dirty = threading.Event()
-        run.subscribe(lambda kind, data: self._dirty.set())
+        run.subscribe(self._on_event)
         self.refresh()
+        self.debug.update()
         threading.Thread(target=self._loop, daemon=True, name=f"icedtea-panel-{run.id}").start()
 
     def _loop(self) -> None:
@@ -76,18 +87,33 @@ class RunPanel:
             time.sleep(REFRESH_PERIOD)
         self.refresh()
 
+    def _on_event(self, kind: str, data: dict) -> None:
+        self._dirty.set()
+        if kind == "moved":  # from the panel, the sidebar or the user's code
+            self.debug.update()
+            self._timeline_row(self.timeline_row.interactions)
+
     def _interact(self, _button: Any = None) -> None:
         """Take the interaction off the kernel's thread: the workers answer within ms."""
         def interact() -> None:
             try:
-                self.run.interact()
+                with acting_as("panel"):
+                    self.run.interact()
             except RuntimeError:
                 pass
             self._dirty.set()
         threading.Thread(target=interact, daemon=True).start()
 
-    def _timeline(self) -> str:
-        interactions = self.run.interactions
+    def _jump(self, index: int) -> None:
+        self.debug.act(lambda dbg: dbg.jump(index))
+
+    def _timeline_row(self, interactions: list) -> None:
+        dbg = self.run.current_debugger
+        current = dbg.current.index if dbg is not None and dbg.current is not None else None
+        can_jump = self.run.status != "running" and self.run.dag.interesting is not None
+        self.timeline_row.update(interactions, current, can_jump)
+
+    def _timeline(self, interactions: list) -> str:
         marks = " ".join(f"<span class='icedtea-mark' title='{i.trigger} at "
                          f"{time.strftime('%H:%M:%S', time.localtime(i.time))}'>"
                          f"I{i.index}<sub>{i.trigger[0]}</sub></span>" for i in interactions[-12:])
@@ -110,7 +136,9 @@ class RunPanel:
                 self.operators.children = [r.box for r in self.rows.values()]
             self.rows[row["operator"]].update(row)
         self.messages.value = self._messages()
-        self.timeline.value = self._timeline()
+        interactions = run.interactions
+        self.timeline.value = self._timeline(interactions)
+        self._timeline_row(interactions)
         self.interact_button.disabled = run.status != "running" or run.dag.interesting is None
 
     def _messages(self) -> str:

@@ -5,17 +5,19 @@ import { IcedteaClient } from './client';
 import { NotebookFollower } from './follower';
 import { RunsModel } from './model';
 import { IcedteaSidebar } from './sidebar';
+import { TimeTravelModel } from './timeTravel';
 
 /** The IcedTea sidebar, fed by the `icedtea` comm of the current notebook's kernel. */
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'icedtea-jupyter:sidebar',
-  description: 'Runs and live operator counts of the PySpark pipelines recorded with %%icedtea.',
+  description: 'Runs, live operator counts, interaction timeline, snapshots and step debugging of the PySpark pipelines recorded with %%icedtea.',
   autoStart: true,
   requires: [INotebookTracker],
   optional: [ILayoutRestorer],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker, restorer: ILayoutRestorer | null) => {
     const client = new IcedteaClient();
-    const sidebar = new IcedteaSidebar(new RunsModel(client));
+    const runs = new RunsModel(client);
+    const sidebar = new IcedteaSidebar(runs, new TimeTravelModel(runs, client));
     app.shell.add(sidebar, 'left', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
     new NotebookFollower(tracker, client, sidebar);

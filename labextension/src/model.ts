@@ -17,8 +17,16 @@ export interface IRunsSource {
   readonly state: ClientState;
   readonly stateChanged: ISignal<unknown, ClientState>;
   readonly event: ISignal<unknown, IEventMessage>;
-  request<M extends RequestMethod>(method: M, params: IRequestParams[M]): Promise<IRequestResults[M]>;
+  /** `timeout` (ms) for requests whose work grows with the run (a thousand interactions). */
+  request<M extends RequestMethod>(method: M, params: IRequestParams[M], timeout?: number): Promise<IRequestResults[M]>;
 }
+
+/**
+ * Milliseconds to wait for the replies of run requests: their work grows with the size
+ * of a run, and the kernel answers the comm's requests one at a time, so a quick one can
+ * wait behind a slow one (the interactions of a large run).
+ */
+export const LONG_REQUEST_TIMEOUT = 120_000;
 
 /**
  * The runs of the followed kernel and the summary of the selected one, kept up to
@@ -71,7 +79,7 @@ export class RunsModel implements IDisposable {
   async refresh(): Promise<void> {
     const token = ++this._listToken;
     try {
-      const { runs } = await this._source.request('runs.list', {});
+      const { runs } = await this._source.request('runs.list', {}, LONG_REQUEST_TIMEOUT);
       if (token !== this._listToken || this._isDisposed) {
         return;
       }
@@ -98,7 +106,7 @@ export class RunsModel implements IDisposable {
     if (run === null) {
       return [];
     }
-    const result = await this._source.request('run.partitions', { run, operator });
+    const result = await this._source.request('run.partitions', { run, operator }, LONG_REQUEST_TIMEOUT);
     return result.partitions;
   }
 
@@ -124,12 +132,14 @@ export class RunsModel implements IDisposable {
       return;
     }
     try {
-      const summary = await this._source.request('run.get', { run: id });
+      const summary = await this._source.request('run.get', { run: id }, LONG_REQUEST_TIMEOUT);
       if (token !== this._summaryToken || this._isDisposed) {
         return;
       }
       this._summary = summary;
       this._lastError = null;
+      // The list item was made when the run started, before its DAG was known.
+      this._updateItem(id, { operators: summary.dag.operators.filter(op => op.kind === 'python').length });
       this._changed.emit();
     } catch (reason) {
       if (token === this._summaryToken) {
@@ -170,6 +180,13 @@ export class RunsModel implements IDisposable {
         this._updateItem(run, { status, duration });
         if (this._summary && this._summary.id === run) {
           this._summary = { ...this._summary, status, duration, progress };
+          // Operators the summary's DAG does not know yet (it was fetched as the cell
+          // started): fetch it again, for θ and G(θ), at most once a second.
+          const known = new Set(this._summary.dag.operators.map(op => op.name));
+          if (progress.some(p => !known.has(p.operator)) && Date.now() - this._dagFetched > 1000) {
+            this._dagFetched = Date.now();
+            void this._load(run);
+          }
         }
         this._changed.emit();
         break;
@@ -216,6 +233,7 @@ export class RunsModel implements IDisposable {
   private _lastError: string | null = null;
   private _listToken = 0;
   private _summaryToken = 0;
+  private _dagFetched = 0;
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
 }

@@ -12,9 +12,35 @@ export const COMM_TARGET = 'icedtea';
 /** The protocol version this frontend speaks (`hello` returns the kernel's). */
 export const PROTOCOL_VERSION = 1;
 
-export const REQUEST_METHODS = ['hello', 'runs.list', 'run.get', 'run.partitions', 'run.open'] as const;
+export const REQUEST_METHODS = [
+  'hello',
+  'runs.list',
+  'run.get',
+  'run.partitions',
+  'run.open',
+  'run.interactions',
+  'run.interact',
+  'run.snapshot',
+  'run.state',
+  'run.page',
+  'debug.view',
+  'debug.jump',
+  'debug.step_over',
+  'debug.step_into',
+  'debug.step_out',
+  'debug.state',
+  'run.actions'
+] as const;
 
-export const EVENT_TYPES = ['run.added', 'run.progress', 'run.status', 'run.alert'] as const;
+export const EVENT_TYPES = [
+  'run.added',
+  'run.progress',
+  'run.status',
+  'run.alert',
+  'run.interaction',
+  'debug.moved',
+  'run.action'
+] as const;
 
 export type RequestMethod = (typeof REQUEST_METHODS)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -48,6 +74,10 @@ export interface IOperatorNode {
   parents: number[];
   phase: string;
   named: boolean;
+  /** The interesting operator θ (absent from kernels before time travel). */
+  theta?: boolean;
+  /** In G(θ): θ or downstream of it. */
+  in_g?: boolean;
 }
 
 export interface IDag {
@@ -126,6 +156,119 @@ export interface IPartitionRow {
   [key: string]: unknown;
 }
 
+/**
+ * A value from user data (a record, a state variable) as the tagged JSON of
+ * `icedtea_jupyter/executor/state.py::encode`; `tagged.ts` reads it.
+ */
+export type Tagged = unknown;
+
+/** What made an interaction: the start of the run, a button or API call, a timer, a condition. */
+export type TriggerKind = 'initial' | 'manual' | 'periodic' | 'condition';
+
+/** One moment of a run when a tuple-consistent snapshot of G(θ) was taken. */
+export interface IInteraction {
+  index: number;
+  /** Epoch seconds. */
+  time: number;
+  trigger: TriggerKind | string;
+  /** Whether every worker of G(θ) has reported its state. */
+  complete: boolean;
+  /** Seconds from the request to the complete snapshot. */
+  latency: number | null;
+  /** θ's input record that met the condition (condition interactions). */
+  record: Tagged | null;
+}
+
+/** What changed in a worker's state since the previous snapshot (or debugger view). */
+export interface IChanged {
+  /** Variables set or replaced. */
+  variables: string[];
+  removed: string[];
+  /** Dict-like variables: the keys set or replaced (tagged). */
+  keys: { [variable: string]: Tagged[] };
+}
+
+/** One worker of G(θ) at an interaction. */
+export interface ISnapshotWorker {
+  operator: string;
+  partition: number;
+  /** "running", "not started", "finished", "outside θ's chain", "no snapshot". */
+  status: string;
+  count: number | null;
+}
+
+export interface ISnapshotResult {
+  run: string;
+  index: number;
+  trigger: string;
+  workers: ISnapshotWorker[];
+}
+
+export interface IStateResult {
+  state: { [variable: string]: Tagged } | null;
+  changed: IChanged;
+  status: string;
+  count: number | null;
+}
+
+/** One page of a large state variable. */
+export interface IPageResult {
+  total: number | null;
+  start: number;
+  items: Tagged[];
+  note?: string;
+}
+
+/** The records waiting at one worker of the debugger. */
+export interface IPendingAt {
+  count: number;
+  /** The first (up to 20) waiting records. */
+  records: Tagged[];
+  /** The θ input each of them descends from. */
+  scopes: number[];
+}
+
+/** The debugger of a run after a jump or a step. */
+export interface IDebugView {
+  run: string;
+  /** The interaction jumped to; null once steps moved away from it. */
+  index: number | null;
+  /** What brought it here: "jump to I1", "step over on partition 0". */
+  step: string;
+  /** The operators replayed, upstream (θ) first. */
+  chain: string[];
+  workers: { operator: string; partition: number; count: number }[];
+  /** Partition -> operator -> waiting records. */
+  pending: { [partition: string]: { [operator: string]: IPendingAt } };
+  options: {
+    step_over: number;
+    step_into: number;
+    /** Partition -> why a step-over is impossible there. */
+    refused: { [partition: string]: string };
+  };
+  /** What left the chain in the last step. */
+  outputs: Tagged[];
+  notes: string[];
+}
+
+export interface IDebugStateResult {
+  state: { [variable: string]: Tagged } | null;
+  changed: IChanged;
+}
+
+/** One entry of a run's action log: the Python call equivalent to a UI action. */
+export interface IAction {
+  time: number;
+  source: 'sidebar' | 'panel' | 'api' | string;
+  call: string;
+}
+
+/** Requests that act on a run carry where they come from, for its action log. */
+export interface IActionParams {
+  run: string;
+  source?: 'sidebar' | 'panel';
+}
+
 export interface IHelloResult {
   protocol: number;
   version: string;
@@ -144,6 +287,18 @@ export interface IRequestParams {
   'run.get': { run: string };
   'run.partitions': { run: string; operator: string };
   'run.open': { path: string };
+  'run.interactions': { run: string };
+  'run.interact': IActionParams;
+  'run.snapshot': { run: string; index: number };
+  'run.state': { run: string; index: number; operator: string; partition: number };
+  'run.page': { run: string; index: number; operator: string; partition: number; variable: string; start: number; size: number };
+  'debug.view': { run: string };
+  'debug.jump': IActionParams & { index: number };
+  'debug.step_over': IActionParams & { partition: number };
+  'debug.step_into': IActionParams & { partition: number; operator: string };
+  'debug.step_out': IActionParams & { partition: number };
+  'debug.state': { run: string; operator: string; partition: number };
+  'run.actions': { run: string };
 }
 
 /** Result of each request method. */
@@ -153,6 +308,18 @@ export interface IRequestResults {
   'run.get': IRunSummary;
   'run.partitions': IPartitionsResult;
   'run.open': IRunSummary;
+  'run.interactions': { run: string; interactions: IInteraction[] };
+  'run.interact': { run: string; interaction: IInteraction };
+  'run.snapshot': ISnapshotResult;
+  'run.state': IStateResult;
+  'run.page': IPageResult;
+  'debug.view': IDebugView | null;
+  'debug.jump': IDebugView;
+  'debug.step_over': IDebugView;
+  'debug.step_into': IDebugView;
+  'debug.step_out': IDebugView;
+  'debug.state': IDebugStateResult;
+  'run.actions': { run: string; actions: IAction[] };
 }
 
 /** Data of each event. */
@@ -161,6 +328,9 @@ export interface IEventData {
   'run.progress': { run: string; status: RunStatus; duration: number; progress: IOperatorProgress[] };
   'run.status': { run: string; status: RunStatus; error: IRunError | null; warnings: string[] };
   'run.alert': { run: string; alert: IAlert };
+  'run.interaction': { run: string; interaction: IInteraction };
+  'debug.moved': { run: string; view: IDebugView };
+  'run.action': { run: string; action: IAction };
 }
 
 /** Frontend -> kernel. */

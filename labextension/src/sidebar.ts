@@ -3,12 +3,22 @@ import { Panel, Widget } from '@lumino/widgets';
 import { el, setText } from './format';
 import { icedteaIcon } from './icon';
 import type { RunsModel } from './model';
+import { PartitionSteps } from './partitionSteps';
+import { Placeholder } from './placeholder';
 import { RunsList } from './runsList';
 import { RunView } from './runView';
+import { SnapshotView } from './snapshotView';
+import { TimelineView } from './timelineView';
+import type { TimeTravelModel } from './timeTravel';
 
-/** The IcedTea sidebar: a header, a state message, the runs list and the selected run. */
+/**
+ * The IcedTea sidebar, a thin container: a header, a state message, the runs list, the
+ * selected run (operators with θ and G(θ), alerts), its interaction timeline, its
+ * partitions with the step controls, the snapshot shown, and the places of the skew
+ * and lineage views.
+ */
 export class IcedteaSidebar extends Panel {
-  constructor(model: RunsModel) {
+  constructor(model: RunsModel, timeTravel: TimeTravelModel) {
     super();
     this._model = model;
     this.id = 'icedtea-sidebar';
@@ -27,6 +37,23 @@ export class IcedteaSidebar extends Panel {
     this.addWidget(messages);
     this.addWidget(new RunsList(model));
     this.addWidget(new RunView(model));
+    this.addWidget(new TimelineView(timeTravel));
+    this.addWidget(new PartitionSteps(timeTravel));
+    this.addWidget(new SnapshotView(timeTravel));
+    this.addWidget(
+      new Placeholder(model, {
+        id: 'skew',
+        title: 'Skew',
+        text: 'The load of each partition (records, bytes, time) and the skew test fill in here once skew analysis lands; run.skew(operator) will draw the same chart.'
+      })
+    );
+    this.addWidget(
+      new Placeholder(model, {
+        id: 'lineage',
+        title: 'Lineage',
+        text: 'Backward and forward traces of output rows fill in here once lineage capture lands (--lineage, run.trace_back / run.trace_forward).'
+      })
+    );
     model.changed.connect(this._update, this);
     this._update();
   }

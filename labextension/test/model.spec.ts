@@ -199,3 +199,19 @@ describe('RunsModel', () => {
     expect(model.runs).toEqual([]);
   });
 });
+
+describe('RunsModel and the DAG of a running run', () => {
+  it('fetches the summary again when progress names operators its DAG lacks', async () => {
+    const [model, kernel] = await setup([item('a', 100, 'running')]);
+    expect(model.selected?.dag.operators.map(op => op.name)).toEqual(['parse', 'keep']);
+    // The list item counted the operators from the summary.
+    expect(model.runs[0].operators).toBe(2);
+    kernel.requests = [];
+    const progress = [{ operator: 'later', phase: '', records_in: 1, records_out: 1, done: 0, running: 1, failed: 0, rate: 1 }];
+    kernel.event('run.progress', { run: 'a', status: 'running', duration: 2, progress });
+    kernel.event('run.progress', { run: 'a', status: 'running', duration: 2.1, progress });
+    await flush(30);
+    // Once, not per event.
+    expect(kernel.requests.map(r => r.method)).toEqual(['run.get']);
+  });
+});

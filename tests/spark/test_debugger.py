@@ -134,7 +134,10 @@ def test_a_rewritten_source_is_refused_not_replayed(record, tmp_path):
     dbg = run.debugger()
     dbg.jump(len(run.interactions) - 1)  # the source is unchanged: fine
     source.write_text("\n".join(str(i + 1) for i in range(50)))
-    changed = run.debugger()
+    dbg.jump(0)  # the run's debugger replays the inputs it read and checked before
+    from icedtea_jupyter.replay.debugger import Debugger
+
+    changed = Debugger.for_run(run)  # one that reads the source now
     with pytest.raises(InputsChanged, match="changed since the run"):
         changed.jump(0)
 
@@ -167,6 +170,12 @@ def test_the_reduce_side_receives_exactly_what_thetas_partitions_emitted(record)
             for x in halves[m]:
                 expected[x % 5] = expected.get(x % 5, 0) + x
         assert merged == expected, (interaction.index, ended)
+    end = jumped  # the last interaction; periodic ones come while θ runs, so step to the end
+    for m in (0, 1):
+        while not dbg.cursors[m].ended:
+            end = dbg.step_over(m)
+    merged = {k: v for q in dbg.partitions("sum") for k, v in
+              end.state("sum", q)["combiners"].items()}
     assert sorted(merged.items()) == sorted(run.namespace["out"])
 
     middle = next((i for i in run.interactions

@@ -41,3 +41,38 @@ def host_with(monkeypatch, agents=(), api: str = "map"):
     channel = RecordingChannel()
     monkeypatch.setattr(host_module, "channel_for", lambda run: channel)
     return host_module.WorkerHost(make_spec(agents, api=api), partition=3), channel
+
+
+class FakeComm:
+    """A comm as the kernel hands it to the ``icedtea`` target; keeps what is sent (as
+    JSON, so anything that would not serialise fails here)."""
+
+    def __init__(self) -> None:
+        import json
+
+        self._json = json
+        self.sent: list[dict] = []
+        self._next_id = 0
+
+    def on_msg(self, callback) -> None:
+        self._on_msg = callback
+
+    def on_close(self, callback) -> None:
+        self._on_close = callback
+
+    def send(self, data: dict) -> None:
+        self.sent.append(self._json.loads(self._json.dumps(data)))
+
+    def request(self, method: str, **params) -> dict:
+        """Send a request the way the frontend does; returns the reply."""
+        self._next_id += 1
+        message = {"kind": "request", "id": self._next_id, "method": method, "params": params}
+        self._on_msg({"content": {"data": message}})
+        return next(m for m in reversed(self.sent)
+                    if m["kind"] == "reply" and m["id"] == self._next_id)
+
+    def events(self, name: str) -> list[dict]:
+        return [m["data"] for m in self.sent if m["kind"] == "event" and m["event"] == name]
+
+    def close(self) -> None:
+        self._on_close({})

@@ -511,9 +511,11 @@ def test_counts_that_differ_from_the_logged_worker_counts_are_noted():
 
 # --- 8. restorable ---------------------------------------------------------------------------
 def test_generator_workers_are_not_restorable_operators_and_maps_are():
-    # no public API says this: the debugger's cursors and their workers are read directly
     with debugger(DATA3, TARGETS3) as dbg:
-        dbg.jump(1)
+        snapshot = dbg.jump(1)
+        assert [n for n in snapshot.notes if "generator operator" in n] == [
+            "'running' is a generator operator: its local variables cannot be restored from "
+            "a checkpoint, so jumps replay its partitions from their start"]
         for p in DATA3:
             workers = dict(zip(dbg.cursors[p].names, dbg.cursors[p].workers))
             assert workers["best"].restorable is True

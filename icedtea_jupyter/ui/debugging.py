@@ -1,0 +1,133 @@
+"""The panel's debugger controls: the current snapshot, step buttons, refusals.
+
+Every button is one call of the run's debugger (``run.debugger()``, shared with the
+sidebar and the user's code), made ``acting_as("panel")`` so the action log says so.
+The view follows the debugger wherever it moves from (``update`` on ``moved`` events).
+"""
+from __future__ import annotations
+
+import html
+import reprlib
+from typing import Any, Callable
+
+import ipywidgets as widgets
+
+from ..session.actions import acting_as
+from ..session.run import Run, StepRefused
+
+MAX_WORKERS = 60  # rows of the snapshot table
+MAX_REPR = 90
+_CHANGED = "background:#fff3b0"
+_REPR = reprlib.Repr()  # bounded: a huge state is not printed whole
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 40, 60
+_REPR.maxdict = _REPR.maxlist = _REPR.maxtuple = _REPR.maxset = 8
+
+
+def _short(value: Any) -> str:
+    text = _REPR.repr(value)
+    return html.escape(text if len(text) <= MAX_REPR else text[:MAX_REPR] + "…")
+
+
+def _state_cell(snapshot: Any, operator: str, partition: int) -> str:
+    state = snapshot.state(operator, partition)
+    changed = snapshot.changed(operator, partition)
+    marked = set(changed["variables"]) | set(changed["keys"])
+    parts = [f"<span class='icedtea-changed' style='{_CHANGED}'>{html.escape(name)}</span>"
+             f" = {_short(value)}" if name in marked else f"{html.escape(name)} = {_short(value)}"
+             for name, value in state.items()]
+    return "<br>".join(parts) or "<i>no state</i>"
+
+
+def _waiting_cell(pending: dict, operator: str, partition: int) -> str:
+    row = pending.get(partition, {}).get(operator)
+    if not row or not row["count"]:
+        return ""
+    return f"{row['count']} · next {_short(row['records'][0])}" if row["records"] else \
+        str(row["count"])
+
+
+def snapshot_table(snapshot: Any, pending: dict, chain: list[str]) -> str:
+    """Each replayed worker's count, waiting records and state (changes highlighted),
+    by partition, in pipeline order."""
+    order = {name: i for i, name in enumerate(chain)}
+    workers = sorted(snapshot.workers(), key=lambda w: (w["partition"],
+                                                        order.get(w["operator"], len(order))))
+    rows = [f"<tr><td>{html.escape(w['operator'])}</td><td>{w['partition']}</td>"
+            f"<td>{w['count']}</td><td>{_waiting_cell(pending, w['operator'], w['partition'])}"
+            f"</td><td>{_state_cell(snapshot, w['operator'], w['partition'])}</td></tr>"
+            for w in workers[:MAX_WORKERS]]
+    more = (f"<tr><td colspan=5>… {len(workers) - MAX_WORKERS} more workers: see "
+            "dbg.state(operator, partition)</td></tr>" if len(workers) > MAX_WORKERS else "")
+    return ("<table class='icedtea-snapshot'><tr><th>operator</th><th>partition</th>"
+            "<th>processed</th><th>waiting</th><th>state</th></tr>"
+            f"{''.join(rows)}{more}</table>")
+
+
+class DebugControls:
+    """Partition and operator choices, step buttons, a message line and the snapshot."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.partition = widgets.Dropdown(description="partition", options=[],
+                                          layout=widgets.Layout(width="170px"))
+        self.operator = widgets.Dropdown(description="operator", options=[],
+                                         layout=widgets.Layout(width="230px"))
+        self.step_over = self._button("Step over", "θ's next record and its whole scope",
+                                      lambda dbg, p: dbg.step_over(partition=p))
+        self.step_into = self._button("Step into", "the operator processes its next record",
+                                      lambda dbg, p: dbg.step_into(
+                                          partition=p, operator=self.operator.value))
+        self.step_out = self._button("Step out", "the rest of the current scope",
+                                     lambda dbg, p: dbg.step_out(partition=p))
+        self.header = widgets.HTML()
+        self.message = widgets.HTML()
+        self.message.add_class("icedtea-debug-message")
+        self.snapshot = widgets.HTML()
+        controls = widgets.HBox([self.partition, self.operator, self.step_over,
+                                 self.step_into, self.step_out])
+        self.widget = widgets.VBox([self.header, controls, self.message, self.snapshot],
+                                   layout=widgets.Layout(display="none"))
+        self.widget.add_class("icedtea-debugger")
+
+    def _button(self, label: str, tooltip: str, step: Callable[[Any, int], Any]) -> Any:
+        button = widgets.Button(description=label, tooltip=tooltip)
+        button.add_class("icedtea-" + label.lower().replace(" ", "-"))
+        button.on_click(lambda _button: self.act(lambda dbg: step(dbg, self.partition.value)))
+        return button
+
+    def act(self, move: Callable[[Any], Any]) -> None:
+        """Make one debugger call as the panel; a refusal shows its reason."""
+        try:
+            with acting_as("panel"):
+                move(self.run.debugger())
+        except StepRefused as exc:
+            self._say(f"Refused: {exc}")
+        except (LookupError, RuntimeError, ValueError) as exc:
+            self._say(f"{type(exc).__name__}: {exc}")
+        else:
+            self.message.value = ""
+
+    def _say(self, text: str) -> None:
+        self.message.value = f"<span style='color:#d93025'>{html.escape(text)}</span>"
+
+    def update(self) -> None:
+        """Show where the run's debugger stands (hidden until it has jumped)."""
+        dbg = self.run.current_debugger
+        if dbg is None or dbg.current is None:
+            return
+        with dbg.lock:
+            snapshot, chain = dbg.snapshot(), dbg.chain
+            self._choices(dbg.partitions(chain[0]), chain)
+            where = f"I{snapshot.index}" if snapshot.index is not None else "after steps"
+            notes = "".join(f"<br>⚠ {html.escape(n)}" for n in snapshot.notes)
+            self.header.value = (f"<b>Debugger</b> at {where} · last: "
+                                 f"{html.escape(snapshot.step)}{notes}")
+            self.snapshot.value = snapshot_table(snapshot, dbg.pending(limit=1), chain)
+        self.widget.layout.display = ""
+
+    def _choices(self, partitions: list[int], chain: list[str]) -> None:
+        for dropdown, options in ((self.partition, partitions), (self.operator, chain)):
+            if list(dropdown.options) != options:
+                dropdown.options = options
+            if dropdown.value not in options and options:
+                dropdown.value = options[0]

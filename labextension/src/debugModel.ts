@@ -1,0 +1,356 @@
+import type { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { RequestError } from './client';
+import { IRunsSource, LONG_REQUEST_TIMEOUT } from './model';
+import type { IAction, IDebugView, IEventMessage, IPendingAt, RunStatus } from './protocol';
+import { pyRepr } from './tagged';
+import { message } from './timelineModel';
+
+/** Whether a step button is enabled, and the tooltip that says what it does or why not. */
+export interface IStepState {
+  enabled: boolean;
+  reason: string;
+  /** Step into: the operator it steps into. */
+  operator?: string;
+}
+
+/** A step or jump that failed: `type` is "refused" for a step that cannot be taken now. */
+export interface IDebugError {
+  type: string;
+  message: string;
+  /** What was asked: "step over on partition 0". */
+  action: string;
+  partition: number | null;
+}
+
+/**
+ * The run's debugger as the kernel reports it (`DebugView`): after `debug.view`, the
+ * replies to jumps and steps, and `debug.moved` events (steps taken from the panel or
+ * Python code). Says which step buttons are possible and why others are not; keeps
+ * the last error (a refused step) for the view to show inline.
+ */
+export class DebugModel implements IDisposable {
+  constructor(source: IRunsSource) {
+    this._source = source;
+    source.event.connect(this._onEvent, this);
+  }
+
+  /** Emitted after the view, the busy state, the error or the action log changed. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  get runId(): string | null {
+    return this._runId;
+  }
+
+  /** The debugger's view, or null when it has not jumped yet (or the run still runs). */
+  get view(): IDebugView | null {
+    return this._view;
+  }
+
+  /** What the kernel is doing for us ("step over on partition 0"), or null. */
+  get busy(): string | null {
+    return this._busy;
+  }
+
+  get error(): IDebugError | null {
+    return this._error;
+  }
+
+  /** The partition of the last step (from the sidebar or, by its label, from elsewhere). */
+  get lastPartition(): number | null {
+    return this._lastPartition;
+  }
+
+  /** The run's action log: every UI and API action as its Python call. */
+  get actions(): readonly IAction[] {
+    return this._actions;
+  }
+
+  /** Whether the run has ended (the debugger needs an ended run). */
+  get available(): boolean {
+    return this._runId !== null && this._status !== null && this._status !== 'running';
+  }
+
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /** The partitions the debugger replays, in order. */
+  get partitions(): number[] {
+    const view = this._view;
+    if (!view) {
+      return [];
+    }
+    const seen = new Set<number>(view.workers.map(w => w.partition));
+    for (const key of Object.keys(view.pending)) {
+      seen.add(Number(key));
+    }
+    return [...seen].filter(p => Number.isFinite(p)).sort((a, b) => a - b);
+  }
+
+  /** The records waiting at `operator` on `partition`. */
+  pending(partition: number, operator: string): IPendingAt | null {
+    return this._view?.pending[String(partition)]?.[operator] ?? null;
+  }
+
+  /** Records processed by `operator` on `partition` in the current view. */
+  count(partition: number, operator: string): number | null {
+    const worker = this._view?.workers.find(w => w.partition === partition && w.operator === operator);
+    return worker ? worker.count : null;
+  }
+
+  /** Follow another run (or none), with its status. */
+  setRun(id: string | null, status: RunStatus | null): void {
+    const wasAvailable = this.available;
+    if (id !== this._runId) {
+      this._runId = id;
+      this._view = null;
+      this._viewKey = '';
+      this._error = null;
+      this._busy = null;
+      this._lastPartition = null;
+      this._actions = [];
+      this._token++;
+      this._status = status;
+      this._changed.emit();
+      if (id !== null) {
+        void this._loadActions();
+      }
+    } else if (status !== this._status) {
+      this._status = status;
+      this._changed.emit();
+    }
+    if (this.available && !wasAvailable) {
+      void this.refresh();
+    }
+  }
+
+  /** Ask the kernel where the run's debugger is (`debug.view`). */
+  async refresh(): Promise<void> {
+    const run = this._runId;
+    if (run === null || !this.available) {
+      return;
+    }
+    const token = ++this._token;
+    try {
+      const view = await this._source.request('debug.view', { run }, LONG_REQUEST_TIMEOUT);
+      if (token === this._token && run === this._runId && view) {
+        this._setView(view);
+      }
+    } catch (reason) {
+      if (token === this._token && run === this._runId) {
+        this._setError(reason, 'load the debugger', null);
+      }
+    }
+  }
+
+  /** Every worker of θ's chain as it was at interaction `index`. */
+  jump(index: number): Promise<void> {
+    return this._act(`jump to I${index}`, null, run => this._source.request('debug.jump', { run, index, source: 'sidebar' }, LONG_REQUEST_TIMEOUT));
+  }
+
+  /** θ's next record on `partition` and its whole scope. */
+  stepOver(partition: number): Promise<void> {
+    return this._act(`step over on partition ${partition}`, partition, run =>
+      this._source.request('debug.step_over', { run, partition, source: 'sidebar' }, LONG_REQUEST_TIMEOUT)
+    );
+  }
+
+  /** `operator` processes its next waiting record on `partition`. */
+  stepInto(partition: number, operator: string): Promise<void> {
+    return this._act(`step into ${operator} on partition ${partition}`, partition, run =>
+      this._source.request('debug.step_into', { run, partition, operator, source: 'sidebar' }, LONG_REQUEST_TIMEOUT)
+    );
+  }
+
+  /** The rest of the current scope on `partition`. */
+  stepOut(partition: number): Promise<void> {
+    return this._act(`step out on partition ${partition}`, partition, run =>
+      this._source.request('debug.step_out', { run, partition, source: 'sidebar' }, LONG_REQUEST_TIMEOUT)
+    );
+  }
+
+  /** Step over on `partition`: possible unless the kernel refused it (overlapping scopes). */
+  stepOverState(partition: number): IStepState {
+    const blocked = this._blocked();
+    if (blocked) {
+      return blocked;
+    }
+    const refused = this._view!.options.refused[String(partition)];
+    if (refused) {
+      return { enabled: false, reason: refused };
+    }
+    const theta = this._view!.chain[0];
+    const next = theta ? this.pending(partition, theta) : null;
+    if (next && next.count > 0) {
+      const record = next.records.length ? `: ${pyRepr(next.records[0], 80)}` : '';
+      return { enabled: true, reason: `Step over θ's next record${record}, with its whole scope` };
+    }
+    return { enabled: true, reason: `θ has processed every record of partition ${partition}: step over ends the partition` };
+  }
+
+  /**
+   * Step into `operator` on `partition`; without an operator, the deepest one of the
+   * chain with a waiting record (the record being followed), else θ.
+   */
+  stepIntoState(partition: number, operator?: string): IStepState {
+    const blocked = this._blocked();
+    if (blocked) {
+      return blocked;
+    }
+    const chain = this._view!.chain;
+    const target = operator ?? [...chain].reverse().find(op => (this.pending(partition, op)?.count ?? 0) > 0);
+    if (!target) {
+      return { enabled: false, reason: `No record waits on partition ${partition}` };
+    }
+    const waiting = this.pending(partition, target);
+    if (!waiting || waiting.count === 0) {
+      return { enabled: false, reason: `No record waits at ${target} on partition ${partition}`, operator: target };
+    }
+    const record = waiting.records.length ? `: ${pyRepr(waiting.records[0], 80)}` : '';
+    return { enabled: true, reason: `${target} processes its next record${record}`, operator: target };
+  }
+
+  /** Step out on `partition`: possible while records of a scope wait downstream of θ. */
+  stepOutState(partition: number): IStepState {
+    const blocked = this._blocked();
+    if (blocked) {
+      return blocked;
+    }
+    const downstream = this._view!.chain.slice(1);
+    const waiting = downstream.reduce((n, op) => n + (this.pending(partition, op)?.count ?? 0), 0);
+    if (waiting === 0) {
+      return { enabled: false, reason: `No scope is in progress on partition ${partition}: nothing waits downstream of θ` };
+    }
+    return { enabled: true, reason: `Finish the current scope: ${waiting} record${waiting === 1 ? '' : 's'} wait downstream of θ` };
+  }
+
+  /** Forget the error shown. */
+  clearError(): void {
+    if (this._error) {
+      this._error = null;
+      this._changed.emit();
+    }
+  }
+
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._source.event.disconnect(this._onEvent, this);
+    Signal.clearData(this);
+  }
+
+  private _blocked(): IStepState | null {
+    if (!this.available) {
+      return { enabled: false, reason: 'The run is still running: steps replay an ended run' };
+    }
+    if (!this._view) {
+      return { enabled: false, reason: 'Jump to an interaction first: click one on the timeline' };
+    }
+    if (this._busy) {
+      return { enabled: false, reason: `Waiting for the kernel: ${this._busy}` };
+    }
+    return null;
+  }
+
+  private async _act(action: string, partition: number | null, call: (run: string) => Promise<IDebugView>): Promise<void> {
+    const run = this._runId;
+    if (run === null || this._busy) {
+      return;
+    }
+    this._busy = action;
+    this._error = null;
+    this._changed.emit();
+    this._token++; // a `debug.view` on its way is older than this
+    try {
+      const view = await call(run);
+      if (run === this._runId) {
+        if (partition !== null) {
+          this._lastPartition = partition;
+        }
+        this._busy = null;
+        this._setView(view, true);
+      }
+    } catch (reason) {
+      if (run === this._runId) {
+        this._busy = null;
+        this._setError(reason, action, partition);
+      }
+    }
+  }
+
+  private _setView(view: IDebugView, force = false): void {
+    const key = viewKey(view);
+    const same = key === this._viewKey;
+    this._view = view;
+    this._viewKey = key;
+    const match = /partition (\d+)/.exec(view.step ?? '');
+    if (match && !force) {
+      this._lastPartition = Number(match[1]);
+    }
+    if (!same || force) {
+      this._error = null;
+    }
+    this._changed.emit();
+  }
+
+  private _setError(reason: unknown, action: string, partition: number | null): void {
+    const type = reason instanceof RequestError ? reason.type : 'internal';
+    this._error = { type, message: message(reason), action, partition };
+    this._changed.emit();
+  }
+
+  private async _loadActions(): Promise<void> {
+    const run = this._runId;
+    if (run === null) {
+      return;
+    }
+    try {
+      const result = await this._source.request('run.actions', { run }, LONG_REQUEST_TIMEOUT);
+      if (run === this._runId) {
+        // Actions pushed while the log was on its way come after it.
+        const known = new Set(result.actions.map(a => `${a.time}|${a.call}`));
+        this._actions = [...result.actions, ...this._actions.filter(a => !known.has(`${a.time}|${a.call}`))];
+        this._changed.emit();
+      }
+    } catch {
+      // An older kernel: no action log to show.
+    }
+  }
+
+  private _onEvent(source: unknown, msg: IEventMessage): void {
+    if (msg.event === 'debug.moved' && msg.data.run === this._runId) {
+      this._setView(msg.data.view);
+    } else if (msg.event === 'run.action' && msg.data.run === this._runId) {
+      this._actions = [...this._actions, msg.data.action];
+      this._changed.emit();
+    }
+  }
+
+  private _source: IRunsSource;
+  private _runId: string | null = null;
+  private _status: RunStatus | null = null;
+  private _view: IDebugView | null = null;
+  private _viewKey = '';
+  private _busy: string | null = null;
+  private _error: IDebugError | null = null;
+  private _lastPartition: number | null = null;
+  private _actions: IAction[] = [];
+  private _token = 0;
+  private _isDisposed = false;
+  private _changed = new Signal<this, void>(this);
+}
+
+/** A cheap identity of a view: the same view reported twice (reply and event) is one. */
+export function viewKey(view: IDebugView): string {
+  const counts = view.workers.map(w => `${w.operator}@${w.partition}=${w.count}`).join(',');
+  const pending = Object.entries(view.pending)
+    .map(([p, ops]) => `${p}:` + Object.values(ops).map(o => o.count).join('/'))
+    .join(',');
+  return `${view.index}|${view.step}|${counts}|${pending}|${view.outputs.length}`;
+}

@@ -1,0 +1,121 @@
+/** Where the timeline draws its markers, and which marker a pointer is on. */
+
+import type { IInteraction } from './protocol';
+
+/** Horizontal padding of the axis inside the drawing (px). */
+export const AXIS_PAD = 10;
+
+/** A time axis: `t0`..`t1` (epoch seconds) over `width` pixels. */
+export interface IAxis {
+  t0: number;
+  t1: number;
+  width: number;
+}
+
+/** The axis of a run: from its start (or first interaction) to its end (or now, or the last interaction). */
+export function makeAxis(interactions: readonly IInteraction[], started: number | null, ended: number | null, width: number): IAxis {
+  const first = interactions.length ? interactions[0].time : null;
+  let last = interactions.length ? interactions[interactions.length - 1].time : null;
+  for (const i of interactions) {
+    last = last === null || i.time > last ? i.time : last;
+  }
+  const t0 = Math.min(...[started, first].filter((t): t is number => t !== null && isFinite(t)), Infinity);
+  const t1 = Math.max(...[ended, last].filter((t): t is number => t !== null && isFinite(t)), -Infinity);
+  if (!isFinite(t0)) {
+    return { t0: 0, t1: 1, width };
+  }
+  return { t0, t1: t1 > t0 ? t1 : t0 + 1, width };
+}
+
+/** The x of time `t`. */
+export function xOf(axis: IAxis, t: number): number {
+  const span = Math.max(1, axis.width - 2 * AXIS_PAD);
+  return AXIS_PAD + ((t - axis.t0) / (axis.t1 - axis.t0)) * span;
+}
+
+/** The x of each interaction, in the list's order. */
+export function markerXs(axis: IAxis, interactions: readonly IInteraction[]): Float64Array {
+  const xs = new Float64Array(interactions.length);
+  for (let i = 0; i < interactions.length; i++) {
+    xs[i] = xOf(axis, interactions[i].time);
+  }
+  return xs;
+}
+
+/** The position (in `xs`) of the marker nearest to `x` within `radius` px, or -1. */
+export function hitTest(xs: Float64Array, x: number, radius = 6): number {
+  let best = -1;
+  let distance = radius;
+  for (let i = 0; i < xs.length; i++) {
+    const d = Math.abs(xs[i] - x);
+    // Ties go to the later interaction (drawn on top).
+    if (d <= distance) {
+      best = i;
+      distance = d;
+    }
+  }
+  return best;
+}
+
+/** The markers between `left` and `right` px (inclusive), as a range of positions when `xs` is sorted. */
+export function visibleRange(xs: Float64Array, left: number, right: number): [number, number] {
+  let sorted = true;
+  for (let i = 1; i < xs.length && sorted; i++) {
+    sorted = xs[i] >= xs[i - 1];
+  }
+  if (!sorted) {
+    return [0, xs.length];
+  }
+  return [lowerBound(xs, left), lowerBound(xs, right + 1e-9)];
+}
+
+function lowerBound(xs: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid] < value) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/** Tick spacing (seconds) that gives about one label per `minPx` pixels. */
+export function tickStep(axis: IAxis, minPx = 70): number {
+  const seconds = axis.t1 - axis.t0;
+  const perPx = seconds / Math.max(1, axis.width - 2 * AXIS_PAD);
+  const raw = perPx * minPx;
+  const steps = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+  return steps.find(s => s >= raw) ?? 3600 * Math.ceil(raw / 3600);
+}
+
+/** `"+3.2 s"`, `"+1 min 05 s"` after the start of the axis. */
+export function offsetLabel(seconds: number): string {
+  if (seconds < 0.001) {
+    return '0 s';
+  }
+  if (seconds < 1) {
+    return `+${Math.round(seconds * 1000)} ms`;
+  }
+  if (seconds < 60) {
+    return `+${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s`;
+  }
+  const m = Math.floor(seconds / 60);
+  return `+${m} min ${String(Math.round(seconds % 60)).padStart(2, '0')} s`;
+}
+
+/** A tick's label, as precise as the tick step needs: `"+33.5 s"` between ticks 0.5 s apart. */
+export function tickLabel(seconds: number, step: number): string {
+  if (step >= 1 || seconds < 0.001) {
+    return offsetLabel(seconds);
+  }
+  const decimals = Math.min(3, Math.ceil(-Math.log10(step) - 1e-9));
+  if (seconds < 60) {
+    return `+${seconds.toFixed(decimals)} s`;
+  }
+  const m = Math.floor(seconds / 60);
+  return `+${m} min ${(seconds % 60).toFixed(decimals).padStart(3 + decimals, '0')} s`;
+}

@@ -228,6 +228,16 @@ def _keyed_change(old: Any, new: Any) -> dict | None:
 _MISSING = object()
 
 
+def changes(previous: dict | None, current: dict) -> dict:
+    """What changed between two encoded states, as the user reads it: variables set,
+    variables removed, and the changed keys (decoded) of dict-like variables."""
+    change = delta(previous or {}, current)
+    return {"variables": sorted(change["set"]), "removed": sorted(change["del"]),
+            "keys": {name: [decode(k) for k in (
+                [kv[0] for kv in keyed["set"]] if keyed.get("tagged") else keyed["set"])]
+                for name, keyed in change["keys"].items()}}
+
+
 def apply_delta(previous: dict | None, change: dict) -> dict:
     """The encoded state after ``change`` (the inverse of ``delta``)."""
     if "full" in change:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..executor.state import decode, delta
+from ..executor.state import changes, decode
 
 
 class DebugSnapshot:
@@ -37,12 +37,8 @@ class DebugSnapshot:
 
     def changed(self, operator: str, partition: int) -> dict:
         """What changed since the previous view: variables, and keys of dict-like ones."""
-        change = delta(self._previous.get((operator, partition)) or {},
-                       self._get(operator, partition))
-        return {"variables": sorted(change["set"]), "removed": sorted(change["del"]),
-                "keys": {name: [decode(k) for k in (
-                    [kv[0] for kv in keyed["set"]] if keyed.get("tagged") else keyed["set"])]
-                    for name, keyed in change["keys"].items()}}
+        previous = self._previous.get((operator, partition))
+        return changes(previous, self._get(operator, partition))
 
     def workers(self) -> list[dict]:
         return [{"operator": op, "partition": p, "count": self._counts[(op, p)]}

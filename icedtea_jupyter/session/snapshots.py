@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..dag import Dag
-from ..executor.state import Summary, apply_delta, decode, delta
+from ..executor.state import Summary, apply_delta, changes, decode
 from ..executor.timetravel import FINAL
 
 
@@ -225,11 +225,7 @@ class Snapshot:
         if self.index > 0:
             previous = self.history.view(self.index - 1, self.history.dag.node(operator),
                                          partition).encoded or {}
-        change = delta(previous, current)
-        return {"variables": sorted(change["set"]), "removed": sorted(change["del"]),
-                "keys": {name: [decode(k) for k in (
-                    [kv[0] for kv in keyed["set"]] if keyed.get("tagged") else keyed["set"])]
-                         for name, keyed in change["keys"].items()}}
+        return changes(previous, current)
 
     def workers(self) -> list[dict]:
         """Every worker of G(θ) at this interaction, one row per operator and partition."""

@@ -45,10 +45,7 @@ class Debugger:
         self.current: DebugSnapshot | None = None
         self.divergences: list[str] = []
         self.store = store  # a CheckpointStore, or None
-        self.checkpoints: list[int] = []
         self.plan: dict | None = store.load_plan() if store is not None else None
-        if self.plan is not None:
-            self.checkpoints = list(self.plan["checkpoints"])
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="icedtea-replay")
 
     @classmethod
@@ -65,7 +62,7 @@ class Debugger:
         if self.store is None:
             raise RuntimeError("this debugger has no run store to keep checkpoints in")
         summary = self._call(checkpointing.take, self, self.store, plan, tau)
-        self.plan, self.checkpoints = summary, list(summary["checkpoints"])
+        self.plan = summary
         return summary
 
     # --- the API ---------------------------------------------------------------------

@@ -164,9 +164,12 @@ class Targets:
         self.by_index, self.lookup_s = [], []
         for k in range(logs.interactions):
             start = perf_counter()
-            self.by_index.append({p: logs.target(k, p) for p in self.partitions})
+            paths = range(len(logs.paths))
+            self.by_index.append({(p, i): logs.target(k, p, i)
+                                  for p in self.partitions for i in paths})
             for p in self.partitions:
-                logs.counts(k, p)
+                for i in paths:
+                    logs.counts(k, p, i)
             self.lookup_s.append(perf_counter() - start)
 
     def running(self) -> list[int]:
@@ -180,7 +183,7 @@ def replay_costs(dbg, targets: Targets) -> list:
     (the debugger's log reader answers from ``targets`` for the duration): the cost of
     each interaction as replay, checkpoint bytes and restore time only."""
     logs = dbg.logs
-    logs.target = lambda index, partition: targets.by_index[index][partition]
+    logs.target = lambda index, partition, path=0: targets.by_index[index][(partition, path)]
     try:
         return measure(dbg)
     finally:
@@ -530,20 +533,10 @@ def replayed_partitions(dbg, operator: str) -> list[int]:
 
 
 def shape_of(dbg) -> str:
-    """What the debugger replays: θ's pipelined operators (a tree when θ feeds two paths),
-    then the stages it feeds through the JVM (after a shuffle or a union), after ⇒."""
+    """What the debugger replays: θ's pipelined operators, one chain per path from θ (each
+    its own Spark task), then the stages they feed through the JVM, after ⇒."""
     logs = dbg.logs
-    children = getattr(logs, "children", None) or {}
-
-    def tree(name: str) -> str:
-        kids = children.get(name, [])
-        if not kids:
-            return name
-        if len(kids) == 1:
-            return f"{name}→{tree(kids[0])}"
-        return f"{name}→{{{', '.join(tree(k) for k in kids)}}}"
-
-    text = tree(logs.chain[0]) if children else "→".join(logs.chain)
+    text = " | ".join("→".join(path) for path in logs.paths)  # one Spark task per path
     fed = [name for stage in getattr(logs, "fed", []) for name in stage.names]
     return text + (f" ⇒ {'→'.join(fed)}" if fed else "")
 
@@ -585,7 +578,7 @@ def step_options(spark, args, store) -> dict:
         at_k = dbg.step_options()
         pending = {p: {op: v["count"] for op, v in rows.items()}
                    for p, rows in dbg.pending().items()}
-        p = next((p for p, rows in pending.items() if rows["theta"]), None)
+        p = next((p for p, rows in pending.items() if rows.get("theta")), None)
         after = None
         if p is not None:
             dbg.step_into(p, "theta")
@@ -732,7 +725,7 @@ def main() -> None:
         window = RunningSums.window
         need = 3 * count + 2 * max(5, args.step_outs // 5) + 10
         room = [(abs(t.count % window - window // 2), k, p) for k in targets.running()
-                for p, t in targets.by_index[k].items()
+                for (p, _), t in targets.by_index[k].items()
                 if not t.finished and inputs[p] - t.count > need
                 and window - t.count % window > need]
         _, k, p = min(room)

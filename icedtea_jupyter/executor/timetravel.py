@@ -112,7 +112,7 @@ class TimeTravel:
             return
         if self.writer is None:
             self.writer = CheckpointWriter()
-        key = f"op{host.spec.op_id}"
+        key = f"op{host.spec.op_id}-t{host.worker['task']}"  # θ on two paths: two tasks
         extra = {"processed": processed, "position": position, "results": len(self.results),
                  "ended": ended}
         try:

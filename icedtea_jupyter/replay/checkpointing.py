@@ -12,6 +12,7 @@ import pickle
 from time import perf_counter
 from typing import Any
 
+from ..executor.state import encode_state
 from .checkpoints import CheckpointStore, saved_state
 from .plan import InteractionCost, make_plan
 
@@ -26,12 +27,12 @@ def measure(debugger: Any, shown: list | None = None) -> list[InteractionCost]:
     costs = [InteractionCost(0, 0, 0.0, 0.0)]
     for index in range(1, debugger.logs.interactions):
         start = perf_counter()
-        for partition, cursor in cursors.items():
-            debugger._advance(cursor, debugger.logs.target(index, partition))
+        for cursor in cursors.values():
+            debugger._advance(cursor, index)
         seconds = perf_counter() - start
         if shown is not None:
             start = perf_counter()
-            debugger._encode(cursors)
+            [encode_state(w.state()) for c in cursors.values() for _, w in c.items()]
             shown.append(perf_counter() - start)
         data = [pickle.dumps(saved_state(w.host), 5) for c in cursors.values() if _restorable(c)
                 for w in c.workers]
@@ -68,15 +69,16 @@ def _write(debugger: Any, store: CheckpointStore, indices: list[int]) -> int:
     written = 0
     for index in indices:
         for partition, cursor in cursors.items():
-            target = debugger.logs.target(index, partition)
-            debugger._advance(cursor, target)
+            debugger._advance(cursor, index)
             if not _restorable(cursor):
                 continue
-            for name, worker in zip(cursor.names, cursor.workers):
-                extra = {"processed": worker.processed, "position": cursor.position,
-                         "results": worker.results.position, "ended": cursor.ended}
-                written += store.write(index, partition, debugger.logs.key(name),
-                                     saved_state(worker.host), extra)
+            for i, path in enumerate(cursor.paths):
+                for name, worker in zip(path.names, path.workers):
+                    extra = {"processed": worker.processed, "position": path.position,
+                             "results": worker.results.position, "ended": path.ended}
+                    written += store.write(index, partition,
+                                           debugger.logs.key(name, partition, i),
+                                           saved_state(worker.host), extra)
     for cursor in cursors.values():
         cursor.abandon()
     return written

@@ -18,13 +18,11 @@ class StepRefused(ValueError):
 
 
 class PartitionCursor:
-    """``names`` are in pipeline order, upstream first; ``children`` maps each worker to
-    the workers its outputs go to (the next one, by default: a chain; θ feeding two
-    paths makes a tree). Outputs of a worker without children leave the cursor."""
+    """One chain of workers on one partition (one Spark task): ``names`` in pipeline
+    order, upstream first. The last worker's outputs leave the cursor (``sink``)."""
 
     def __init__(self, partition: int, names: list[str], workers: list[ReplayWorker],
-                 inputs: list, checks: list[OutputCheck],
-                 children: dict[str, list[str]] | None = None) -> None:
+                 inputs: list, checks: list[OutputCheck]) -> None:
         self.partition = partition
         self.names = names
         self.workers = workers
@@ -33,11 +31,8 @@ class PartitionCursor:
         self.position = 0  # θ's next input
         self.waiting: list[deque] = [deque() for _ in workers]  # (scope, record); [0] unused
         self.ended = False
-        if children is None:
-            children = {a: [b] for a, b in zip(names, names[1:])}
-        self.children = [[names.index(c) for c in children.get(n, [])] for n in names]
-        self.sinks: dict[str, list] = {n: [] for n, c in zip(names, self.children) if not c}
         self.sink: list = []  # everything that left the cursor, in order
+        self.sinks = {names[-1]: self.sink}
 
     # --- what waits where -----------------------------------------------------------
     def pending(self, limit: int = 20) -> dict[str, dict]:
@@ -135,16 +130,17 @@ class PartitionCursor:
                 self.step_into(self.names[i])
 
     def _pass_on(self, i: int, scope: int, outputs: list) -> None:
-        if self.children[i]:
-            for child in self.children[i]:
-                self.waiting[child].extend((scope, out) for out in outputs)
+        if i + 1 < len(self.names):
+            self.waiting[i + 1].extend((scope, out) for out in outputs)
         else:
-            self.sinks[self.names[i]].extend(outputs)
             self.sink.extend(outputs)
 
     def abandon(self) -> None:
         for worker in self.workers:
             worker.abandon()
+
+    def items(self) -> list[tuple[str, ReplayWorker]]:
+        return list(zip(self.names, self.workers))
 
     def counts(self) -> dict[str, int]:
         return {name: w.processed for name, w in zip(self.names, self.workers)}

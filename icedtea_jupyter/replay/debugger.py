@@ -11,15 +11,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from ..executor.state import encode_state
 from ..executor.timetravel import FINAL
 from . import checkpointing
 from .checkpoints import CheckpointStore, restore
 from .cursor import PartitionCursor, StepRefused
 from .inputs import ReplayInputs
 from .later import FedStage
-from .logs import Logs, RunLogs, Target
+from .logs import Logs, RunLogs
 from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
+from .paths import PartitionPaths
 from .snapshot import DebugSnapshot
 from .worker import ReplayWorker, replay_spec
 
@@ -39,7 +39,7 @@ class Debugger:
         self.on_move = on_move
         self.lock = threading.RLock()
         self.inputs = inputs  # an object with records(partition) -> list
-        self.cursors: dict[int, PartitionCursor] = {}
+        self.cursors: dict[int, PartitionPaths] = {}
         self.fed: list[FedStage] = []  # workers fed by θ's cursors (after a shuffle, a union)
         self.restored_from: dict[int, int | None] = {}
         self.current: DebugSnapshot | None = None
@@ -73,7 +73,7 @@ class Debugger:
     def step_over(self, partition: int) -> DebugSnapshot:
         """θ's next record on ``partition`` and its whole scope (Def. 4.5)."""
         return self._move(f"dbg.step_over(partition={partition})", self._step, partition,
-                          "step over", PartitionCursor.step_over)
+                          "step over", PartitionPaths.step_over)
 
     def step_into(self, partition: int, operator: str) -> DebugSnapshot:
         """``operator`` processes its next waiting record on ``partition`` (Def. 4.6)."""
@@ -84,21 +84,24 @@ class Debugger:
     def step_out(self, partition: int) -> DebugSnapshot:
         """The rest of the current scope on ``partition``."""
         return self._move(f"dbg.step_out(partition={partition})", self._step, partition,
-                          "step out", PartitionCursor.step_out)
+                          "step out", PartitionPaths.step_out)
 
     def pending(self, partition: int | None = None, limit: int = 20) -> dict:
         """The records waiting at each worker: ``{partition: {operator: {count, records,
-        scopes}}}`` (θ's are its remaining inputs), or one partition's."""
+        scopes}}}`` (θ's are its remaining inputs), or one partition's. Partitions are each
+        operator's own: after a union, an operator has more partitions than θ."""
         with self.lock:
             self._need_jump()
             rows: dict[int, dict] = {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
             for stage in self.fed:
                 for q, cursor in stage.cursors.items():
                     rows.setdefault(q, {}).update(cursor.pending(limit))
-            if partition is not None:
-                self._cursor(partition)
-                return rows[partition]
-            return rows
+            if partition is None:
+                return rows
+            if partition not in rows:
+                raise StepRefused(f"no worker the debugger replays has a partition "
+                                  f"{partition} (partitions: {sorted(rows)})")
+            return rows[partition]
 
     def step_options(self) -> dict:
         """How many step-overs and step-intos are possible now, and why others are not."""
@@ -156,17 +159,16 @@ class Debugger:
         if not 0 <= index < self.logs.interactions:
             raise IndexError(f"no interaction I{index}: this run has "
                              f"I0..I{self.logs.interactions - 1}")
-        found = self.store.available() if self.store is not None else {}
-        cursors: dict[int, PartitionCursor] = {}
+        found = self.store.available() if self._restores() else {}
+        cursors: dict[int, PartitionPaths] = {}
         bases: dict[int, int | None] = {}
         try:
             for partition in self.logs.partitions:
-                target = self.logs.target(index, partition)
-                base = self._base(found.get(partition, {}), index, target)
+                base = self._base(found.get(partition, {}), index, partition)
                 cursor = self._restored_cursor(partition, base) if base else None
                 bases[partition] = base if cursor is not None else None
                 cursors[partition] = cursor = cursor or self._fresh_cursor(partition)
-                self._advance(cursor, target)
+                self._advance(cursor, index)
         except BaseException:
             for cursor in cursors.values():  # the debugger stays where it was
                 cursor.abandon()
@@ -184,7 +186,7 @@ class Debugger:
     def _step(self, partition: int, label: str, action: Callable) -> DebugSnapshot:
         self._need_jump()
         cursor = self._cursor(partition)
-        before = len(cursor.sink)
+        before = cursor.marks()
         action(cursor)
         changed = [{q: stage.cursors[q] for q in stage.feed(self.cursors)}
                    for stage in self.fed]
@@ -194,71 +196,80 @@ class Debugger:
         counts.update(fresh_counts)
         self.current = DebugSnapshot(encoded, counts, self.current, None,
                                      f"{label} on partition {partition}",
-                                     cursor.sink[before:], self._notes())
+                                     cursor.emitted_since(before), self._notes())
         return self.current
 
-    @staticmethod
-    def _advance(cursor: PartitionCursor, target: Target) -> None:
-        if target.finished:
-            if not cursor.ended:
-                cursor.finish()
-        else:
-            cursor.advance_to(target.count)
+    def _advance(self, cursor: PartitionPaths, index: int) -> None:
+        """Each path of ``cursor`` to its logged place at interaction ``index``."""
+        cursor.advance([self.logs.target(index, cursor.partition, i)
+                        for i in range(len(cursor.paths))])
 
-    def _base(self, found: dict[int, set], index: int, target: Target) -> int | None:
+    def _restores(self) -> bool:
+        """Whether jumps start from checkpoints. Not when workers after a shuffle or a
+        union are replayed: they need everything θ's tree emitted since the partition's
+        start, which a restored tree has not emitted again."""
+        return self.store is not None and not self.logs.fed
+
+    def _base(self, found: dict[int, set], index: int, partition: int) -> int | None:
         """The checkpoint to restore before replaying to ``index``: the latest one at or
-        before it that holds every worker of θ's chain, or the partition's final one
-        when θ had ended there."""
-        keys = {self.logs.key(name) for name in self.logs.chain}
+        before it that holds every worker of θ's tree, or the partition's final one when
+        θ had ended there on every path."""
+        keys = {self.logs.key(name, partition, i)
+                for i, path in enumerate(self.logs.paths) for name in path}
         usable = [i for i, have in found.items() if keys <= have]
-        if target.finished and FINAL in usable:
+        if FINAL in usable and all(self.logs.target(index, partition, i).finished
+                                   for i in range(len(self.logs.paths))):
             return FINAL
         return max((i for i in usable if 0 < i <= index), default=None)
 
-    def _restored_cursor(self, partition: int, index: int) -> PartitionCursor | None:
-        """The chain restored from the checkpoint at ``index`` (None: not restorable)."""
+    def _restored_cursor(self, partition: int, index: int) -> PartitionPaths | None:
+        """θ's tree restored from the checkpoint at ``index`` (None: not restorable)."""
         cursor = self._fresh_cursor(partition)
         if not all(w.restorable for w in cursor.workers):
             cursor.abandon()
             return None  # a generator operator: replay from the partition's start
         try:
-            saved = [self.store.read(index, partition, self.logs.key(n)) for n in cursor.names]
+            for i, path in enumerate(cursor.paths):
+                saved = [self.store.read(index, partition, self.logs.key(n, partition, i))
+                         for n in path.names]
+                for worker, (state, extra) in zip(path.workers, saved):
+                    restore(worker, state)
+                    worker.processed = extra["processed"]
+                    worker.results.position = extra["results"]
+                path.position, path.ended = saved[0][1]["position"], saved[0][1]["ended"]
         except FileNotFoundError:
             cursor.abandon()
             return None
-        for worker, (state, extra) in zip(cursor.workers, saved):
-            restore(worker, state)
-            worker.processed = extra["processed"]
-            worker.results.position = extra["results"]
-        cursor.position, cursor.ended = saved[0][1]["position"], saved[0][1]["ended"]
         return cursor
 
-    def _fresh_cursor(self, partition: int, names: list[str] | None = None,
-                      inputs: list | None = None) -> PartitionCursor:
-        names = names or self.logs.chain
+    def _fresh_cursor(self, partition: int) -> PartitionPaths:
+        """θ's tree on ``partition`` before its first record: one chain per path."""
+        inputs = self.inputs.records(partition)
+        return PartitionPaths(partition, [self._chain(partition, names, inputs, i)
+                                          for i, names in enumerate(self.logs.paths)])
+
+    def _chain(self, partition: int, names: list[str], inputs: list,
+               path: int = 0) -> PartitionCursor:
         workers, checks = [], []
         for name in names:
-            log = self.logs.log(name, partition)
+            log = self.logs.log(name, partition, path)
             feed = ResultFeed(name, partition, log.results if log is not None else [])
             workers.append(self._worker(name, partition, feed))
             checks.append(OutputCheck(name, log.outputs if log is not None else None))
-        if inputs is None:
-            inputs = self.inputs.records(partition)
-        children = self.logs.children if names is self.logs.chain else None
-        return PartitionCursor(partition, names, workers, inputs, checks, children)
+        return PartitionCursor(partition, names, workers, inputs, checks)
 
     def _worker(self, name: str, partition: int, feed: ResultFeed) -> ReplayWorker:
         wrapper = self.logs.operator(name)()
         wrapper.spec = replay_spec(-1, name, "replay")
         return ReplayWorker(name, wrapper, partition, feed)
 
-    def _fed_stages(self, cursors: dict[int, PartitionCursor]) -> list[FedStage]:
+    def _fed_stages(self, cursors: dict[int, PartitionPaths]) -> list[FedStage]:
         """The workers fed by θ's cursors, given what those have emitted so far."""
         stages: list[FedStage] = []
         try:
             for fed in self.logs.fed:
                 stage = FedStage(fed.partitions,
-                                 lambda q, fed=fed: self._fresh_cursor(q, fed.names, []),
+                                 lambda q, fed=fed: self._chain(q, fed.names, []),
                                  lambda q, fed=fed: self._source(fed, q))
                 stages.append(stage)
                 stage.feed(cursors)
@@ -275,29 +286,31 @@ class Debugger:
         return StraightFeed(where[0], where[1])
 
     @staticmethod
-    def _encode(*groups: dict[int, PartitionCursor]) -> tuple[dict, dict]:
+    def _encode(*groups: dict[int, Any]) -> tuple[dict, dict]:
         encoded, counts = {}, {}
         for partition, cursor in [item for group in groups for item in group.items()]:
-            for name, worker in zip(cursor.names, cursor.workers):
-                encoded[(name, partition)] = encode_state(worker.state())
+            for name, worker in cursor.items():
+                encoded[(name, partition)] = worker.encoded_state()
                 counts[(name, partition)] = worker.processed
         return encoded, counts
 
     def _check_counts(self, index: int) -> None:
         for partition, cursor in self.cursors.items():
-            logged = self.logs.counts(index, partition)
-            for name, count in cursor.counts().items():
-                if logged.get(name) is not None and logged[name] != count and \
-                        not self.logs.target(index, partition).finished:
-                    self.divergences.append(
-                        f"at I{index} {name!r} on partition {partition} had processed "
-                        f"{logged[name]} records in the run and {count} in replay")
+            for i, path in enumerate(cursor.paths):
+                if self.logs.target(index, partition, i).finished:
+                    continue
+                logged = self.logs.counts(index, partition, i)
+                for name, count in path.counts().items():
+                    if logged.get(name) is not None and logged[name] != count:
+                        self.divergences.append(
+                            f"at I{index} {name!r} on partition {partition} had processed "
+                            f"{logged[name]} records in the run and {count} in replay")
 
     def _notes(self) -> list[str]:
         notes = [c.divergence for cur in self.cursors.values() for c in cur.checks
                  if c.divergence]
         generators = {name for cur in self.cursors.values()
-                      for name, worker in zip(cur.names, cur.workers) if not worker.restorable}
+                      for name, worker in cur.items() if not worker.restorable}
         notes += [f"{name!r} is a generator operator: its local variables cannot be restored "
                   "from a checkpoint, so jumps replay its partitions from their start"
                   for name in generators]
@@ -310,7 +323,7 @@ class Debugger:
             stage.abandon()
         self.cursors, self.fed = {}, []
 
-    def _cursor(self, partition: int) -> PartitionCursor:
+    def _cursor(self, partition: int) -> PartitionPaths:
         try:
             return self.cursors[partition]
         except KeyError:

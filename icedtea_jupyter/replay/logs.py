@@ -25,17 +25,21 @@ class Target:
 
 
 class Logs(Protocol):
-    chain: list[str]  # θ first, then the operators pipelined after it in its task
+    """What replay reads. θ's tree on a partition runs as one Spark task per path (θ
+    feeding two paths is computed once per path, as PySpark does without a cache): the
+    ``path`` arguments say which task's worker is meant (0: the first or only one)."""
+
+    chain: list[str]  # θ's tree, θ first, then the operators pipelined after it
+    paths: list[list[str]]  # the tree's root-to-leaf chains, one Spark task each
     partitions: list[int]
-    children: dict[str, list[str]] | None  # who feeds whom in θ's tree (None: a chain)
     fed: list[Fed]  # reduce sides and operators after a union, fed by θ's tree
     interactions: int
 
     def operator(self, name: str) -> Callable[[], Any]: ...
-    def log(self, name: str, partition: int) -> ReplayLog | None: ...
-    def key(self, name: str) -> str: ...
-    def target(self, index: int, partition: int) -> Target: ...
-    def counts(self, index: int, partition: int) -> dict[str, int | None]: ...
+    def log(self, name: str, partition: int, path: int = 0) -> ReplayLog | None: ...
+    def key(self, name: str, partition: int, path: int = 0) -> str: ...
+    def target(self, index: int, partition: int, path: int = 0) -> Target: ...
+    def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]: ...
 
 
 class RunLogs:
@@ -49,13 +53,20 @@ class RunLogs:
         if theta is None:
             raise LookupError(f"run {run.id} has no interesting operator θ to replay")
         self.theta = theta
-        self.chain, self.children = tree_of(run.dag, theta)
+        self.chain, children = tree_of(run.dag, theta)
+        self.paths = paths_of(self.chain, children)
         self.partitions = self.history.partitions(theta)
-        self.fed = fed_stages(run.dag, self.chain, self.children, self.history.partitions)
+        self.fed = fed_stages(run.dag, self.chain, children, self.history.partitions)
         self.interactions = len(self.history.raw)
-        self._logs = self._successful_logs()
-        self._targets: dict[tuple[int, int], Target] = {}
-        self._counts: dict[tuple[int, int], dict] = {}
+        rows = [r for r in run.store.worker_table().to_pylist() if r["status"] == "ok"]
+        self._tasks = self._path_tasks(rows)
+        self._own_tasks: dict[tuple[int, int], int] = {}
+        for row in rows:
+            key = (row["operator"], row["partition"])
+            self._own_tasks[key] = max(self._own_tasks.get(key, -1), row["task"])
+        self._logs = self._successful_logs({r["task"] for r in rows})
+        self._targets: dict[tuple[int, int, int], Target] = {}
+        self._counts: dict[tuple[int, int, int], dict] = {}
 
     def operator(self, name: str) -> Callable[[], Any]:
         """A function returning a fresh copy of the operator as it was before the run."""
@@ -66,20 +77,32 @@ class RunLogs:
         data = read_operator_image(self.run.path, self.dag.node(name).id)
         return lambda: pickle.loads(data)
 
-    def log(self, name: str, partition: int) -> ReplayLog | None:
-        return self._logs.get((self.dag.node(name).id, partition))
+    def log(self, name: str, partition: int, path: int = 0) -> ReplayLog | None:
+        """A worker's replay log: in θ's tree, from the path's task; elsewhere (after a
+        shuffle or a union), from the operator's own successful task."""
+        op = self.dag.node(name).id
+        task = self.task(partition, path) if name in self.chain else \
+            self._own_tasks.get((op, partition), -1)
+        return self._logs.get((op, partition, task))
 
-    def key(self, name: str) -> str:
-        """How checkpoint files name the operator (by id: names can change)."""
-        return f"op{self.dag.node(name).id}"
+    def key(self, name: str, partition: int, path: int = 0) -> str:
+        """How checkpoint files name the worker: operator id and Spark task (names can
+        change; θ on two paths runs in two tasks)."""
+        return f"op{self.dag.node(name).id}-t{self.task(partition, path)}"
 
-    def target(self, index: int, partition: int) -> Target:
-        if (index, partition) not in self._targets:
-            self._targets[(index, partition)] = self._target(index, partition)
-        return self._targets[(index, partition)]
+    def task(self, partition: int, path: int = 0) -> int:
+        """The successful Spark task that ran ``path`` of θ's tree on ``partition``."""
+        return self._tasks.get((path, partition), -1)
 
-    def _target(self, index: int, partition: int) -> Target:
-        view = self.history.view(index, self.theta, partition, states=False)
+    def target(self, index: int, partition: int, path: int = 0) -> Target:
+        key = (index, partition, path)
+        if key not in self._targets:
+            self._targets[key] = self._target(index, partition, path)
+        return self._targets[key]
+
+    def _target(self, index: int, partition: int, path: int) -> Target:
+        view = self.history.view_in_task(index, self.theta, partition,
+                                         self.task(partition, path))
         if view.status == "finished":
             return Target(view.count or 0, True)
         if view.status == "not started":
@@ -89,25 +112,36 @@ class RunLogs:
                               f"partition {partition} (its worker did not report)")
         return Target(view.count)
 
-    def counts(self, index: int, partition: int) -> dict[str, int | None]:
-        """The logged counts of the chain's workers at an interaction (None: unknown)."""
-        key = (index, partition)
+    def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]:
+        """The logged counts of a path's workers at an interaction (None: unknown)."""
+        key = (index, partition, path)
         if key not in self._counts:
+            task = self.task(partition, path)
             self._counts[key] = {
-                name: self.history.view(index, self.dag.node(name), partition,
-                                        states=False).count for name in self.chain}
+                name: self.history.view_in_task(index, self.dag.node(name), partition,
+                                                task).count for name in self.paths[path]}
         return self._counts[key]
 
-    def _successful_logs(self) -> dict[tuple[int, int], ReplayLog]:
-        ok = {row["task"] for row in self.run.store.worker_table().to_pylist()
-              if row["status"] == "ok"}
+    def _path_tasks(self, rows: list[dict]) -> dict[tuple[int, int], int]:
+        """(path, partition) -> the task that ran the path: its leaf's successful task
+        (the latest, if several jobs computed it)."""
+        tasks: dict[tuple[int, int], int] = {}
+        for i, path in enumerate(self.paths):
+            leaf = self.dag.node(path[-1]).id
+            for row in rows:
+                if row["operator"] == leaf:
+                    key = (i, row["partition"])
+                    tasks[key] = max(tasks.get(key, -1), row["task"])
+        return tasks
+
+    def _successful_logs(self, ok: set[int]) -> dict[tuple[int, int, int], ReplayLog]:
         logs = {}
         for path in glob.glob(os.path.join(self.run.path, "logs", "*.arrow")):
             name = os.path.basename(path)[:-len(".arrow")]
             fields = dict((part[0], part[1:]) for part in name.split("-") if part[:1] in "pt")
             op = int(name.split("-")[0][2:])
             if int(fields["t"]) in ok:
-                logs[(op, int(fields["p"]))] = read_replay_log(path)
+                logs[(op, int(fields["p"]), int(fields["t"]))] = read_replay_log(path)
         return logs
 
 
@@ -145,6 +179,18 @@ def tree_of(dag: Any, theta: Any) -> tuple[list[str], dict[str, list[str]]]:
         children[node.name] = [n.name for n in followers]
         queue.extend(followers)
     return names, children
+
+
+def paths_of(names: list[str], children: dict[str, list[str]]) -> list[list[str]]:
+    """The root-to-leaf chains of θ's tree, leaves in the tree's order."""
+    paths, stack = [], [[names[0]]]
+    while stack:
+        path = stack.pop(0)
+        below = children.get(path[-1], [])
+        if not below:
+            paths.append(path)
+        stack[:0] = [path + [child] for child in below]
+    return paths
 
 
 def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callable) -> list[Fed]:
@@ -199,6 +245,11 @@ class MemoryLogs:
     fed: list[Fed] = field(default_factory=list)
 
     @property
+    def paths(self) -> list[list[str]]:
+        return [list(self.chain)] if self.children is None else \
+            paths_of(self.chain, self.children)
+
+    @property
     def partitions(self) -> list[int]:
         return sorted({p for t in self.targets for p in t})
 
@@ -209,15 +260,15 @@ class MemoryLogs:
     def operator(self, name: str) -> Callable[[], Any]:
         return self.operators[name]
 
-    def log(self, name: str, partition: int) -> ReplayLog | None:
+    def log(self, name: str, partition: int, path: int = 0) -> ReplayLog | None:
         return self.logs.get((name, partition))
 
-    def key(self, name: str) -> str:
-        return name
+    def key(self, name: str, partition: int, path: int = 0) -> str:
+        return name if path == 0 else f"{name}-path{path}"
 
-    def target(self, index: int, partition: int) -> Target:
+    def target(self, index: int, partition: int, path: int = 0) -> Target:
         return self.targets[index].get(partition, Target(0))
 
-    def counts(self, index: int, partition: int) -> dict[str, int | None]:
+    def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]:
         known = self.worker_counts[index] if index < len(self.worker_counts) else {}
-        return {name: known.get((name, partition)) for name in self.chain}
+        return {name: known.get((name, partition)) for name in self.paths[path]}

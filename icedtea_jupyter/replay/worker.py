@@ -16,6 +16,7 @@ from ..executor.channel import _CHANNELS, NullChannel
 from ..executor.log_result import replaying
 from ..executor.spec import OperatorSpec, RunSpec
 from ..executor.state import capture
+from .encoding import StateEncoder
 
 _END = object()
 _ABANDON = object()
@@ -52,6 +53,7 @@ class ReplayWorker:
         self._queue: list = []
         self._out: list = []
         self.host: Any = None
+        self.encoder = StateEncoder()
         self._let = greenlet.greenlet(self._run)
         self._switch(None)  # runs the operator up to its first request for a record
 
@@ -134,6 +136,10 @@ class ReplayWorker:
         if host is None:
             return capture(getattr(self.function, "f", None))
         return host.state()
+
+    def encoded_state(self) -> dict:
+        """The state as tagged JSON, re-encoding only what changed since the last call."""
+        return self.encoder.encode(self.state(), (self.processed, self.finished))
 
     @property
     def restorable(self) -> bool:

@@ -171,9 +171,13 @@ def _take_checkpoints(run: Run) -> list[str]:
     options = run.options
     if options["checkpoint"] in ("all", "online"):  # the workers took them during the run
         interactions, _ = run.coordinator.book.copies()
+        store = CheckpointStore(run.path)
+        written = {k for found in store.available().values() for k in found}
+        marked = [i["index"] for i in interactions if i.get("checkpoint")]
+        # a marked interaction whose workers all ended before their next check has none
         summary = {"plan": options["checkpoint"], "tau": options["tau"], "taken": "during the run",
-                   "checkpoints": [i["index"] for i in interactions if i.get("checkpoint")]}
-        CheckpointStore(run.path).save_plan(summary)
+                   "marked": marked, "checkpoints": [k for k in marked if k in written]}
+        store.save_plan(summary)
         run.manifest["checkpoints"] = summary
         return []
     try:

@@ -13,6 +13,7 @@ from typing import Any
 from ..dag import Dag
 from ..executor.state import Summary, apply_delta, changes, decode
 from ..executor.timetravel import FINAL
+from ..replay.paths import busiest
 
 
 OUTSIDE = "outside θ's chain"  # a later stage, or another Python process after a union
@@ -106,14 +107,33 @@ class History:
 
     def view(self, index: int, node: Any, partition: int, when: float | None = None,
              states: bool = True) -> WorkerView:
-        """A worker at an interaction; ``states=False`` leaves its state out (faster)."""
+        """A worker at an interaction; ``states=False`` leaves its state out (faster).
+
+        An operator that ran in several successful tasks on one partition (on two paths
+        from an uncached θ, or in two jobs) shows the task where it was running, the
+        furthest along if several were (``replay.paths.busiest``)."""
         when = self.interaction_time(index) if when is None else when
-        chains = self._by_worker.get((node.id, partition), [])
-        attempts = self._attempts.get((node.id, partition), [])
-        for task, chain in sorted(chains, key=lambda c: -c[0]):
+        tasks = {task for task, _ in self._by_worker.get((node.id, partition), [])}
+        tasks |= {w["task"] for w in self._attempts.get((node.id, partition), [])}
+        failed = {w["task"] for w in self._attempts.get((node.id, partition), [])
+                  if w.get("status") in ("failed", "lost")}
+        views = [self.view_in_task(index, node, partition, task, when, states)
+                 for task in sorted(tasks - failed or tasks, reverse=True)]
+        if not views:
+            return WorkerView(node.name, partition, "not started", 0)
+        return max(views, key=lambda v: busiest(v.status, v.count))
+
+    def view_in_task(self, index: int, node: Any, partition: int, task: int,
+                     when: float | None = None, states: bool = True) -> WorkerView:
+        """The worker of one Spark task at an interaction."""
+        when = self.interaction_time(index) if when is None else when
+        chain = self._chains.get((node.id, partition, task))
+        if chain:
             view = self._from_chain(chain, index, node.name, partition, when, states)
             if view is not None:
                 return view
+        attempts = [w for w in self._attempts.get((node.id, partition), [])
+                    if w["task"] == task]
         started = [w for w in attempts if (w.get("started") or 0) <= when]
         if not started:
             return WorkerView(node.name, partition, "not started", 0)

@@ -195,29 +195,51 @@ def test_the_reduce_side_receives_exactly_what_thetas_partitions_emitted(record)
         assert after[key] == before.get(key, 0) + part0
 
 
-def test_two_paths_from_theta_replay_as_one_tree_and_feed_the_union(record):
-    """IcedTea Figure 13: θ feeds two paths that meet after a union."""
+@pytest.mark.parametrize("plan", ["none", "all"])
+def test_two_paths_from_theta_replay_each_task_and_feed_the_union(record, plan):
+    """IcedTea Figure 13 as PySpark runs it: θ feeds two paths that meet after a union,
+    and, uncached, runs once per path (two tasks per partition, which an interaction
+    can find at different places). Every jump equals the recorded run, worker by worker."""
     code = """
 theta = sc.parallelize(range(300), 2).mapPartitions(Tally()).setName('theta')
 up = theta.map(lambda x: x * 10).setName('up')
 down = theta.map(lambda x: -x).setName('down')
 out = up.union(down).mapPartitions(Tally()).setName('meet').collect()
 """
-    run = record(code, {"Tally": Tally}, interesting="theta", interact_every=0.2)
+    run = record(code, {"Tally": Tally}, interesting="theta", interact_every=0.15,
+                 checkpoint=plan)
     dbg = run.debugger()
     assert dbg.chain == ["theta", "up", "down", "meet"]
     halves = [list(range(0, 150)), list(range(150, 300))]
+    apart = 0  # interactions that found θ's two tasks on a partition at different places
     for interaction in run.interactions:
-        jumped = dbg.jump(interaction.index)
+        k = interaction.index
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        assert not jumped.notes, (k, jumped.notes)
         for p in (0, 1):
-            n = jumped.count("theta", p)
-            assert jumped.state("theta", p)["seen"] == n
-            assert jumped.count("up", p) == jumped.count("down", p) == n
-            assert jumped.state("meet", p)["by_key"] == _tally(x * 10 for x in halves[p][:n])
-            assert jumped.state("meet", p + 2)["by_key"] == _tally(-x for x in halves[p][:n])
+            for op in ("theta", "up", "down"):
+                if recorded.status(op, p) in ("running", "finished"):
+                    assert jumped.state(op, p) == recorded.state(op, p), (k, op, p)
+                    assert jumped.count(op, p) == recorded.worker(op, p).count, (k, op, p)
+            up_n, down_n = jumped.count("up", p), jumped.count("down", p)
+            apart += up_n != down_n
+            # θ shows the task still running past its first record, else a finished one
+            assert jumped.state("theta", p)["seen"] == jumped.count("theta", p)
+            assert jumped.count("theta", p) in (up_n, down_n)
+            assert jumped.state("meet", p)["by_key"] == _tally(x * 10 for x in halves[p][:up_n])
+            assert jumped.state("meet", p + 2)["by_key"] == _tally(-x for x in halves[p][:down_n])
+    assert apart  # the test saw the paths' tasks apart, the case one tree got wrong
+    if plan == "all":  # written per task; jumps replay from the start to feed the union
+        assert run.manifest["checkpoints"]["checkpoints"]
+        assert not any(dbg.restored_from.values())
     dbg.jump(0)
     stepped = dbg.step_over(0)  # θ's first record, and its scope on both paths and after
     assert stepped.count("meet", 0) == stepped.count("meet", 2) == 1
+    assert stepped.count("theta", 0) == 1
+    assert sorted(stepped.outputs) == [0, 0]  # up's 0 * 10 and down's -0
+    assert set(dbg.pending(2)) == {"meet"}  # a partition only the union has
+    with pytest.raises(StepRefused, match="partitions"):
+        dbg.pending(4)
 
 
 def _tally(values):

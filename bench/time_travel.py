@@ -72,6 +72,11 @@ def main() -> None:
         report[name] = {"ratio": ratio, "cpu_ratio": cpu_ratio, "log_share": share, "latency_median": latency,
                         "latency_max": worst}
     print(json.dumps(report))
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "time_travel.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({**report, "times": times, "worker_cpu": cpu, "partitions": args.partitions,
+                   "repeat": args.repeat}, f, indent=1)
     spark.stop()
 
 

@@ -102,7 +102,7 @@ class RunLogs:
 
     def _target(self, index: int, partition: int, path: int) -> Target:
         view = self.history.view_in_task(index, self.theta, partition,
-                                         self.task(partition, path))
+                                         self.task(partition, path), states=False)
         if view.status == "finished":
             return Target(view.count or 0, True)
         if view.status == "not started":
@@ -118,8 +118,9 @@ class RunLogs:
         if key not in self._counts:
             task = self.task(partition, path)
             self._counts[key] = {
-                name: self.history.view_in_task(index, self.dag.node(name), partition,
-                                                task).count for name in self.paths[path]}
+                name: self.history.view_in_task(index, self.dag.node(name), partition, task,
+                                                states=False).count
+                for name in self.paths[path]}
         return self._counts[key]
 
     def _path_tasks(self, rows: list[dict]) -> dict[tuple[int, int], int]:

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 
 from .checkpoint_file import CheckpointWriter, checkpoint_path, saved_state
 from .records import describe_record
-from .state import delta, encode_state
+from .incremental import IncrementalState
 from .worker_file import write_inputs
 
 FINAL = -1  # the index of a worker's final snapshot
@@ -33,7 +33,7 @@ class TimeTravel:
     def __init__(self, host: Any) -> None:
         self.host = host
         self.theta = host.spec.theta
-        self.last_sent: dict | None = None
+        self.sent = IncrementalState()  # the state as last sent: what changed travels
         self.outputs = array("I")  # cumulative outputs when each input was pulled
         self.drops: array | None = None  # a filter: indices of the inputs it dropped
         self.deviations = array("I")  # (input index, outputs) where outputs != 1
@@ -98,11 +98,10 @@ class TimeTravel:
         self.send(index, trigger, theta_processed, "running")
 
     def send(self, index: int, trigger: str, count: int, status: str) -> None:
-        current = encode_state(self.host.state())
+        _, change = self.sent.update(self.host.state())
         message = {"type": "snapshot", "worker": self.host.worker, "index": index,
                    "trigger": trigger, "count": count, "status": status, "time": time.time(),
-                   "delta": delta(self.last_sent, current)}
-        self.last_sent = current
+                   "delta": change}
         self.host.channel.send(message)
 
     def checkpoint(self, index: int, processed: int, position: int, ended: bool) -> None:

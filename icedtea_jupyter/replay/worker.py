@@ -15,8 +15,8 @@ import greenlet
 from ..executor.channel import _CHANNELS, NullChannel
 from ..executor.log_result import replaying
 from ..executor.spec import OperatorSpec, RunSpec
+from ..executor.incremental import IncrementalState
 from ..executor.state import capture
-from .encoding import StateEncoder
 
 _END = object()
 _ABANDON = object()
@@ -53,7 +53,8 @@ class ReplayWorker:
         self._queue: list = []
         self._out: list = []
         self.host: Any = None
-        self.encoder = StateEncoder()
+        self._encoder = IncrementalState()
+        self._shown: tuple = (None, None)  # (version, encoded state) last shown
         self._let = greenlet.greenlet(self._run)
         self._switch(None)  # runs the operator up to its first request for a record
 
@@ -138,8 +139,12 @@ class ReplayWorker:
         return host.state()
 
     def encoded_state(self) -> dict:
-        """The state as tagged JSON, re-encoding only what changed since the last call."""
-        return self.encoder.encode(self.state(), (self.processed, self.finished))
+        """The state as tagged JSON, re-encoding only what changed since the last call
+        (nothing, if the worker has not moved)."""
+        version = (self.processed, self.finished)
+        if self._shown[0] != version:
+            self._shown = (version, self._encoder.update(self.state())[0])
+        return self._shown[1]
 
     @property
     def restorable(self) -> bool:

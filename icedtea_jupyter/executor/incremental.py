@@ -1,0 +1,107 @@
+"""A worker's state encoded again and again, re-encoding only what changed.
+
+Between two snapshots (or two debugger steps) a worker changes a few keys of its
+dict-like state. Encoding the whole state and then comparing it with the previous
+encoding costs time in proportion to the state, on every interaction. ``IncrementalState``
+keeps each dict variable's encoded entries by key and re-encodes only the keys whose
+value is a new object, or of a mutable type (which can change in place); the other
+variables are encoded again and compared. ``update`` returns the encoded state, equal to
+``encode_state``, and the change since the previous update in ``delta``'s format.
+"""
+from __future__ import annotations
+
+import datetime
+import decimal
+from typing import Any
+
+from .state import MAX_ITEMS, encode, encode_state
+
+_IMMUTABLE = (int, float, str, bytes, bool, type(None), complex, decimal.Decimal,
+              datetime.date, datetime.datetime, datetime.time, frozenset)
+
+
+class IncrementalState:
+    """``update(state) -> (encoded, change)``; the first change is ``{"full": ...}``."""
+
+    def __init__(self) -> None:
+        self.view: dict[str, Any] | None = None
+        self.dicts: dict[str, _EncodedDict] = {}
+        self.raw: dict[str, Any] = {}  # the non-dict variables as last encoded
+
+    def update(self, state: dict[str, Any]) -> tuple[dict[str, Any], dict]:
+        previous = self.view
+        view: dict[str, Any] = {}
+        change: dict[str, Any] = {"set": {}, "keys": {}, "del": []}
+        dicts, raw = {}, {}
+        for name, value in state.items():
+            if _incremental(value):
+                encoded = dicts[name] = self.dicts.get(name) or _EncodedDict()
+                view[name], keyed = encoded.update(value)
+                if keyed is None:
+                    change["set"][name] = view[name]
+                elif keyed["set"] or keyed["del"]:
+                    change["keys"][name] = keyed
+                continue
+            raw[name] = value
+            if previous is not None and name in previous and name in self.raw and \
+                    self.raw[name] is value and isinstance(value, _IMMUTABLE):
+                view[name] = previous[name]
+                continue
+            view[name] = encode_state({name: value})[name]
+            if previous is None or previous.get(name, _MISSING) != view[name]:
+                change["set"][name] = view[name]
+        if previous is not None:
+            change["del"] = [name for name in previous if name not in view]
+        self.view, self.dicts, self.raw = view, dicts, raw
+        return view, ({"full": view} if previous is None else change)
+
+
+class _EncodedDict:
+    """One dict variable: a copy of the raw dict, and each key's encoded entry."""
+
+    def __init__(self) -> None:
+        self.raw: dict = {}
+        self.pairs: dict[Any, list] = {}  # key -> [encoded key, encoded value]
+        self.plain: dict[str, Any] = {}  # str key -> encoded value
+        self.tagged: set = set()  # keys that make the dict a tagged "$t": "dict"
+        self.fresh = True
+
+    def update(self, value: dict) -> tuple[Any, dict | None]:
+        """The encoded dict, and its keyed change (None: send it whole)."""
+        raw, pairs = self.raw, self.pairs
+        was_tagged = bool(self.tagged)
+        removed = raw.keys() - value.keys()
+        gone = [pairs.pop(key)[0] for key in removed]
+        for key in removed:
+            self.plain.pop(key, None)
+            self.tagged.discard(key)
+        changed = []
+        for key, item in value.items():
+            if key in raw and raw[key] is item and isinstance(item, _IMMUTABLE):
+                continue
+            entry = pairs.get(key)
+            encoded = encode(item, 1)
+            if entry is not None and entry[1] == encoded:
+                continue
+            pairs[key] = entry = [entry[0] if entry else encode(key, 1), encoded]
+            if isinstance(key, str) and not key.startswith("$"):
+                self.plain[key] = encoded
+            else:
+                self.tagged.add(key)
+            changed.append(entry)
+        self.raw = dict(value)
+        tagged = bool(self.tagged)
+        view = {"$t": "dict", "items": list(pairs.values())} if tagged else dict(self.plain)
+        if self.fresh or tagged != was_tagged:
+            self.fresh = False
+            return view, None
+        if tagged:
+            return view, {"tagged": True, "set": [list(e) for e in changed], "del": gone}
+        return view, {"set": {k: v for k, v in changed}, "del": gone}
+
+
+_MISSING = object()
+
+
+def _incremental(value: Any) -> bool:
+    return type(value) is dict and 0 < len(value) <= MAX_ITEMS

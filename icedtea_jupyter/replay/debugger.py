@@ -314,6 +314,11 @@ class Debugger:
         notes += [f"{name!r} is a generator operator: its local variables cannot be restored "
                   "from a checkpoint, so jumps replay its partitions from their start"
                   for name in generators]
+        rerun = sorted(self.logs.rerun)
+        if rerun:
+            notes.append(f"θ's partitions {rerun} were computed by several jobs of the cell; the "
+                         "debugger replays the last job's tasks, so interactions taken during "
+                         "an earlier job show that job's workers in run.snapshot(k), not here")
         return sorted(set(notes + self.divergences))
 
     def _abandon_all(self) -> None:

@@ -34,6 +34,7 @@ class Logs(Protocol):
     partitions: list[int]
     fed: list[Fed]  # reduce sides and operators after a union, fed by θ's tree
     interactions: int
+    rerun: set[int]  # θ's partitions that several jobs computed (the last one replays)
 
     def operator(self, name: str) -> Callable[[], Any]: ...
     def log(self, name: str, partition: int, path: int = 0) -> ReplayLog | None: ...
@@ -125,13 +126,16 @@ class RunLogs:
 
     def _path_tasks(self, rows: list[dict]) -> dict[tuple[int, int], int]:
         """(path, partition) -> the task that ran the path: its leaf's successful task
-        (the latest, if several jobs computed it)."""
+        (the latest, if several jobs computed it; ``rerun`` lists those partitions)."""
         tasks: dict[tuple[int, int], int] = {}
+        self.rerun: set[int] = set()
         for i, path in enumerate(self.paths):
             leaf = self.dag.node(path[-1]).id
             for row in rows:
                 if row["operator"] == leaf:
                     key = (i, row["partition"])
+                    if key in tasks:
+                        self.rerun.add(row["partition"])
                     tasks[key] = max(tasks.get(key, -1), row["task"])
         return tasks
 
@@ -244,6 +248,7 @@ class MemoryLogs:
     worker_counts: list[dict[tuple[str, int], int]] = field(default_factory=list)
     children: dict[str, list[str]] | None = None  # None: a chain
     fed: list[Fed] = field(default_factory=list)
+    rerun: set[int] = field(default_factory=set)
 
     @property
     def paths(self) -> list[list[str]]:

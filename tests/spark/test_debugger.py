@@ -242,6 +242,15 @@ out = up.union(down).mapPartitions(Tally()).setName('meet').collect()
         dbg.pending(4)
 
 
+def test_a_cell_computing_theta_in_two_jobs_says_which_one_replays(record):
+    code = ("rdd = sc.parallelize(range(200), 2).mapPartitions(Tally()).setName('tally')\n"
+            "first = rdd.count()\nsecond = rdd.collect()")
+    run = record(code, {"Tally": Tally}, interact_every=0.1)
+    snapshot = run.debugger().jump(len(run.interactions) - 1)
+    assert any("several jobs" in note and "last job" in note for note in snapshot.notes)
+    assert snapshot.state("tally", 0)["seen"] == snapshot.count("tally", 0)
+
+
 def _tally(values):
     by_key = {}
     for x in values:

@@ -81,8 +81,13 @@ class Coordinator:
         elif kind == "alert":
             self.add_alert(dict(message, operator=self._name(message["worker"]["operator"])))
         elif kind == "snapshot":
-            self.book.on_snapshot(message, worker_key(message["worker"]))
+            self.book.on_snapshots([(message, worker_key(message["worker"]))])
             self.emit("snapshot", {"index": message["index"]})
+        elif kind == "snapshots":
+            reports = message["reports"]  # each validated as a snapshot by the server
+            self.book.on_snapshots([(r, worker_key(r["worker"])) for r in reports])
+            if reports:
+                self.emit("snapshot", {"index": reports[-1]["index"]})
         elif kind == "interact_request":
             self.book.request(CONDITION, record=message.get("record"),
                               origin=message["worker"]["task"], request=message["request"])

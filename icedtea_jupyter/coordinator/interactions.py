@@ -41,9 +41,10 @@ class InteractionBook:
         self.interactions.append(interaction)
         self._append("interactions.jsonl", interaction)
 
-    def _append(self, name: str, data: dict) -> None:
+    def _append(self, name: str, *rows: dict) -> None:
+        lines = "".join(json.dumps(row, default=str) + "\n" for row in rows)
         with self._files_lock, open(os.path.join(self.path, name), "a", encoding="utf-8") as f:
-            f.write(json.dumps(data, default=str) + "\n")
+            f.write(lines)
 
     def request(self, trigger: str, record: Any = None, origin: int | None = None,
                 request: int | None = None) -> int:
@@ -61,18 +62,20 @@ class InteractionBook:
         self._announce([index])
         return index
 
-    def on_snapshot(self, message: dict, key: tuple) -> None:
-        entry = {k: v for k, v in message.items() if k != "type"}
-        self._append("snapshots.jsonl", entry)
+    def on_snapshots(self, reports: list[tuple[dict, tuple]]) -> None:
+        """Workers' snapshot messages, with their worker keys, in the order sent."""
+        entries = [{k: v for k, v in message.items() if k != "type"} for message, _ in reports]
+        self._append("snapshots.jsonl", *entries)
         completed = []
         with self._cond:
-            self.entries.append(entry)
-            index = message["index"]
-            expected = self._expected.get(index)
-            if expected is not None and key in expected and message["status"] == "running":
-                expected.discard(key)
-                if not expected and self._complete(index):
-                    completed.append(index)
+            for entry, (message, key) in zip(entries, reports):
+                self.entries.append(entry)
+                index = message["index"]
+                expected = self._expected.get(index)
+                if expected is not None and key in expected and message["status"] == "running":
+                    expected.discard(key)
+                    if not expected and self._complete(index):
+                        completed.append(index)
             self._cond.notify_all()
         self._announce(completed)
 

@@ -116,6 +116,10 @@ class LocalChannel(_HostRegistry):
         self.reason = reason
 
     def send(self, message: dict, body: bytes = b"") -> None:
+        if message.get("type") == "snapshots":
+            for report in message["reports"]:
+                self.send(report)
+            return
         worker = message.get("worker")
         if worker is None or message.get("type") == "worker_start":
             return

@@ -30,6 +30,7 @@ WORKER_MESSAGES: dict[str, dict[str, Any]] = {
     "agent": {"worker": dict, "agent": str, "payload": (dict, list, str, int, float, bool, type(None))},
     "alert": {"worker": dict, "source": str, "message": str},
     "snapshot": {"worker": dict, "index": int, "count": int, "status": str},
+    "snapshots": {"reports": list},  # a task chain's snapshot messages, θ's last
     "interact_request": {"worker": dict, "trigger": str, "request": int},
 }
 COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
@@ -90,6 +91,10 @@ def validate(message: dict, schema: dict[str, dict[str, Any]]) -> None:
         value = message.get(name)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ProtocolError(f"{kind}: field {name!r} missing or of the wrong type")
+    for report in message["reports"] if kind == "snapshots" else ():
+        if not isinstance(report, dict) or report.get("type") != "snapshot":
+            raise ProtocolError("snapshots: every report must be a snapshot message")
+        validate(report, schema)
     worker = message.get("worker")
     if worker is not None:
         for name, expected in WORKER_FIELDS.items():

@@ -90,19 +90,22 @@ class TimeTravel:
                                     "status": "later", "time": time.time()})
 
     def snapshot_chain(self, index: int, trigger: str, theta_processed: int) -> None:
-        """Downstream workers first, θ last: θ's report completes the interaction, and
-        the coordinator reads one connection in order."""
-        for host in self.chain():
-            if host is not self.host:
-                host.tt.send(index, trigger, host.live_count(), "running")
-        self.send(index, trigger, theta_processed, "running")
+        """The whole chain's reports in one message: downstream workers first, θ last
+        (θ's report completes the interaction)."""
+        reports = [host.tt.report(index, trigger, host.live_count(), "running")
+                   for host in self.chain() if host is not self.host]
+        reports.append(self.report(index, trigger, theta_processed, "running"))
+        self.host.channel.send({"type": "snapshots", "reports": reports})
 
     def send(self, index: int, trigger: str, count: int, status: str) -> None:
+        self.host.channel.send(self.report(index, trigger, count, status))
+
+    def report(self, index: int, trigger: str, count: int, status: str) -> dict:
+        """This worker's snapshot message: its count and what changed in its state."""
         _, change = self.sent.update(self.host.state())
-        message = {"type": "snapshot", "worker": self.host.worker, "index": index,
-                   "trigger": trigger, "count": count, "status": status, "time": time.time(),
-                   "delta": change}
-        self.host.channel.send(message)
+        return {"type": "snapshot", "worker": self.host.worker, "index": index,
+                "trigger": trigger, "count": count, "status": status, "time": time.time(),
+                "delta": change}
 
     def checkpoint(self, index: int, processed: int, position: int, ended: bool) -> None:
         """Write this worker's restorable state (not a generator's: it cannot be restored)."""

@@ -101,6 +101,21 @@ def test_a_malformed_message_gets_an_error_reply_and_the_connection_survives(ser
     assert wait_for(lambda: len(server.received) == 1)
 
 
+def test_a_chains_snapshots_travel_together_and_a_bad_report_refuses_the_batch(server):
+    sock, _ = handshake(server)
+    report = {"type": "snapshot", "worker": WORKER, "index": 1, "count": 5, "status": "running",
+              "delta": {"full": {}}}
+    sock.sendall(protocol.encode({"type": "snapshots", "reports": [report, {**report, "count": None}]}))
+    reply, _ = protocol.read_frame(sock)
+    assert reply["type"] == "error" and "count" in reply["reason"]
+    sock.sendall(protocol.encode({"type": "snapshots", "reports": [report, {"type": "alert"}]}))
+    reply, _ = protocol.read_frame(sock)
+    assert "every report must be a snapshot" in reply["reason"]
+    sock.sendall(protocol.encode({"type": "snapshots", "reports": [report, report]}))
+    assert wait_for(lambda: len(server.received) == 1)
+    assert [r["count"] for r in server.received[0]["reports"]] == [5, 5]
+
+
 def test_worker_client_round_trip_and_broadcast(server, tmp_path):
     run = RunSpec("run-x", server.address, SECRET, str(tmp_path))
     client = channel_module.ControlChannel.connect(run)

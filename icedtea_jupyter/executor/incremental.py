@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from typing import Any
+from itertools import compress, repeat
+from operator import is_not
+from typing import Any, Iterable
 
 from .state import MAX_ITEMS, encode, encode_state
 
 _IMMUTABLE = (int, float, str, bytes, bool, type(None), complex, decimal.Decimal,
-              datetime.date, datetime.datetime, datetime.time, frozenset)
+              datetime.date, datetime.datetime, datetime.time)
+_SCALARS = frozenset(_IMMUTABLE)  # values compared by equality, in C, when a dict holds only these
 
 
 class IncrementalState:
@@ -48,7 +51,7 @@ class IncrementalState:
                 view[name] = previous[name]
                 continue
             view[name] = encode_state({name: value})[name]
-            if previous is None or previous.get(name, _MISSING) != view[name]:
+            if previous is None or not same(previous.get(name, _MISSING), view[name]):
                 change["set"][name] = view[name]
         if previous is not None:
             change["del"] = [name for name in previous if name not in view]
@@ -68,7 +71,8 @@ class _EncodedDict:
 
     def update(self, value: dict) -> tuple[Any, dict | None]:
         """The encoded dict, and its keyed change (None: send it whole)."""
-        raw, pairs = self.raw, self.pairs
+        pairs = self.pairs
+        raw = self.raw
         was_tagged = bool(self.tagged)
         removed = raw.keys() - value.keys()
         gone = [pairs.pop(key)[0] for key in removed]
@@ -76,12 +80,11 @@ class _EncodedDict:
             self.plain.pop(key, None)
             self.tagged.discard(key)
         changed = []
-        for key, item in value.items():
-            if key in raw and raw[key] is item and isinstance(item, _IMMUTABLE):
-                continue
+        for key in list(self._candidates(value)):
+            item = value[key]
             entry = pairs.get(key)
             encoded = encode(item, 1)
-            if entry is not None and entry[1] == encoded:
+            if entry is not None and same(entry[1], encoded):
                 continue
             pairs[key] = entry = [entry[0] if entry else encode(key, 1), encoded]
             if isinstance(key, str) and not key.startswith("$"):
@@ -99,8 +102,30 @@ class _EncodedDict:
             return view, {"tagged": True, "set": [list(e) for e in changed], "del": gone}
         return view, {"set": {k: v for k, v in changed}, "del": gone}
 
+    def _candidates(self, value: dict) -> Iterable:
+        """Keys that may have changed since the last update: those whose value is a new
+        object, found in C when every value is an immutable scalar; else also every key
+        whose value is of a type that can change in place."""
+        raw = self.raw
+        if set(map(type, value.values())) <= _SCALARS:
+            return compress(value, map(is_not, value.values(),
+                                       map(raw.get, value, repeat(_MISSING))))
+        return [key for key, item in value.items()
+                if key not in raw or raw[key] is not item or not isinstance(item, _IMMUTABLE)]
+
 
 _MISSING = object()
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as JSON: 1, 1.0 and True differ."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(same, a, b))
+    return a == b
 
 
 def _incremental(value: Any) -> bool:

@@ -58,11 +58,15 @@ result = (sc.parallelize(range(N), P).map(payment)
 def worker_cpu_seconds() -> float:
     """CPU seconds used so far by Spark's Python workers (the daemon and every worker it
     forked, live or reaped). On a shared VM wall time swings with other tenants; CPU
-    time does not count time stolen by them."""
+    time does not count time stolen by them. Forked workers carry the daemon's command
+    line: only the root daemon is counted, with its children."""
+    daemons = [p for p in psutil.process_iter(["cmdline", "ppid"])
+               if "pyspark.daemon" in " ".join(p.info["cmdline"] or [])]
+    pids = {p.pid for p in daemons}
     total = 0.0
-    for process in psutil.process_iter(["cmdline"]):
-        if "pyspark.daemon" not in " ".join(process.info["cmdline"] or []):
-            continue
+    for process in daemons:
+        if process.info["ppid"] in pids:
+            continue  # a worker the daemon forked: counted below, with the daemon
         try:
             times = process.cpu_times()
             total += times.user + times.system + times.children_user + times.children_system

@@ -16,7 +16,7 @@ from itertools import compress, repeat
 from operator import is_not
 from typing import Any, Iterable
 
-from .state import MAX_ITEMS, encode, encode_state
+from .state import MAX_ITEMS, encode, encode_state, same
 
 _IMMUTABLE = (int, float, str, bytes, bool, type(None), complex, decimal.Decimal,
               datetime.date, datetime.datetime, datetime.time)
@@ -115,17 +115,6 @@ class _EncodedDict:
 
 
 _MISSING = object()
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal as JSON: 1, 1.0 and True differ."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(same, a, b))
-    return a == b
 
 
 def _incremental(value: Any) -> bool:

@@ -196,8 +196,8 @@ def delta(previous: dict | None, current: dict) -> dict:
         return {"full": current}
     changes: dict[str, Any] = {"set": {}, "keys": {}, "del": []}
     for name, value in current.items():
-        old = previous.get(name)
-        if old == value:
+        old = previous.get(name, _MISSING)
+        if same(old, value):
             continue
         keyed = _keyed_change(old, value)
         if keyed is None:
@@ -215,17 +215,28 @@ def _keyed_change(old: Any, new: Any) -> dict | None:
     if not (plain or tagged):
         return None
     if plain:
-        return {"set": {k: v for k, v in new.items() if old.get(k, _MISSING) != v},
+        return {"set": {k: v for k, v in new.items() if not same(old.get(k, _MISSING), v)},
                 "del": [k for k in old if k not in new]}
     old_items = {_key(k): (k, v) for k, v in old["items"]}
     new_items = {_key(k): (k, v) for k, v in new["items"]}
     return {"tagged": True,
             "set": [[k, v] for key, (k, v) in new_items.items()
-                    if old_items.get(key, (None, _MISSING))[1] != v],
+                    if not same(old_items.get(key, (None, _MISSING))[1], v)],
             "del": [k for key, (k, _) in old_items.items() if key not in new_items]}
 
 
 _MISSING = object()
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as JSON: 1, 1.0 and True differ."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(same, a, b))
+    return a == b
 
 
 def changes(previous: dict | None, current: dict) -> dict:

@@ -96,3 +96,13 @@ def test_deltas_carry_only_changed_keys_and_rebuild_the_state():
     rebuilt = st_mod.decode(st_mod.apply_delta(first, change))
     assert rebuilt == {"highest": {"alice": 10, "bob": 5000}, "count": 1, "by_id": {1: "a", 3: "c"}}
     assert st_mod.apply_delta(None, st_mod.delta(None, first)) == first
+
+
+def test_a_number_that_changes_type_is_a_change():
+    before = st_mod.encode_state({"flag": 1, "table": {"a": 1, 2: 0}})
+    after = st_mod.encode_state({"flag": True, "table": {"a": 1.0, 2: False}})
+    seen = st_mod.changes(before, after)
+    assert seen["variables"] == ["flag"]
+    assert seen["keys"] == {"table": ["a", 2]}
+    rebuilt = st_mod.apply_delta(before, st_mod.delta(before, after))
+    assert json.dumps(rebuilt, sort_keys=True) == json.dumps(after, sort_keys=True)

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Iterator
 from .host import _NO_RECORD, WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
 from .operator import Operator
+from .shipping import Shipped
 from .spec import OperatorSpec
 
 
@@ -24,7 +25,7 @@ def _foreach_partition(f: Callable, records: Iterator) -> list:
     return []
 
 
-class PartitionFunction:
+class PartitionFunction(Shipped):
     """``(split, iterator) -> iterator`` for ``mapPartitionsWithIndex``, one host per call."""
 
     def __init__(self, spec: OperatorSpec, kind: str, f: Callable) -> None:
@@ -57,7 +58,7 @@ class PartitionFunction:
         return host.run_partition(f, iterator)
 
 
-class CombineFunction:
+class CombineFunction(Shipped):
     """One side of a key-based aggregation: ``combine`` (map side) or ``merge`` (reduce side).
 
     Uses PySpark's own spilling merger; the host keeps it as the worker's state.
@@ -90,7 +91,7 @@ class CombineFunction:
         return host.run_partition(combine, iterator)
 
 
-class GroupMerge:
+class GroupMerge(Shipped):
     """The reduce side of a join or cogroup: merges the tagged combiners from the shuffle,
     logging which input each came from, then turns each key's values into its outputs.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from ..executor import shipping
 from ..executor.spec import OperatorSpec, RunSpec
 from ..dag import Dag, OperatorNode
 from ..store.operator_images import write_operator_image
@@ -64,12 +65,24 @@ class Recorder:
         return node, spec
 
     def keep_for_replay(self, node_id: int, wrapper: Any, upstream: Any) -> None:
-        """Keep a copy of the operator before it runs, and the RDD it reads, for replay."""
+        """Keep a copy of the operator before it runs, and the RDD it reads, for replay;
+        the copy is taken again when Spark pickles the operator for a job."""
         self.upstreams[node_id] = upstream
+        shipping.listen(self.run.run_id, self._shipped)
         try:
             write_operator_image(self.run.store_path, node_id, wrapper)
         except Exception as exc:  # an unpicklable closure: the run still records
             self.unreplayable[node_id] = f"{type(exc).__name__}: {exc}"
+
+    def _shipped(self, wrapper: Any) -> None:
+        """Spark is pickling ``wrapper`` for a job: its image is the operator as it runs."""
+        node_id = wrapper.spec.op_id
+        if node_id in self.upstreams and node_id not in self.unreplayable:
+            write_operator_image(self.run.store_path, node_id, wrapper)
+
+    def close(self) -> None:
+        """The cell has ended: later pickling (another cell's job) changes nothing."""
+        shipping.forget(self.run.run_id)
 
     def _make_interesting(self, node_id: int) -> None:
         self.dag.set_interesting(node_id)

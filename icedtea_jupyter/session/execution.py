@@ -138,6 +138,7 @@ def _execute(run: Run, recorder: Recorder, compiled: Any, namespace: dict) -> No
     except BaseException as exc:  # the cell's own error: recorded, shown, re-raised by --wait
         cell_error = exc
     finally:
+        recorder.close()
         _conclude(run, sc, cell_error)
 
 

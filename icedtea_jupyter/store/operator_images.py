@@ -2,12 +2,12 @@
 
 The replay engine starts every replayed worker from a fresh copy of its operator: the
 wrapper Spark shipped (kind of loop, the user's function or ``Operator``), pickled with
-cloudpickle when the cell created it, without the run's secret. These files hold the
+cloudpickle when the cell created it and again when Spark took it for a job
+(``executor/shipping.py``), without the run's secret. These files hold the
 user's own code; load them only from run stores you trust, as any pickle.
 """
 from __future__ import annotations
 
-import copy
 import os
 from typing import Any
 
@@ -22,7 +22,8 @@ def write_operator_image(store_path: str, op_id: int, wrapper: Any) -> None:
     """Pickle ``wrapper`` (its spec left out); raises what pickling raises."""
     from pyspark import cloudpickle
 
-    clone = copy.copy(wrapper)
+    clone = object.__new__(type(wrapper))  # not copy.copy: that would call __getstate__
+    clone.__dict__.update(vars(wrapper))
     clone.spec = None
     data = cloudpickle.dumps(clone)
     path = image_path(store_path, op_id)

@@ -251,6 +251,37 @@ def test_a_cell_computing_theta_in_two_jobs_says_which_one_replays(record):
     assert snapshot.state("tally", 0)["seen"] == snapshot.count("tally", 0)
 
 
+class Shifted(Operator):
+    """Adds ``offset`` (set by the cell) to every record, and sums what it emitted."""
+
+    def __init__(self):
+        self.offset = 0
+
+    def open(self):
+        self.total = 0
+
+    def process(self, x):
+        self.total += x + self.offset
+        yield x + self.offset
+
+
+def test_an_operator_changed_after_its_transformation_replays_as_spark_ran_it(record):
+    code = ("shifted = Shifted()\n"
+            "rdd = sc.parallelize(range(100), 2).mapPartitions(shifted)\n"
+            "shifted.offset = 1000  # after mapPartitions, before the action: Spark runs this\n"
+            "out = rdd.collect()")
+    run = record(code, {"Shifted": Shifted})
+    assert min(run.namespace["out"]) == 1000
+    theta = run.dag.interesting.name
+    dbg = run.debugger()
+    dbg.jump(0)
+    for p in (0, 1):
+        while not dbg.cursors[p].ended:  # replay the whole partition, step by step
+            dbg.step_over(p)
+        assert dbg.state(theta, p) == run.final_state(theta, p)
+        assert dbg.state(theta, p)["total"] == sum(range(50 * p, 50 * p + 50)) + 50 * 1000
+
+
 def _tally(values):
     by_key = {}
     for x in values:

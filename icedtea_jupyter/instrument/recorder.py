@@ -27,6 +27,8 @@ class Recorder:
         self.udfs: dict[int, tuple[Any, int, str]] = {}  # id(udf) -> (wrapped, node, name)
         self.upstreams: dict[int, Any] = {}  # node -> the RDD it reads (to regenerate inputs)
         self.unreplayable: dict[int, str] = {}  # node -> why the run kept no copy of it
+        self.kept: dict[int, Any] = {}  # node -> the wrapper Spark runs, kept for replay
+        self.shipped: set[int] = set()  # nodes whose image was taken as Spark pickled them
 
     @contextmanager
     def inside(self) -> Iterator[None]:
@@ -65,24 +67,32 @@ class Recorder:
         return node, spec
 
     def keep_for_replay(self, node_id: int, wrapper: Any, upstream: Any) -> None:
-        """Keep a copy of the operator before it runs, and the RDD it reads, for replay;
-        the copy is taken again when Spark pickles the operator for a job."""
+        """Keep the operator for replay, as Spark takes it (its image is written when
+        PySpark pickles it for a job), and the RDD it reads."""
         self.upstreams[node_id] = upstream
+        self.kept[node_id] = wrapper
         shipping.listen(self.run.run_id, self._shipped)
+
+    def _shipped(self, wrapper: Any) -> None:
+        """Spark is pickling ``wrapper`` for a job: its image is the operator as it runs."""
+        node_id = wrapper.spec.op_id
+        if node_id in self.kept:
+            self._write_image(node_id, wrapper)
+            self.shipped.add(node_id)
+
+    def _write_image(self, node_id: int, wrapper: Any) -> None:
         try:
             write_operator_image(self.run.store_path, node_id, wrapper)
         except Exception as exc:  # an unpicklable closure: the run still records
             self.unreplayable[node_id] = f"{type(exc).__name__}: {exc}"
 
-    def _shipped(self, wrapper: Any) -> None:
-        """Spark is pickling ``wrapper`` for a job: its image is the operator as it runs."""
-        node_id = wrapper.spec.op_id
-        if node_id in self.upstreams and node_id not in self.unreplayable:
-            write_operator_image(self.run.store_path, node_id, wrapper)
-
     def close(self) -> None:
-        """The cell has ended: later pickling (another cell's job) changes nothing."""
+        """The cell has ended: operators no job shipped are kept as they are now, and
+        later pickling (another cell's job) changes nothing."""
         shipping.forget(self.run.run_id)
+        for node_id, wrapper in self.kept.items():
+            if node_id not in self.shipped:
+                self._write_image(node_id, wrapper)
 
     def _make_interesting(self, node_id: int) -> None:
         self.dag.set_interesting(node_id)

@@ -2,7 +2,7 @@
 
 The replay engine starts every replayed worker from a fresh copy of its operator: the
 wrapper Spark shipped (kind of loop, the user's function or ``Operator``), pickled with
-cloudpickle when Spark took it for a job (``executor/shipping.py``; when the cell's
+cloudpickle when Spark took it for a job (``executor/shipping.py``; at the cell's
 end if no job did), without the run's secret. These files hold the
 user's own code; load them only from run stores you trust, as any pickle.
 """

@@ -59,13 +59,15 @@ class RunLogs:
         self.partitions = self.history.partitions(theta)
         self.fed = fed_stages(run.dag, self.chain, children, self.history.partitions)
         self.interactions = len(self.history.raw)
-        rows = [r for r in run.store.worker_table().to_pylist() if r["status"] == "ok"]
-        self._tasks = self._path_tasks(rows)
-        self._own_tasks: dict[tuple[int, int], int] = {}
-        for row in rows:
-            key = (row["operator"], row["partition"])
-            self._own_tasks[key] = max(self._own_tasks.get(key, -1), row["task"])
-        self._logs = self._successful_logs({r["task"] for r in rows})
+        ok: dict[tuple[int, int], list[int]] = {}  # (operator, partition) -> its ok tasks
+        for row in run.store.worker_table().to_pylist():
+            if row["status"] == "ok":
+                ok.setdefault((row["operator"], row["partition"]), []).append(row["task"])
+        # the latest, if several jobs computed the worker (``rerun``: θ's leaves' partitions)
+        self._own_tasks = {key: max(tasks) for key, tasks in ok.items()}
+        self._leaves = [self.dag.node(path[-1]).id for path in self.paths]
+        self.rerun = {p for (op, p), tasks in ok.items() if op in self._leaves and len(tasks) > 1}
+        self._logs = self._successful_logs({t for tasks in ok.values() for t in tasks})
         self._targets: dict[tuple[int, int, int], Target] = {}
         self._counts: dict[tuple[int, int, int], dict] = {}
 
@@ -92,8 +94,9 @@ class RunLogs:
         return f"op{self.dag.node(name).id}-t{self.task(partition, path)}"
 
     def task(self, partition: int, path: int = 0) -> int:
-        """The successful Spark task that ran ``path`` of θ's tree on ``partition``."""
-        return self._tasks.get((path, partition), -1)
+        """The successful Spark task that ran ``path`` of θ's tree on ``partition``: its
+        leaf's (the path's only worker no other path shares)."""
+        return self._own_tasks.get((self._leaves[path], partition), -1)
 
     def target(self, index: int, partition: int, path: int = 0) -> Target:
         key = (index, partition, path)
@@ -123,21 +126,6 @@ class RunLogs:
                                                 states=False).count
                 for name in self.paths[path]}
         return self._counts[key]
-
-    def _path_tasks(self, rows: list[dict]) -> dict[tuple[int, int], int]:
-        """(path, partition) -> the task that ran the path: its leaf's successful task
-        (the latest, if several jobs computed it; ``rerun`` lists those partitions)."""
-        tasks: dict[tuple[int, int], int] = {}
-        self.rerun: set[int] = set()
-        for i, path in enumerate(self.paths):
-            leaf = self.dag.node(path[-1]).id
-            for row in rows:
-                if row["operator"] == leaf:
-                    key = (i, row["partition"])
-                    if key in tasks:
-                        self.rerun.add(row["partition"])
-                    tasks[key] = max(tasks.get(key, -1), row["task"])
-        return tasks
 
     def _successful_logs(self, ok: set[int]) -> dict[tuple[int, int, int], ReplayLog]:
         logs = {}

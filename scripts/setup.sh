@@ -49,8 +49,9 @@ stamp="$(cat pyproject.toml labextension/package.json labextension/yarn.lock 2>/
 if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ] || [ ! -f icedtea_jupyter/labextension/package.json ]; then
   say "installing Python packages and building the JupyterLab extension (first time: a few minutes)"
   .venv/bin/python -m pip install -q --upgrade pip
-  # build tools first, then an editable install without build isolation (seconds, not minutes)
-  .venv/bin/python -m pip install -q hatchling "hatch-jupyter-builder>=0.9" editables \
+  # build tools first (wheel: pyspark ships as a source package and is built here), then an
+  # editable install without build isolation (seconds, not minutes)
+  .venv/bin/python -m pip install -q setuptools wheel hatchling "hatch-jupyter-builder>=0.9" editables \
     "jupyterlab>=4.6,<4.7"
   .venv/bin/python -m pip install -q --no-build-isolation -e ".[test]"
   .venv/bin/jupyter labextension develop --overwrite . >/dev/null

@@ -74,6 +74,7 @@ class WorkerHost:
         self.tag_counts: dict[str, dict[str, int]] = {}
         self.user_function: Any = None  # whose attributes/closure are the state
         self.user_generator: Any = None  # whose locals are the state
+        self.final_locals: dict | None = None  # its locals when its input ran out
         self.state_source: Any = None  # a key-based aggregation's merger
         self.order: Any = None  # a join's or cogroup's InputOrder, logged in or out of G(θ)
         self.loop: Any = None  # the generator of this host's record loop
@@ -235,6 +236,7 @@ class WorkerHost:
                 yield record
             if log is not None:
                 log(self.records_out)
+            self._keep_final_locals()
         finally:
             self.records_in = n
 
@@ -247,8 +249,16 @@ class WorkerHost:
                 self.bytes_in += _batch_bytes(record)
                 self._check(n, self.records_out, _NO_RECORD, processed=n - rows)
                 yield record
+            self._keep_final_locals()
         finally:
             self.records_in = n
+
+    def _keep_final_locals(self) -> None:
+        """A generator's locals when its input runs out, before its frame closes: the
+        state of a finished worker (the frame is gone once the generator returns)."""
+        frame = getattr(self.user_generator, "gi_frame", None)
+        if frame is not None:
+            self.final_locals = dict(frame.f_locals)
 
     def _observed(self, iterator: Iterable) -> Iterable:
         tt = self.tt
@@ -345,7 +355,7 @@ class WorkerHost:
     def state(self) -> dict:
         """The worker's state variables by name (live objects)."""
         return capture(None if self.state_source is not None else self.user_function,
-                       self.user_generator, self.state_source)
+                       self.user_generator, self.state_source, self.final_locals)
 
     def deliver(self, message: dict) -> None:
         """Called by the control reader thread; handled in the task thread."""

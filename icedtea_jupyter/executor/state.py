@@ -21,12 +21,14 @@ MAX_DEPTH = 12
 SAMPLE = 20
 
 
-def capture(function: Any, generator: Any = None, merger: Any = None) -> dict[str, Any]:
+def capture(function: Any, generator: Any = None, merger: Any = None,
+            final_locals: dict | None = None) -> dict[str, Any]:
     """The state variables of a worker, by name (live objects, not copies).
 
     ``function`` is the user's callable: an ``Operator`` or callable object contributes
     its attributes, a closure the variables it closes over (except functions and
-    modules); ``generator`` a suspended generator's locals; ``merger`` the combiners.
+    modules); ``generator`` a suspended generator's locals (``final_locals``, taken
+    when its input ran out, once its frame has closed); ``merger`` the combiners.
     """
     state: dict[str, Any] = {}
     if function is not None:
@@ -35,8 +37,10 @@ def capture(function: Any, generator: Any = None, merger: Any = None) -> dict[st
         else:
             attributes = getattr(function, "__dict__", {}) or {}
             state.update({k: v for k, v in attributes.items() if not k.startswith("_")})
-    if generator is not None and getattr(generator, "gi_frame", None) is not None:
-        state.update({k: v for k, v in generator.gi_frame.f_locals.items()
+    frame = getattr(generator, "gi_frame", None)
+    local_vars = frame.f_locals if frame is not None else final_locals
+    if generator is not None and local_vars is not None:
+        state.update({k: v for k, v in local_vars.items()
                       if not k.startswith(".") and not _is_iterator(v)})
     if merger is not None:
         state["combiners"] = getattr(merger, "data", {})

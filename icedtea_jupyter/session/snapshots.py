@@ -151,8 +151,11 @@ class History:
         means it started later (its first report is younger than the interaction), or
         ended before its next check (then its final state is its state at ``index``)."""
         reported = next((e for e in chain if e["index"] == index), None)
-        if reported is None and chain[0]["time"] > when and chain[0]["index"] != FINAL:
-            return WorkerView(operator, partition, "not started", 0)
+        first = chain[0]
+        if reported is None and first["time"] > when and first["index"] != FINAL:
+            initial = apply_delta(None, first["delta"]) if states and "delta" in first \
+                and first["index"] == 0 and not first.get("count") else None
+            return WorkerView(operator, partition, "not started", 0, initial)
         encoded = None
         for entry in chain:
             if states and "delta" in entry:
@@ -211,7 +214,9 @@ class Snapshot:
         return self._view(operator, partition)
 
     def state(self, operator: str, partition: int) -> dict | None:
-        """The worker's state variables by name (None if it had not started)."""
+        """The worker's state variables by name. A worker that had not started shows its
+        initial state (the operator before its first record, as ``dbg.state`` does);
+        None only for one that never reported a state (outside θ's chain, or lost)."""
         view = self._view(operator, partition)
         return None if view.encoded is None else decode(view.encoded)
 

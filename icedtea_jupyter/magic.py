@@ -45,7 +45,14 @@ def _parser() -> _Parser:
     parser.add_argument("--checkpoint", choices=("none", "all", "online", "offline"),
                         default="none", help="checkpoint plan for fast jumps (default none)")
     parser.add_argument("--tau", type=_positive, default=1.0, metavar="SECONDS",
-                        help="the longest a jump may take under online/offline (default 1)")
+                        help="the longest a jump may take (default 1): the fork checkpoints "
+                             "placed after the run, and the online/offline plans")
+    parser.add_argument("--replay-memory", type=_positive, default=None, metavar="MB",
+                        help="memory for parked fork checkpoints (default: the smaller of "
+                             "2 GiB and a quarter of the machine's memory)")
+    parser.add_argument("--no-prepare", dest="prepare", action="store_false",
+                        help="do not place fork checkpoints when the run ends (the first "
+                             "run.debugger() call starts them)")
     return parser
 
 
@@ -66,7 +73,8 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
     options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
                          interesting=args.interesting, interact_every=args.interact_every,
                          interact_when=args.interact_when, record_inputs=args.record_inputs,
-                         checkpoint=args.checkpoint, tau=args.tau)
+                         checkpoint=args.checkpoint, tau=args.tau,
+                         replay_memory=args.replay_memory, prepare=args.prepare)
     return options, not args.no_panel
 
 

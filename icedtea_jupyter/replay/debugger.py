@@ -4,6 +4,8 @@ Jumps put θ's chain on every partition in the state of an interaction; steps mo
 partition forward record by record. Everything runs on one replay thread, because the
 replayed operators live in greenlets, which belong to the thread that made them.
 Callers on other threads (the kernel, the comm's subshell) take turns through ``lock``.
+In a replay process (``replay/process.py``) the engine runs on the process's one thread
+(``threaded=False``), so that ``fork()`` copies its greenlets with it.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ class Debugger:
     read a view (snapshot, pending records, step options) that no move interleaves."""
 
     def __init__(self, logs: Logs, inputs: Any, store: CheckpointStore | None = None,
-                 on_move: OnMove | None = None) -> None:
+                 on_move: OnMove | None = None, threaded: bool = True) -> None:
         self.logs = logs
         self.on_move = on_move
         self.lock = threading.RLock()
@@ -46,7 +48,10 @@ class Debugger:
         self.divergences: list[str] = []
         self.store = store  # a CheckpointStore, or None
         self.plan: dict | None = store.load_plan() if store is not None else None
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="icedtea-replay")
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="icedtea-replay") \
+            if threaded else None
+        self.moved: list[tuple[str, int]] = []  # the workers the last move re-encoded
+        self.why_in_kernel: str | None = None  # set when a replay process was not possible
 
     @classmethod
     def for_run(cls, run: Any, on_move: OnMove | None = None) -> "Debugger":
@@ -112,6 +117,22 @@ class Debugger:
                     "step_into": sum(c.step_into_options() for c in cursors),
                     "refused": {p: c.overlap() for p, c in self.cursors.items() if c.overlap()}}
 
+    def cancel(self) -> bool:
+        """Replay in the kernel cannot be stopped midway: always False (see RemoteDebugger)."""
+        return False
+
+    @property
+    def progress(self) -> dict:
+        """No fork checkpoints to place in the kernel: always ready."""
+        return {"state": "ready", "done": 0, "of": 0}
+
+    def ended(self, partition: int) -> bool:
+        """Whether θ's tree on ``partition`` has ended: every record processed and the
+        operators' closing outputs emitted (a step-over then has nothing left to do)."""
+        with self.lock:
+            self._need_jump()
+            return self._cursor(partition).ended
+
     def state(self, operator: str, partition: int) -> dict:
         """A worker's state variables by name, as ``Snapshot.state`` gives them."""
         return self.snapshot().state(operator, partition)
@@ -141,10 +162,13 @@ class Debugger:
     def close(self) -> None:
         with self.lock:
             self._call(self._abandon_all)
-        self._thread.shutdown(wait=False)
+        if self._thread is not None:
+            self._thread.shutdown(wait=False)
 
     # --- on the replay thread ----------------------------------------------------------
     def _call(self, fn: Callable, *args: Any) -> Any:
+        if self._thread is None:
+            return fn(*args)
         return self._thread.submit(fn, *args).result()
 
     def _move(self, call: str, fn: Callable, *args: Any) -> DebugSnapshot:
@@ -175,10 +199,44 @@ class Debugger:
             raise
         fed = self._fed_stages(cursors)
         self._abandon_all()
-        self.cursors, self.fed, self.divergences = cursors, fed, []
+        self.cursors, self.fed = cursors, fed
         self.restored_from = bases  # partition -> the checkpoint restored (None: from I0)
+        return self._arrived(index)
+
+    def forward(self, index: int, show: bool = True) -> DebugSnapshot | None:
+        """From the interaction the debugger stands at (no step taken since) on to a later
+        one, replaying only the records in between (the replay process's jumps from a
+        parked fork, and its checkpointing pass). ``show=False`` skips building the view."""
+        here = self.current.index if self.current is not None else None
+        if here is None or not here <= index < self.logs.interactions:
+            raise ValueError(f"cannot go forward from {self.current!r} to I{index}")
+        if not self._reachable(index):  # the logs put a worker behind where it stands
+            return self._jump(index)
+        for cursor in self.cursors.values():
+            self._advance(cursor, index)
+        for stage in self.fed:
+            stage.feed(self.cursors)
+        if not show:
+            self.current = DebugSnapshot({}, {}, None, index, f"jump to I{index}")
+            return None
+        return self._arrived(index)
+
+    def _reachable(self, index: int) -> bool:
+        """Whether every path can go forward to its target at ``index``. Not when an
+        earlier interaction's log said a worker had ended (it did not answer that one)
+        and a later one finds it running: only a replay from the start gets there."""
+        for partition, cursor in self.cursors.items():
+            for i, path in enumerate(cursor.paths):
+                target = self.logs.target(index, partition, i)
+                if not target.finished and (path.ended or path.position > target.count):
+                    return False
+        return True
+
+    def _arrived(self, index: int) -> DebugSnapshot:
+        self.divergences = []
         self._check_counts(index)
-        encoded, counts = self._encode(self.cursors, *[stage.cursors for stage in fed])
+        encoded, counts = self._encode(self.cursors, *[stage.cursors for stage in self.fed])
+        self.moved = list(encoded)
         self.current = DebugSnapshot(encoded, counts, self.current, index, f"jump to I{index}",
                                      notes=self._notes())
         return self.current
@@ -192,6 +250,7 @@ class Debugger:
                    for stage in self.fed]
         encoded, counts = dict(self.current._encoded), dict(self.current._counts)
         fresh, fresh_counts = self._encode({partition: cursor}, *changed)
+        self.moved = list(fresh)
         encoded.update(fresh)
         counts.update(fresh_counts)
         self.current = DebugSnapshot(encoded, counts, self.current, None,
@@ -309,11 +368,14 @@ class Debugger:
     def _notes(self) -> list[str]:
         notes = [c.divergence for cur in self.cursors.values() for c in cur.checks
                  if c.divergence]
-        generators = {name for cur in self.cursors.values()
-                      for name, worker in cur.items() if not worker.restorable}
+        generators = {name for cur in self.cursors.values()  # in the kernel, not in forks
+                      for name, worker in cur.items() if not worker.restorable} \
+            if self._thread is not None else set()
         notes += [f"{name!r} is a generator operator: its local variables cannot be restored "
                   "from a checkpoint, so jumps replay its partitions from their start"
                   for name in generators]
+        if self.why_in_kernel:
+            notes.append(self.why_in_kernel)
         rerun = sorted(self.logs.rerun)
         if rerun:
             notes.append(f"θ's partitions {rerun} were computed by several jobs of the cell; the "

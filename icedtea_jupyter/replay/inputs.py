@@ -11,6 +11,7 @@ import pickle
 import zlib
 from typing import Any
 
+from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
 from .logs import Logs
 
 
@@ -26,19 +27,35 @@ class ReplayInputs:
         self.logs = logs
         self._cache: dict[int, list] = {}
         self.source: dict[int, str] = {}  # partition -> "recorded" | "regenerated"
+        self._staged: set[int] = set()  # partitions whose regenerated inputs are on disk
 
     def records(self, partition: int) -> list:
         if partition not in self._cache:
             self._cache[partition] = self._load(partition)
         return self._cache[partition]
 
+    def stage(self) -> None:
+        """Make every partition's inputs loadable without Spark: regenerate and keep in
+        the run store those that were neither recorded nor staged (for the replay process)."""
+        for partition in self.logs.partitions:
+            self.records(partition)
+            if self.source[partition] == "regenerated" and partition not in self._staged:
+                write_staged_inputs(self.run.path, partition, self._cache[partition])
+                self._staged.add(partition)
+
     def _load(self, partition: int) -> list:
         try:
             records = self.run.recorded_inputs(partition)
             self.source[partition] = "recorded"
         except LookupError:
-            records = self._regenerate(partition)
-            self.source[partition] = "regenerated"
+            try:
+                records = read_staged_inputs(self.run.path, partition)
+                self.source[partition] = "regenerated"
+                self._staged.add(partition)
+                return records  # checked when they were staged
+            except LookupError:
+                records = self._regenerate(partition)
+                self.source[partition] = "regenerated"
         return self._checked(partition, records)
 
     def _regenerate(self, partition: int) -> list:

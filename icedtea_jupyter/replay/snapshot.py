@@ -21,7 +21,9 @@ class DebugSnapshot:
         self.index = index
         self.step = step
         self.outputs = outputs or []  # what reached the end of the chain in this step
-        self.notes = notes or []
+        self.notes = notes or []  # where replay diverged from the run, and why
+        self.started_from: int | None = None  # a jump's parked fork (replay process only)
+        self.preparing: str | None = None  # said by a jump made while forks were placed
 
     def state(self, operator: str, partition: int) -> dict:
         """The worker's state variables by name, as ``Snapshot.state`` gives them."""

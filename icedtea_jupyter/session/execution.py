@@ -55,7 +55,9 @@ class RunOptions:
     interact_when: str | None = None
     record_inputs: bool = False
     checkpoint: str = "none"  # none | all | online | offline: checkpoints for fast jumps
-    tau: float = 1.0  # the bound on a jump's time, in seconds, for online and offline
+    tau: float = 1.0  # the bound on a jump's time, in seconds (fork checkpoints, plans)
+    replay_memory: float | None = None  # MB for parked forks (default: min(2 GiB, RAM/4))
+    prepare: bool = True  # place fork checkpoints in the background when the run ends
 
     def manifest(self) -> dict:
         data = asdict(self)
@@ -156,10 +158,24 @@ def _conclude(run: Run, sc_before: Any, cell_error: BaseException | None) -> Non
         if cell_error is None and run.options.get("checkpoint", "none") != "none":
             warnings.extend(_take_checkpoints(run))
         run._finish("failed" if cell_error is not None else "finished", error, warnings)
+        _prepare_time_travel(run)
     except Exception as exc:  # never leave a run "running" forever
         run._finish("failed", {"operator": None, "exception": type(exc).__name__,
                                "message": f"icedtea failed to conclude the run: {exc}",
                                "traceback": traceback.format_exc()}, [])
+
+
+def _prepare_time_travel(run: Run) -> None:
+    """Start the run's replay process, which places fork checkpoints in the background,
+    when the run has interactions to jump to (``run.debugger().prepare()`` waits)."""
+    from ..replay.remote import fork_available
+
+    try:
+        if run.status == "finished" and run.options.get("prepare", True) and \
+                fork_available() and len(run.interactions) > 1:
+            run.debugger()
+    except Exception as exc:  # the run is recorded either way; jumps start it again
+        run.warnings.append(f"time travel could not be prepared: {type(exc).__name__}: {exc}")
 
 
 def _take_checkpoints(run: Run) -> list[str]:

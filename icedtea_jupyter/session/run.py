@@ -199,15 +199,18 @@ class Run:
         return self.history().final_state(self.dag.node(operator), partition)
 
     def debugger(self) -> Any:
-        """The ``Debugger`` of this ended run: ``jump(k)``, ``step_over``, ``step_into``...
+        """The debugger of this ended run: ``jump(k)``, ``step_over``, ``step_into``...
 
         One per run, made on the first call: the sidebar, the panel and your code share
-        its position. Its jumps and steps go to the action log (``run.actions``)."""
+        its position. Its jumps and steps go to the action log (``run.actions``). Where
+        the machine has ``fork()`` it runs in a replay process with fork checkpoints
+        (``replay/remote.py``), else in the kernel (``replay/debugger.py``)."""
         with self._debugger_lock:
-            if self._debugger is None:
-                from ..replay.debugger import Debugger
+            if self._debugger is None or getattr(self._debugger, "closed", False):
+                from ..replay.remote import debugger_for
 
-                self._debugger = Debugger.for_run(self, on_move=self._debugger_moved)
+                self._debugger = debugger_for(self, self._debugger_moved,
+                                              lambda progress: self.emit("replay", progress))
             return self._debugger
 
     @property

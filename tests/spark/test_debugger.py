@@ -1,4 +1,6 @@
 """Post-execution debugging of recorded runs: jumps, steps, checkpoints, regenerated inputs."""
+import os
+import shutil
 import time
 
 import pytest
@@ -136,8 +138,11 @@ def test_a_rewritten_source_is_refused_not_replayed(record, tmp_path):
     dbg.jump(len(run.interactions) - 1)  # the source is unchanged: fine
     source.write_text("\n".join(str(i + 1) for i in range(50)))
     dbg.jump(0)  # the run's debugger replays the inputs it read and checked before
+    staged = os.path.join(run.path, "replay", "inputs")
+    assert sorted(os.listdir(staged)) == ["p0.pkl", "p1.pkl"]  # kept in the run store
     from icedtea_jupyter.replay.debugger import Debugger
 
+    shutil.rmtree(staged)
     changed = Debugger.for_run(run)  # one that reads the source now
     with pytest.raises(InputsChanged, match="changed since the run"):
         changed.jump(0)
@@ -162,7 +167,7 @@ def test_the_reduce_side_receives_exactly_what_thetas_partitions_emitted(record)
     halves = {0: range(0, 300), 1: range(300, 600)}
     for interaction in run.interactions:
         jumped = dbg.jump(interaction.index)
-        ended = [m for m in (0, 1) if dbg.cursors[m].ended]
+        ended = [m for m in (0, 1) if dbg.ended(m)]
         merged = {}
         for q in dbg.partitions("sum"):
             merged.update(jumped.state("sum", q)["combiners"])
@@ -170,10 +175,14 @@ def test_the_reduce_side_receives_exactly_what_thetas_partitions_emitted(record)
         for m in ended:  # only a finished map side has emitted its combiners
             for x in halves[m]:
                 expected[x % 5] = expected.get(x % 5, 0) + x
-        assert merged == expected, (interaction.index, ended)
+        # a reduce side takes the combiners in the shuffle's logged order: one from a map
+        # side that had not ended yet holds back those logged after it
+        assert merged.items() <= expected.items(), (interaction.index, ended)
+        if len(ended) in (0, 2):
+            assert merged == expected, (interaction.index, ended)
     end = jumped  # the last interaction; periodic ones come while θ runs, so step to the end
     for m in (0, 1):
-        while not dbg.cursors[m].ended:
+        while not dbg.ended(m):
             end = dbg.step_over(m)
     merged = {k: v for q in dbg.partitions("sum") for k, v in
               end.state("sum", q)["combiners"].items()}
@@ -186,7 +195,7 @@ def test_the_reduce_side_receives_exactly_what_thetas_partitions_emitted(record)
     dbg.jump(middle.index)
     before = {k: v for q in dbg.partitions("sum") for k, v in
               dbg.state("sum", q)["combiners"].items()}
-    while not dbg.cursors[0].ended:
+    while not dbg.ended(0):
         snapshot = dbg.step_over(0)
     after = {k: v for q in dbg.partitions("sum") for k, v in
              snapshot.state("sum", q)["combiners"].items()}
@@ -229,9 +238,15 @@ out = up.union(down).mapPartitions(Tally()).setName('meet').collect()
             assert jumped.state("meet", p)["by_key"] == _tally(x * 10 for x in halves[p][:up_n])
             assert jumped.state("meet", p + 2)["by_key"] == _tally(-x for x in halves[p][:down_n])
     assert apart  # the test saw the paths' tasks apart, the case one tree got wrong
-    if plan == "all":  # written per task; jumps replay from the start to feed the union
+    if plan == "all":  # pickled checkpoints are written per task, but the in-kernel engine
+        # replays from the start to feed the union (the replay process starts from a fork)
         assert run.manifest["checkpoints"]["checkpoints"]
-        assert not any(dbg.restored_from.values())
+        from icedtea_jupyter.replay.debugger import Debugger
+
+        in_kernel = Debugger.for_run(run)
+        in_kernel.jump(len(run.interactions) - 1)
+        assert not any(in_kernel.restored_from.values())
+        in_kernel.close()
     dbg.jump(0)
     stepped = dbg.step_over(0)  # θ's first record, and its scope on both paths and after
     assert stepped.count("meet", 0) == stepped.count("meet", 2) == 1
@@ -276,7 +291,7 @@ def test_an_operator_changed_after_its_transformation_replays_as_spark_ran_it(re
     dbg = run.debugger()
     dbg.jump(0)
     for p in (0, 1):
-        while not dbg.cursors[p].ended:  # replay the whole partition, step by step
+        while not dbg.ended(p):  # replay the whole partition, step by step
             dbg.step_over(p)
         assert dbg.state(theta, p) == run.final_state(theta, p)
         assert dbg.state(theta, p)["total"] == sum(range(50 * p, 50 * p + 50)) + 50 * 1000

@@ -19,8 +19,9 @@ from tests.unit.test_replay_engine import DATA3, TARGETS3, debugger
 
 CONTRACT_METHODS = ["run.interactions", "run.interact", "run.snapshot", "run.state", "run.page",
                     "debug.view", "debug.jump", "debug.step_over", "debug.step_into",
-                    "debug.step_out", "debug.state", "run.actions"]
-CONTRACT_EVENTS = ["run.interaction", "debug.moved", "run.action"]
+                    "debug.step_out", "debug.state", "debug.cancel", "debug.progress",
+                    "run.actions"]
+CONTRACT_EVENTS = ["run.interaction", "debug.moved", "debug.preparing", "run.action"]
 
 
 def request(method, **params):
@@ -107,15 +108,15 @@ def test_sources_are_per_thread():
 
 
 def test_one_debugger_per_run_even_when_asked_at_once(stored_run, monkeypatch):
-    from icedtea_jupyter.replay import debugger as module
+    from icedtea_jupyter.replay import remote as module
 
     made = []
 
-    def slow_for_run(run, on_move=None):
+    def slow_debugger_for(run, on_move=None, on_progress=None):
         time.sleep(0.05)
         made.append(object())
         return made[-1]
-    monkeypatch.setattr(module.Debugger, "for_run", staticmethod(slow_for_run))
+    monkeypatch.setattr(module, "debugger_for", slow_debugger_for)
     got = []
     threads = [threading.Thread(target=lambda: got.append(stored_run.debugger()))
                for _ in range(6)]

@@ -91,8 +91,8 @@ def reference(records, n, finished):
     """``{operator: (count, state)}`` after θ took ``records[:n]`` (all, and closed, if
     ``finished``) and every downstream operator processed their whole scopes.
 
-    ``running``'s state is None when finished: a generator that ran to its end has no
-    locals left (the run's final snapshot shows the same), so there is nothing to compare.
+    ``running``'s state when finished is its locals when its input ran out (kept before
+    its frame closed), as in the run's final snapshot.
     """
     if finished:
         n = len(records)
@@ -110,11 +110,9 @@ def reference(records, n, finished):
     total = 0
     for x in doubled:
         total += x
-    running_state = None
-    if not finished:
-        running_state = {"total": total}
-        if doubled:
-            running_state["x"] = doubled[-1]
+    running_state = {"total": total}
+    if doubled:
+        running_state["x"] = doubled[-1]
     return {"best": (n, {"best": best, "seen": seen}),
             "double": (len(theta_out), {"counter": [len(theta_out)]}),
             "running": (len(doubled), running_state)}
@@ -610,3 +608,62 @@ def test_jumping_again_to_the_same_interaction_changes_nothing():
                 assert again.changed(op, p) == {"variables": [], "removed": [], "keys": {}}, \
                     (op, p, again.state(op, p))
         assert old_cursors
+
+
+# --- forward: how the replay process jumps from a parked fork ---------------------------------
+def unthreaded(data, targets):
+    """The engine as the replay process runs it: on the caller's thread (fork copies it)."""
+    memory = MemoryLogs(chain=list(CHAIN), operators=dict(OPERATORS), targets=targets)
+    return Debugger(memory, Inputs(data), threaded=False)
+
+
+@SETTINGS
+@given(histories(), st.data())
+@example(EXAMPLE, None)
+def test_going_forward_from_an_interaction_equals_a_jump_from_the_start(history, choices):
+    data, targets = history
+    n = len(targets)
+    start = 0 if choices is None else choices.draw(st.integers(0, n - 1))
+    end = n - 1 if choices is None else choices.draw(st.integers(start, n - 1))
+    walked, fresh = unthreaded(data, targets), unthreaded(data, targets)
+    try:
+        walked.jump(start)
+        for index in range(start, end + 1):  # the checkpointing pass walks every one
+            walked.forward(index, show=index == end)
+        expected = fresh.jump(end)
+        assert walked.snapshot()._encoded == expected._encoded
+        assert walked.snapshot()._counts == expected._counts
+        assert walked.snapshot().notes == expected.notes == []
+        assert_matches_reference(walked.snapshot(), data, targets, end)
+    finally:
+        walked.close()
+        fresh.close()
+
+
+def test_going_forward_past_a_worker_the_log_calls_ended_too_early_replays_from_the_start():
+    """A worker that did not answer I1 reads as ended there, and answers I2 running:
+    the replay process cannot reach I2 from I1 going forward, so it replays from I0."""
+    data = {0: [(1, 5), (1, 3), (2, 7), (1, 9)]}
+    targets = [{0: Target(0)}, {0: Target(4, True)}, {0: Target(2)}]
+    walked, fresh = unthreaded(data, targets), unthreaded(data, targets)
+    try:
+        walked.jump(0)
+        walked.forward(1)
+        assert walked.ended(0)
+        snapshot = walked.forward(2)
+        assert not walked.ended(0) and snapshot.count("best", 0) == 2
+        assert snapshot._encoded == fresh.jump(2)._encoded
+    finally:
+        walked.close()
+        fresh.close()
+
+
+def test_going_back_is_refused():
+    data = {0: [(1, 5), (1, 3)]}
+    engine = unthreaded(data, [{0: Target(0)}, {0: Target(1)}, {0: Target(2)}])
+    try:
+        engine.jump(2)
+        with pytest.raises(ValueError, match="cannot go forward"):
+            engine.forward(1)
+    finally:
+        engine.close()

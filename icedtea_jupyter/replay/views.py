@@ -1,0 +1,99 @@
+"""What crosses between the active replay process and the kernel: moves and their views.
+
+``EngineViews`` answers the kernel's requests in the active process with the engine
+(``Debugger``, unthreaded); ``view_message`` and ``apply_view`` turn a ``DebugSnapshot``
+into a frame and back. A jump sends every worker; a step only those it moved.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from ..executor.state import decode, encode
+from .snapshot import DebugSnapshot
+
+
+def view_message(snapshot: DebugSnapshot, moved: list[tuple[str, int]]) -> dict:
+    """The frame for a move: the moved workers' counts and encoded states."""
+    return {"index": snapshot.index, "step": snapshot.step, "notes": snapshot.notes,
+            "outputs": encode(snapshot.outputs),
+            "workers": [[op, p, snapshot._counts[(op, p)], snapshot._encoded[(op, p)]]
+                        for op, p in moved]}
+
+
+def apply_view(message: dict, previous: DebugSnapshot | None, jump: bool) -> DebugSnapshot:
+    """The kernel's ``DebugSnapshot`` after a move: a jump's view is whole, a step's
+    updates ``previous`` with the workers it moved."""
+    encoded = {} if jump or previous is None else dict(previous._encoded)
+    counts = {} if jump or previous is None else dict(previous._counts)
+    for op, p, count, state in message["workers"]:
+        encoded[(op, p)] = state
+        counts[(op, p)] = count
+    return DebugSnapshot(encoded, counts, previous, message["index"], message["step"],
+                         decode_records(message["outputs"]), message["notes"])
+
+
+def decode_records(value: Any) -> Any:
+    """``decode``, except that Spark rows come back as ``pyspark.sql.Row``: records
+    read as they did in the run (``record.amount``, ``Row(...)`` as their repr)."""
+    if isinstance(value, list):
+        return [decode_records(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    tag = value.get("$t")
+    if tag is None:
+        return {k: decode_records(v) for k, v in value.items()}
+    if tag == "row":
+        from pyspark.sql import Row
+
+        return Row(**decode_records(value["v"]))
+    if tag == "tuple":
+        return tuple(decode_records(v) for v in value["v"])
+    if tag == "dict":
+        return {_key(k): decode_records(v) for k, v in value["items"]}
+    return decode(value)
+
+
+class EngineViews:
+    """The active process's requests, each one call of the engine."""
+
+    def __init__(self, engine: Any, base: int) -> None:
+        self.engine = engine
+        self.base = base
+
+    def handlers(self) -> dict[str, Callable[[dict], Any]]:
+        return {"jump": self.jump, "step_over": self.step, "step_into": self.step,
+                "step_out": self.step, "pending": self.pending,
+                "step_options": lambda _: encode(self.engine.step_options()),
+                "ended": lambda request: self.engine.ended(int(request["partition"]))}
+
+    def jump(self, request: dict) -> dict:
+        index = int(request["index"])
+        if index < self.base:
+            raise ValueError(f"a process parked at I{self.base} cannot go back to I{index}")
+        snapshot = self.engine.forward(index)
+        return view_message(snapshot, self.engine.moved)
+
+    def step(self, request: dict) -> dict:
+        engine, partition = self.engine, int(request["partition"])
+        op = request["op"]
+        if op == "step_over":
+            snapshot = engine.step_over(partition)
+        elif op == "step_into":
+            snapshot = engine.step_into(partition, request["operator"])
+        else:
+            snapshot = engine.step_out(partition)
+        return view_message(snapshot, engine.moved)
+
+    def pending(self, request: dict) -> Any:
+        rows = self.engine.pending(request.get("partition"), int(request.get("limit", 20)))
+        return encode(rows)
+
+
+def _key(encoded: Any) -> Any:
+    key = decode_records(encoded)
+    try:
+        hash(key)
+    except TypeError:
+        return json.dumps(encoded, sort_keys=True)
+    return key

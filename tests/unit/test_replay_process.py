@@ -1,0 +1,165 @@
+"""The replay process and its forks, through the real protocol, on in-memory logs.
+
+A root replay process (``replay_driver.py``: the real ``process.main`` and ``Root`` over
+``MemoryLogs``) parks forks; the kernel's ``ReplayHub`` asks a parked fork for an active
+process, jumps and steps in it, gets refusals back as the API's exceptions, cancels a
+long jump by ending its process, and ends every process when it closes.
+"""
+import os
+import socket
+import sys
+import threading
+import time
+
+import pytest
+
+from icedtea_jupyter.replay.client import ReplayCancelled, ReplayHub
+from icedtea_jupyter.replay.cursor import StepRefused
+from icedtea_jupyter.replay.views import apply_view
+from icedtea_jupyter.replay.wire import FrameReader, WireError, send_frame
+from tests.unit.replay_driver import SCENARIOS
+from tests.unit.test_replay_engine import reference_outputs
+
+DRIVER = [sys.executable, os.path.join(os.path.dirname(__file__), "replay_driver.py")]
+
+
+class Kernel:
+    """The kernel's side: a hub, the events it heard, the parked forks by interaction."""
+
+    def __init__(self, scenario, tmp_path):
+        self.events, self.forks = [], {}
+        self.hub = ReplayHub(self._on_event)
+        self.root = self.hub.start(scenario, str(tmp_path / "replay.log"), DRIVER)
+        self.info = self.hub.request(self.root, "info").result(30)
+
+    def _on_event(self, link, event):
+        self.events.append(event)
+        if event.get("event") == "parked":
+            self.forks[event["index"]] = event["link"]
+        elif event.get("event") == "dropped":
+            for index in event["indices"]:
+                self.hub.tell(self.forks.pop(index), "exit")
+
+    def active(self, base):
+        return self.hub.request(self.forks[base], "spawn").result(30)
+
+    def ask(self, link, op, **params):
+        return self.hub.request(link, op, **params).result(30)
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    made = []
+
+    def start(scenario):
+        made.append(Kernel(scenario, tmp_path))
+        return made[-1]
+    yield start
+    for k in made:
+        k.hub.close()
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie has ended too
+        return stat.read().split()[2] != "Z"
+
+
+def test_a_jump_from_a_parked_fork_equals_a_jump_from_the_start(kernel):
+    k = kernel("small")
+    assert k.info["chain"] == ["best", "double", "running"]
+    assert k.info["interactions"] == 4 and list(k.forks) == [0]  # I0 is parked at once
+    plan = k.ask(k.root, "prepare", tau=10.0, memory_cap=1 << 30)
+    assert plan["forks"] == [0] and plan["tau_met"]  # nothing to replay is worth a fork
+    views = {}
+    for target in range(4):
+        process = k.active(0)
+        views[target] = apply_view(k.ask(process, "jump", index=target), None, True)
+        k.hub.tell(process, "exit")
+    assert views[2].state("best", 0) == {"best": {1: 9, 2: 7}, "seen": 4}
+    assert views[3].state("running", 1) == {"total": 2 * (4 + 3004 + 8 + 3008 + 1), "x": 2}
+    assert views[3].count("best", 0) == 5 and views[1].count("double", 1) == 2
+
+
+def test_forks_are_parked_where_the_plan_puts_them_and_the_rest_are_dropped(kernel):
+    k = kernel("slow")
+    plan = k.ask(k.root, "prepare", tau=0.5, memory_cap=1 << 30)
+    # I2 is 7.8 s of replay after I1: a fork there puts every jump under τ = 0.5 s
+    assert plan["forks"] == [0, 2] and plan["tau_met"]
+    assert plan["predicted_worst_jump"] < 0.5
+    assert plan["replay_seconds"] > 7 and plan["memory_bytes"] > 0
+    assert sorted(k.forks) == [0, 2]
+    process = k.active(2)
+    view = apply_view(k.ask(process, "jump", index=2), None, True)
+    assert view.count("slow", 0) == 400 and view.state("slow", 0)["count"] == 400
+    done = [e for e in k.events if e.get("event") == "progress"][-1]
+    assert (done["done"], done["of"]) == (2, 2)
+
+
+def test_steps_and_refusals_in_the_active_process(kernel):
+    k = kernel("small")
+    process = k.active(0)
+    jumped = apply_view(k.ask(process, "jump", index=1), None, True)
+    stepped = apply_view(k.ask(process, "step_over", partition=0), jumped, False)
+    assert stepped.count("best", 0) == 3 and stepped.state("best", 0)["best"] == {1: 5, 2: 7}
+    assert stepped.count("best", 1) == 1  # the other partition did not move
+    assert stepped.outputs == reference_outputs(SCENARIOS["small"][0][0], 2, 3)
+    with pytest.raises(StepRefused, match="not in θ's chain"):
+        k.ask(process, "step_into", partition=0, operator="nope")
+    with pytest.raises(ValueError, match="cannot go forward"):
+        k.ask(process, "jump", index=0)  # a jump is a new process: this one only goes on
+    with pytest.raises(ValueError, match="unknown request"):
+        k.ask(process, "rm -rf")
+    assert k.ask(process, "ended", partition=1) is False  # and it still answers
+
+
+def test_a_cancelled_jump_fails_with_replay_cancelled_and_the_forks_stay(kernel):
+    k = kernel("slow")
+    process = k.active(0)
+    pending = k.hub.request(process, "jump", index=2)  # 8 s of replay
+    time.sleep(0.3)
+    k.hub.kill(process)
+    with pytest.raises(ReplayCancelled, match="cancelled"):
+        pending.result(5)
+    again = k.active(0)  # the parked fork is untouched
+    assert apply_view(k.ask(again, "jump", index=1), None, True).count("slow", 0) == 10
+
+
+def test_closing_the_hub_ends_every_replay_process(kernel):
+    k = kernel("small")
+    process = k.active(0)
+    pids = [k.root.pid, k.forks[0].pid, process.pid]
+    assert all(alive(pid) for pid in pids)
+    k.hub.close()
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in pids)
+
+
+def test_frames_carry_descriptors_and_refuse_garbage():
+    a, b = socket.socketpair()
+    extra, other = socket.socketpair()
+    send_frame(a, {"n": 1})
+    send_frame(a, {"n": 2, "fds": 1}, [extra.fileno()])
+    reader = FrameReader(b)
+    assert reader.read() == ({"n": 1}, [])
+    message, fds = reader.read()
+    assert message["n"] == 2 and len(fds) == 1
+    passed = socket.socket(fileno=fds[0])
+    passed.sendall(b"ping")
+    assert other.recv(4) == b"ping"
+    a.sendall(b"\x00\x00\x00\x05hello")
+    with pytest.raises(WireError, match="not JSON"):
+        reader.read()
+    a.sendall(b"\xff\xff\xff\xff")
+    with pytest.raises(WireError, match="over the limit"):
+        reader.read()
+    a.close()
+    with pytest.raises(WireError):
+        FrameReader(b).read()
+    for s in (b, extra, other, passed):
+        s.close()

@@ -31,6 +31,8 @@ REQUEST_METHODS: dict[str, dict[str, type]] = {
     "debug.step_into": {"run": str, "partition": int, "operator": str},
     "debug.step_out": {"run": str, "partition": int},
     "debug.state": {"run": str, "operator": str, "partition": int},
+    "debug.cancel": {"run": str},
+    "debug.progress": {"run": str},
     "run.actions": {"run": str},
 }
 
@@ -45,6 +47,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "run.alert",     # data: {"run": id, "alert": {...}}
     "run.interaction",  # data: {"run": id, "interaction": Interaction} (requested, completed)
     "debug.moved",   # data: {"run": id, "view": DebugView} (a jump or step, from anywhere)
+    "debug.preparing",  # data: {"run": id, "progress": ReplayProgress} (fork checkpoints)
     "run.action",    # data: {"run": id, "action": {"time", "source", "call"}}
 )
 

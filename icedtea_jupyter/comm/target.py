@@ -5,10 +5,12 @@ import threading
 import time
 import traceback
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..session import registry
 from ..session.actions import acting_as
+from ..replay.client import ReplayCancelled
 from ..session.run import Run, StepRefused
 from .handlers import HANDLERS, jsonable, run_item
 from .messages import (DEFAULT_SOURCE, RequestError, error_reply, event, reply,
@@ -23,21 +25,32 @@ _WATCHING = False
 _WATCHED: "weakref.WeakSet[Run]" = weakref.WeakSet()  # runs whose events are forwarded
 
 
+# requests that may take seconds (a replay): answered from a thread of their own, in order,
+# so that the kernel goes on answering the others (and ``debug.cancel``) meanwhile
+MOVES = frozenset({"debug.jump", "debug.step_over", "debug.step_into", "debug.step_out"})
+
+
 class CommChannel:
     """One open comm with a frontend."""
 
     def __init__(self, comm: Any) -> None:
         self.comm = comm
+        self._moves = ThreadPoolExecutor(1, thread_name_prefix="icedtea-comm-moves")
         comm.on_msg(self._on_msg)
         comm.on_close(self._on_close)
 
     def _on_msg(self, msg: dict) -> None:
-        self.send(handle(msg["content"]["data"]))
+        data = msg["content"]["data"]
+        if isinstance(data, dict) and data.get("method") in MOVES:
+            self._moves.submit(lambda: self.send(handle(data)))
+        else:
+            self.send(handle(data))
 
     def _on_close(self, msg: dict) -> None:
         with _LOCK:
             if self in _OPEN:
                 _OPEN.remove(self)
+        self._moves.shutdown(wait=False)
 
     def send(self, data: dict) -> None:
         self.comm.send(data)
@@ -54,6 +67,8 @@ def handle(message: Any) -> dict:
         return error_reply(request_id if isinstance(request_id, int) else None, exc.kind, str(exc))
     except StepRefused as exc:  # a step or view the debugger cannot give now: why
         return error_reply(request_id, "refused", str(exc))
+    except ReplayCancelled as exc:  # debug.cancel stopped it
+        return error_reply(request_id, "cancelled", str(exc))
     except LookupError as exc:
         return error_reply(request_id, "not_found", str(exc.args[0] if exc.args else exc))
     except Exception as exc:

@@ -2,7 +2,7 @@
 the run's debugger (jumps and steps), the action log.
 
 Handlers call only the Run and Debugger API; user values travel as the tagged JSON of
-``executor.state.encode``. The comm target runs handlers on a subshell thread: every
+``executor.state.encode``. Jumps and steps run on a thread of their comm channel: every
 debugger view is read under ``dbg.lock``, so no jump or step from the panel or the
 user's code interleaves with it.
 """
@@ -62,7 +62,8 @@ def debug_view(run: Run, dbg: Any) -> dict:
             "options": {"step_over": options["step_over"], "step_into": options["step_into"],
                         "refused": {str(p): why for p, why in options["refused"].items()}},
             "outputs": [encode(record) for record in snapshot.outputs],
-            "notes": list(snapshot.notes)}
+            "notes": list(snapshot.notes), "preparing": snapshot.preparing,
+            "started_from": snapshot.started_from}
 
 
 def _queue(row: dict) -> dict:
@@ -185,6 +186,20 @@ def debug_state(params: dict) -> dict:
             "changed": changed_json(snapshot.changed(operator, partition))}
 
 
+@handles("debug.cancel")
+def debug_cancel(params: dict) -> dict:
+    """Stop the run's jump or step in progress (the replay process working on it)."""
+    dbg = run_of(params).current_debugger
+    return {"cancelled": bool(dbg is not None and dbg.cancel())}
+
+
+@handles("debug.progress")
+def debug_progress(params: dict) -> dict:
+    """Where the replay process stands in placing its fork checkpoints (None: no debugger)."""
+    dbg = run_of(params).current_debugger
+    return {"progress": getattr(dbg, "progress", None)}
+
+
 @handles("run.actions")
 def run_actions(params: dict) -> dict:
     run = run_of(params)
@@ -204,6 +219,11 @@ def action_event(run: Run, data: dict) -> tuple[str, dict]:
     return "run.action", {"run": run.id, "action": data}
 
 
+def preparing_event(run: Run, data: dict) -> tuple[str, dict]:
+    return "debug.preparing", {"run": run.id, "progress": data}
+
+
 # run event kind -> the comm event it becomes
 EVENTS: dict[str, Callable[[Run, dict], tuple[str, dict]]] = {
-    "interaction": interaction_event, "moved": moved_event, "action": action_event}
+    "interaction": interaction_event, "moved": moved_event, "action": action_event,
+    "replay": preparing_event}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import reprlib
+import threading
 from typing import Any, Callable
 
 import ipywidgets as widgets
@@ -79,15 +80,23 @@ class DebugControls:
                                           partition=p, operator=self.operator.value))
         self.step_out = self._button("Step out", "the rest of the current scope",
                                      lambda dbg, p: dbg.step_out(partition=p))
+        self.cancel = widgets.Button(description="Cancel", tooltip="Stop this jump or step",
+                                     layout=widgets.Layout(display="none"))
+        self.cancel.add_class("icedtea-cancel")
+        self.cancel.on_click(lambda _button: self._cancel())
         self.header = widgets.HTML()
         self.message = widgets.HTML()
         self.message.add_class("icedtea-debug-message")
+        self.progress = widgets.HTML()
+        self.progress.add_class("icedtea-preparing")
         self.snapshot = widgets.HTML()
         controls = widgets.HBox([self.partition, self.operator, self.step_over,
-                                 self.step_into, self.step_out])
+                                 self.step_into, self.step_out, self.cancel])
         self.widget = widgets.VBox([self.header, controls, self.message, self.snapshot],
                                    layout=widgets.Layout(display="none"))
         self.widget.add_class("icedtea-debugger")
+        self._busy: threading.Thread | None = None  # the move in progress, off the kernel's thread
+        self._lock = threading.Lock()
 
     def _button(self, label: str, tooltip: str, step: Callable[[Any, int], Any]) -> Any:
         button = widgets.Button(description=label, tooltip=tooltip)
@@ -96,7 +105,24 @@ class DebugControls:
         return button
 
     def act(self, move: Callable[[Any], Any]) -> None:
-        """Make one debugger call as the panel; a refusal shows its reason."""
+        """Make one debugger call as the panel, on a thread of its own (the kernel goes on
+        answering, *Cancel* shows meanwhile); a refusal shows its reason."""
+        with self._lock:
+            if self._busy is not None:
+                self._say("The debugger is still busy with the last move: wait, or Cancel")
+                return
+            self._busy = threading.Thread(target=self._act, args=(move,), daemon=True,
+                                          name="icedtea-panel-move")
+            self.cancel.layout.display = ""
+            self._busy.start()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Until the move in progress has ended (for scripts and tests)."""
+        busy = self._busy
+        if busy is not None:
+            busy.join(timeout)
+
+    def _act(self, move: Callable[[Any], Any]) -> None:
         try:
             with acting_as("panel"):
                 move(self.run.debugger())
@@ -106,6 +132,28 @@ class DebugControls:
             self._say(f"{type(exc).__name__}: {exc}")
         else:
             self.message.value = ""
+        finally:
+            with self._lock:
+                self._busy = None
+                self.cancel.layout.display = "none"
+
+    def _cancel(self) -> None:
+        dbg = self.run.current_debugger
+        if dbg is not None:
+            dbg.cancel()
+
+    def show_progress(self, progress: dict | None) -> None:
+        """The replay process placing its fork checkpoints: how far it is."""
+        state = (progress or {}).get("state")
+        if state in ("starting", "preparing"):
+            done, of = progress.get("done", 0), progress.get("of", 0)
+            text = f"{100 * done // of}%" if of else "starting…"
+            self.progress.value = f"<span class='icedtea-muted'>Preparing time travel: {text}</span>"
+        elif state == "failed":
+            self._say(f"Time travel could not be prepared: {progress.get('error', '')}")
+            self.progress.value = ""
+        else:
+            self.progress.value = ""
 
     def _say(self, text: str) -> None:
         self.message.value = f"<span style='color:#d93025'>{html.escape(text)}</span>"

@@ -70,13 +70,15 @@ class RunPanel:
         self.timeline_row = TimelineRow(self._jump)
         controls = widgets.HBox([self.interact_button, self.timeline])
         self.widget = widgets.VBox([self.header, self.operators, controls,
-                                    self.timeline_row.widget, self.debug.widget, self.messages])
+                                    self.timeline_row.widget, self.debug.progress,
+                                    self.debug.widget, self.messages])
         self.widget.add_class("icedtea-panel")
         self.rows: dict[str, OperatorRow] = {}
         self._dirty = threading.Event()
         run.subscribe(self._on_event)
         self.refresh()
         self.debug.update()
+        self.debug.show_progress(getattr(run.current_debugger, "progress", None))
         threading.Thread(target=self._loop, daemon=True, name=f"icedtea-panel-{run.id}").start()
 
     def _loop(self) -> None:
@@ -92,6 +94,8 @@ class RunPanel:
         if kind == "moved":  # from the panel, the sidebar or the user's code
             self.debug.update()
             self._timeline_row(self.timeline_row.interactions)
+        elif kind == "replay":  # the replay process placing its fork checkpoints
+            self.debug.show_progress(data)
 
     def _interact(self, _button: Any = None) -> None:
         """Take the interaction off the kernel's thread: the workers answer within ms."""

@@ -3,9 +3,15 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { RequestError } from './client';
 import { IRunsSource, LONG_REQUEST_TIMEOUT } from './model';
-import type { IAction, IDebugView, IEventMessage, IPendingAt, RunStatus } from './protocol';
+import type { IAction, IDebugView, IEventMessage, IPendingAt, IReplayProgress, RunStatus } from './protocol';
 import { pyRepr } from './tagged';
 import { message } from './timelineModel';
+
+/**
+ * Milliseconds to wait for `debug.cancel`: the kernel answers it while the jump it
+ * stops is still pending (the replay runs in another process).
+ */
+export const CANCEL_TIMEOUT = 5_000;
 
 /** Whether a step button is enabled, and the tooltip that says what it does or why not. */
 export interface IStepState {
@@ -28,7 +34,9 @@ export interface IDebugError {
  * The run's debugger as the kernel reports it (`DebugView`): after `debug.view`, the
  * replies to jumps and steps, and `debug.moved` events (steps taken from the panel or
  * Python code). Says which step buttons are possible and why others are not; keeps
- * the last error (a refused step) for the view to show inline.
+ * the last error (a refused step) for the view to show inline. Cancels the jump or
+ * step on its way (`debug.cancel`), and follows the preparation of time travel after
+ * the run ended (`debug.progress`, then `debug.preparing` events).
  */
 export class DebugModel implements IDisposable {
   constructor(source: IRunsSource) {
@@ -36,7 +44,7 @@ export class DebugModel implements IDisposable {
     source.event.connect(this._onEvent, this);
   }
 
-  /** Emitted after the view, the busy state, the error or the action log changed. */
+  /** Emitted after the view, the busy state, the error, the progress or the action log changed. */
   get changed(): ISignal<this, void> {
     return this._changed;
   }
@@ -55,8 +63,21 @@ export class DebugModel implements IDisposable {
     return this._busy;
   }
 
+  /** Whether a `debug.cancel` of the busy action is on its way. */
+  get cancelling(): boolean {
+    return this._cancelling;
+  }
+
   get error(): IDebugError | null {
     return this._error;
+  }
+
+  /**
+   * The preparation of time travel for the run (fork checkpoints parked by a replay
+   * after it ended), or null while unknown (the run records, or no debugger yet).
+   */
+  get progress(): IReplayProgress | null {
+    return this._progress;
   }
 
   /** The partition of the last step (from the sidebar or, by its label, from elsewhere). */
@@ -111,9 +132,12 @@ export class DebugModel implements IDisposable {
       this._viewKey = '';
       this._error = null;
       this._busy = null;
+      this._cancelling = false;
       this._lastPartition = null;
       this._actions = [];
+      this._progress = null;
       this._token++;
+      this._progressToken++;
       this._status = status;
       this._changed.emit();
       if (id !== null) {
@@ -125,6 +149,7 @@ export class DebugModel implements IDisposable {
     }
     if (this.available && !wasAvailable) {
       void this.refresh();
+      void this._loadProgress();
     }
   }
 
@@ -171,6 +196,37 @@ export class DebugModel implements IDisposable {
     return this._act(`step out on partition ${partition}`, partition, run =>
       this._source.request('debug.step_out', { run, partition, source: 'sidebar' }, LONG_REQUEST_TIMEOUT)
     );
+  }
+
+  /**
+   * Stop the jump or step on its way (`debug.cancel`). Its pending request then fails
+   * ("cancelled"), shown as an error, and the view stays as it was. Resolves whether
+   * the kernel stopped something; does nothing unless a jump or step is on its way.
+   */
+  async cancel(): Promise<boolean> {
+    const run = this._runId;
+    const action = this._busy;
+    if (run === null || action === null || this._cancelling) {
+      return false;
+    }
+    this._cancelling = true;
+    this._changed.emit();
+    let stopped = false;
+    try {
+      const result = await this._source.request('debug.cancel', { run, source: 'sidebar' }, CANCEL_TIMEOUT);
+      stopped = !!result?.cancelled;
+    } catch (reason) {
+      if (run === this._runId && this._busy === action) {
+        this._setError(reason, `cancel ${action}`, null);
+      }
+    }
+    // Stopped: `cancelling` lasts until the failed reply of the jump or step ends it.
+    // Not stopped (it was about to end, or the cancel failed): Cancel can be tried again.
+    if (!stopped && run === this._runId && this._cancelling) {
+      this._cancelling = false;
+      this._changed.emit();
+    }
+    return stopped;
   }
 
   /** Step over on `partition`: possible unless the kernel refused it (overlapping scopes). */
@@ -274,11 +330,14 @@ export class DebugModel implements IDisposable {
           this._lastPartition = partition;
         }
         this._busy = null;
+        this._cancelling = false;
         this._setView(view, true);
       }
     } catch (reason) {
       if (run === this._runId) {
+        // A cancelled jump or step fails like any other: the view stays as it was.
         this._busy = null;
+        this._cancelling = false;
         this._setError(reason, action, partition);
       }
     }
@@ -323,9 +382,42 @@ export class DebugModel implements IDisposable {
     }
   }
 
+  /** The preparation of time travel, once the run has ended (an older kernel has none). */
+  private async _loadProgress(): Promise<void> {
+    const run = this._runId;
+    if (run === null) {
+      return;
+    }
+    const token = ++this._progressToken;
+    try {
+      const result = await this._source.request('debug.progress', { run }, LONG_REQUEST_TIMEOUT);
+      // A `debug.preparing` event that came while the reply was on its way is newer.
+      if (token === this._progressToken && run === this._runId) {
+        this._setProgress(result?.progress ?? null);
+      }
+    } catch {
+      // An older kernel: nothing is prepared in the background.
+    }
+  }
+
+  private _setProgress(progress: IReplayProgress | null): void {
+    const old = this._progress;
+    if (
+      old === progress ||
+      (old && progress && old.state === progress.state && old.done === progress.done && old.of === progress.of && old.error === progress.error)
+    ) {
+      return;
+    }
+    this._progress = progress;
+    this._changed.emit();
+  }
+
   private _onEvent(source: unknown, msg: IEventMessage): void {
     if (msg.event === 'debug.moved' && msg.data.run === this._runId) {
       this._setView(msg.data.view);
+    } else if (msg.event === 'debug.preparing' && msg.data.run === this._runId) {
+      this._progressToken++;
+      this._setProgress(msg.data.progress);
     } else if (msg.event === 'run.action' && msg.data.run === this._runId) {
       this._actions = [...this._actions, msg.data.action];
       this._changed.emit();
@@ -338,12 +430,40 @@ export class DebugModel implements IDisposable {
   private _view: IDebugView | null = null;
   private _viewKey = '';
   private _busy: string | null = null;
+  private _cancelling = false;
+  private _progress: IReplayProgress | null = null;
+  private _progressToken = 0;
   private _error: IDebugError | null = null;
   private _lastPartition: number | null = null;
   private _actions: IAction[] = [];
   private _token = 0;
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
+}
+
+/**
+ * The line that says how the preparation of time travel goes: "Preparing time travel:
+ * 40%" (or "starting…" before the number of interactions is known), why it failed, or
+ * null when there is nothing to say (ready, or unknown).
+ */
+export function preparingText(progress: IReplayProgress | null): string | null {
+  if (!progress) {
+    return null;
+  }
+  switch (progress.state) {
+    case 'starting':
+    case 'preparing': {
+      if (!(progress.of > 0)) {
+        return 'Preparing time travel: starting…';
+      }
+      const percent = Math.min(100, Math.max(0, Math.floor((100 * progress.done) / progress.of)));
+      return `Preparing time travel: ${percent}%`;
+    }
+    case 'failed':
+      return `Time travel could not be prepared: ${progress.error || 'no reason given'}`;
+    default:
+      return null;
+  }
 }
 
 /** A cheap identity of a view: the same view reported twice (reply and event) is one. */

@@ -1,6 +1,6 @@
 import { Widget } from '@lumino/widgets';
 
-import type { IStepState } from './debugModel';
+import { IStepState, preparingText } from './debugModel';
 import { el, setText } from './format';
 import type { ISnapshotPartition } from './snapshotModel';
 import { pyRepr } from './tagged';
@@ -13,7 +13,9 @@ const ROW_HEIGHT = 48;
  * The partitions of G(θ) in the snapshot shown, as a windowed list (200 partitions
  * stay cheap): per partition the workers' counts, the record waiting at θ, and the
  * step buttons; a step that is impossible is disabled with the reason as its tooltip,
- * a refused step is shown inline. A click on a partition shows its states.
+ * a refused step is shown inline. A click on a partition shows its states. While a
+ * jump or step is on its way, a Cancel button stops it; while time travel is being
+ * prepared after the run, a line says how far it is.
  */
 export class PartitionSteps extends Widget {
   constructor(model: TimeTravelModel) {
@@ -22,6 +24,14 @@ export class PartitionSteps extends Widget {
     this.addClass('jp-icedtea-PartitionSteps');
     this._status = el('div', 'jp-icedtea-step-status');
     this._status.setAttribute('aria-live', 'polite');
+    this._cancel = el('button', 'jp-icedtea-button jp-icedtea-cancel-button', 'Cancel');
+    this._cancel.type = 'button';
+    this._cancel.title = 'Stop this jump or step';
+    this._cancel.hidden = true;
+    this._cancel.addEventListener('click', this._onCancel);
+    const head = el('div', 'jp-icedtea-step-head');
+    head.append(this._status, this._cancel);
+    this._preparing = el('div', 'jp-icedtea-preparing jp-icedtea-muted');
     this._error = el('div', 'jp-icedtea-inline-error jp-icedtea-step-error');
     this._error.setAttribute('role', 'alert');
     this._outputs = el('div', 'jp-icedtea-step-outputs');
@@ -37,7 +47,8 @@ export class PartitionSteps extends Widget {
     });
     this.node.append(
       el('h3', 'jp-icedtea-section-title', 'Partitions and steps'),
-      this._status,
+      head,
+      this._preparing,
       this._error,
       this._list.node,
       this._outputs,
@@ -75,7 +86,7 @@ export class PartitionSteps extends Widget {
     const partitions = snapshot.partitions;
     let status: string;
     if (debug.busy) {
-      status = `Working: ${debug.busy}…`;
+      status = debug.cancelling ? `Cancelling: ${debug.busy}…` : `Working: ${debug.busy}…`;
     } else if (snapshot.mode === 'debug' && view) {
       const over = view.options.step_over;
       const into = view.options.step_into;
@@ -87,10 +98,23 @@ export class PartitionSteps extends Widget {
     }
     setText(this._status, status);
     this.node.dataset.busy = String(!!debug.busy);
+    this._cancel.hidden = !debug.busy;
+    this._cancel.disabled = debug.cancelling;
+    const progress = debug.progress;
+    const preparing = preparingText(progress);
+    this._preparing.hidden = !preparing;
+    this._preparing.dataset.state = progress?.state ?? '';
+    setText(this._preparing, preparing ?? '');
+    const replaying = progress && (progress.state === 'starting' || progress.state === 'preparing') ? progress : null;
+    this._preparing.title = replaying
+      ? 'Replaying the run once to park fork checkpoints' +
+        (replaying.of > 0 ? ` (${replaying.done} of ${replaying.of} interactions)` : '') +
+        ': jumps work meanwhile, but may be slower'
+      : '';
     const error = debug.error;
     this._error.hidden = !error;
     this._error.dataset.type = error?.type ?? '';
-    setText(this._error, error ? `${capitalize(error.action)} ${error.type === 'refused' ? 'refused' : 'failed'}: ${error.message}` : '');
+    setText(this._error, error ? `${capitalize(error.action)} ${errorVerb(error.type)}: ${error.message}` : '');
     const outputs = snapshot.mode === 'debug' && view && view.outputs.length ? view.outputs : null;
     this._outputs.hidden = !outputs;
     setText(this._outputs, outputs ? `Left the chain in the last step: ${outputs.map(o => pyRepr(o, 80)).join(', ')}` : '');
@@ -169,8 +193,14 @@ export class PartitionSteps extends Widget {
     this._model.snapshot.selectPartition(partition);
   };
 
+  private _onCancel = (): void => {
+    void this._model.debug.cancel();
+  };
+
   private _model: TimeTravelModel;
   private _status: HTMLElement;
+  private _cancel: HTMLButtonElement;
+  private _preparing: HTMLElement;
   private _error: HTMLElement;
   private _outputs: HTMLElement;
   private _action: HTMLElement;
@@ -212,6 +242,11 @@ function setButton(button: HTMLElement, state: IStepState, partition: number): v
   b.title = state.reason;
   b.dataset.partition = String(partition);
   b.setAttribute('aria-label', `${b.textContent} on partition ${partition}: ${state.reason}`);
+}
+
+/** "refused" for a step the kernel refused, "cancelled" for one stopped by Cancel, else "failed". */
+function errorVerb(type: string): string {
+  return type === 'refused' || type === 'cancelled' ? type : 'failed';
 }
 
 function capitalize(text: string): string {

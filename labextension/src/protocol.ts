@@ -29,6 +29,8 @@ export const REQUEST_METHODS = [
   'debug.step_into',
   'debug.step_out',
   'debug.state',
+  'debug.cancel',
+  'debug.progress',
   'run.actions'
 ] as const;
 
@@ -39,6 +41,7 @@ export const EVENT_TYPES = [
   'run.alert',
   'run.interaction',
   'debug.moved',
+  'debug.preparing',
   'run.action'
 ] as const;
 
@@ -249,6 +252,28 @@ export interface IDebugView {
   /** What left the chain in the last step. */
   outputs: Tagged[];
   notes: string[];
+  /**
+   * Set when the last jump was made while time travel was still being prepared:
+   * "time travel is still being prepared (40%): this jump replayed from I0".
+   */
+  preparing?: string | null;
+  /** The interaction of the parked fork the last jump started from. */
+  started_from?: number | null;
+}
+
+/**
+ * The preparation of a run's time travel: after the run ends, a background phase
+ * replays it once and parks fork checkpoints. Until it is `ready`, jumps still work
+ * but may be slower.
+ */
+export interface IReplayProgress {
+  /** waiting: only I0 is parked until dbg.prepare() (a debugger made with prepare_now=False). */
+  state: 'starting' | 'waiting' | 'preparing' | 'ready' | 'failed';
+  /** Interactions replayed so far, out of `of`. */
+  done: number;
+  of: number;
+  /** Why it failed (`failed`). */
+  error?: string;
 }
 
 export interface IDebugStateResult {
@@ -298,6 +323,8 @@ export interface IRequestParams {
   'debug.step_into': IActionParams & { partition: number; operator: string };
   'debug.step_out': IActionParams & { partition: number };
   'debug.state': { run: string; operator: string; partition: number };
+  'debug.cancel': IActionParams;
+  'debug.progress': { run: string };
   'run.actions': { run: string };
 }
 
@@ -319,6 +346,9 @@ export interface IRequestResults {
   'debug.step_into': IDebugView;
   'debug.step_out': IDebugView;
   'debug.state': IDebugStateResult;
+  'debug.cancel': { cancelled: boolean };
+  /** Null when the run has no debugger yet. */
+  'debug.progress': { progress: IReplayProgress | null };
   'run.actions': { run: string; actions: IAction[] };
 }
 
@@ -330,6 +360,7 @@ export interface IEventData {
   'run.alert': { run: string; alert: IAlert };
   'run.interaction': { run: string; interaction: IInteraction };
   'debug.moved': { run: string; view: IDebugView };
+  'debug.preparing': { run: string; progress: IReplayProgress };
   'run.action': { run: string; action: IAction };
 }
 

@@ -11,7 +11,8 @@ import type { TimeTravelModel } from './timeTravel';
  * The snapshot shown (the debugger's view after a jump, else the recorded snapshot of
  * the selected interaction) for the selected partition: per operator of G(θ) its
  * count, the records waiting at it with a `Step into` button (debugger), and its
- * state as a tree with what changed since the previous snapshot highlighted.
+ * state as a tree with what changed since the previous snapshot highlighted. A jump
+ * made while time travel was still being prepared says so under the title.
  */
 export class SnapshotView extends Widget {
   constructor(model: TimeTravelModel) {
@@ -19,12 +20,13 @@ export class SnapshotView extends Widget {
     this._model = model;
     this.addClass('jp-icedtea-SnapshotView');
     this._title = el('div', 'jp-icedtea-snapshot-title');
+    this._preparing = el('div', 'jp-icedtea-snapshot-preparing jp-icedtea-muted');
     this._notes = el('ul', 'jp-icedtea-snapshot-notes');
     this._message = el('div', 'jp-icedtea-muted');
     this._error = el('div', 'jp-icedtea-inline-error');
     this._error.setAttribute('role', 'alert');
     this._workers = el('div', 'jp-icedtea-workers');
-    this.node.append(el('h3', 'jp-icedtea-section-title', 'Snapshot'), this._title, this._notes, this._message, this._error, this._workers);
+    this.node.append(el('h3', 'jp-icedtea-section-title', 'Snapshot'), this._title, this._preparing, this._notes, this._message, this._error, this._workers);
     this._workers.addEventListener('click', this._onClick);
     model.snapshot.changed.connect(this._render, this);
     model.debug.changed.connect(this._render, this);
@@ -55,6 +57,12 @@ export class SnapshotView extends Widget {
     this._title.title = debugging
       ? "The debugger's current view (after a jump or steps)"
       : 'The states recorded at the selected interaction';
+    const view = debugging ? debug.view : null;
+    const preparing = view?.preparing ?? '';
+    setText(this._preparing, preparing);
+    this._preparing.hidden = !preparing;
+    const from = view?.started_from;
+    this._preparing.title = preparing && typeof from === 'number' ? `The jump started from the fork parked at I${from}` : '';
     const notes = debugging ? (debug.view?.notes ?? []) : [];
     if (this._notes.dataset.key !== JSON.stringify(notes)) {
       this._notes.dataset.key = JSON.stringify(notes);
@@ -163,6 +171,7 @@ export class SnapshotView extends Widget {
   private _version = 0;
   private _sections = new Map<string, { node: HTMLElement; signature: unknown[] }>();
   private _title: HTMLElement;
+  private _preparing: HTMLElement;
   private _notes: HTMLUListElement;
   private _message: HTMLElement;
   private _error: HTMLElement;

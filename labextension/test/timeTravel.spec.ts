@@ -1,6 +1,9 @@
-import { DebugModel } from '../src/debugModel';
+import { Signal } from '@lumino/signaling';
+
+import { RequestError } from '../src/client';
+import { CANCEL_TIMEOUT, DebugModel, preparingText } from '../src/debugModel';
 import type { IRunsSource } from '../src/model';
-import type { IEventMessage } from '../src/protocol';
+import type { IEventMessage, IReplayProgress } from '../src/protocol';
 import { flush } from './fakeKernel';
 import { interaction, ManualClock, row, setupTimeTravel, TimeTravelKernel, tuple } from './timeTravelKernel';
 
@@ -190,6 +193,189 @@ describe('DebugModel', () => {
   });
 });
 
+describe('DebugModel: cancel', () => {
+  it('sends debug.cancel for the run while a jump is on its way, and shows the cancelled jump as an error', async () => {
+    const { kernel, tt } = await setupTimeTravel();
+    await tt.debug.jump(1);
+    const before = tt.debug.view;
+    kernel.holdMethods.add('debug.jump');
+    const jump = tt.debug.jump(2);
+    await flush();
+    expect(tt.debug.busy).toBe('jump to I2');
+    const cancel = tt.debug.cancel();
+    expect(tt.debug.cancelling).toBe(true);
+    await expect(cancel).resolves.toBe(true);
+    await jump;
+    expect(kernel.requests.filter(r => r.method === 'debug.cancel').map(r => r.params)).toEqual([{ run: 'r1', source: 'sidebar' }]);
+    expect(tt.debug.busy).toBeNull();
+    expect(tt.debug.cancelling).toBe(false);
+    expect(tt.debug.error).toEqual({ type: 'cancelled', message: 'debug.jump was cancelled', action: 'jump to I2', partition: null });
+    // The view stays as it was.
+    expect(tt.debug.view).toBe(before);
+    expect(tt.debug.view?.index).toBe(1);
+  });
+
+  it('cancels a step too, and sends nothing when nothing is on its way', async () => {
+    const { kernel, tt } = await setupTimeTravel();
+    expect(await tt.debug.cancel()).toBe(false);
+    await tt.debug.jump(1);
+    expect(await tt.debug.cancel()).toBe(false);
+    expect(kernel.methods()).not.toContain('debug.cancel');
+    kernel.holdMethods.add('debug.step_over');
+    const step = tt.debug.stepOver(0);
+    await flush();
+    // A second click while the first cancel is on its way sends nothing more.
+    const cancels = [tt.debug.cancel(), tt.debug.cancel()];
+    expect(await Promise.all(cancels)).toEqual([true, false]);
+    await step;
+    expect(kernel.requests.filter(r => r.method === 'debug.cancel')).toHaveLength(1);
+    expect(tt.debug.error).toMatchObject({ type: 'cancelled', action: 'step over on partition 0', partition: 0 });
+    expect(tt.debug.view?.step).toBe('jump to I1');
+  });
+
+  it('shows a failed cancel like other errors, with a short timeout', async () => {
+    let finishJump: (reason: unknown) => void = () => undefined;
+    const timeouts: { [method: string]: number | undefined } = {};
+    let cancels = 0;
+    const source = fakeSource((method, params, timeout) => {
+      timeouts[method] = timeout;
+      if (method === 'debug.jump') {
+        return new Promise((_, reject) => (finishJump = reject));
+      }
+      if (method === 'debug.cancel') {
+        return ++cancels === 1 ? Promise.reject(new RequestError('debug.cancel: no reply in 5 s', 'timeout')) : Promise.resolve({ cancelled: true });
+      }
+      return Promise.resolve(method === 'debug.progress' ? { progress: null } : method === 'run.actions' ? { run: 'r1', actions: [] } : null);
+    });
+    const debug = new DebugModel(source.source);
+    debug.setRun('r1', 'finished');
+    const jump = debug.jump(3);
+    expect(await debug.cancel()).toBe(false);
+    expect(timeouts['debug.cancel']).toBe(CANCEL_TIMEOUT);
+    expect(CANCEL_TIMEOUT).toBeLessThanOrEqual(10_000);
+    expect(debug.error).toEqual({ type: 'timeout', message: 'debug.cancel: no reply in 5 s', action: 'cancel jump to I3', partition: null });
+    expect(debug.busy).toBe('jump to I3');
+    expect(debug.cancelling).toBe(false);
+    // The jump then comes back cancelled after all, as an internal error.
+    finishJump(new RequestError('the jump was cancelled', 'internal'));
+    await jump;
+    expect(debug.busy).toBeNull();
+    expect(debug.error).toMatchObject({ type: 'internal', message: 'the jump was cancelled', action: 'jump to I3' });
+    expect(debug.view).toBeNull();
+    // Stopped before the jump's reply came: still cancelling until it does.
+    const next = debug.jump(4);
+    expect(await debug.cancel()).toBe(true);
+    expect(debug.cancelling).toBe(true);
+    expect(await debug.cancel()).toBe(false);
+    expect(cancels).toBe(2);
+    finishJump(new RequestError('the jump was cancelled', 'cancelled'));
+    await next;
+    expect(debug.cancelling).toBe(false);
+    expect(debug.busy).toBeNull();
+    expect(debug.error).toMatchObject({ type: 'cancelled', action: 'jump to I4' });
+  });
+});
+
+describe('DebugModel: preparation of time travel', () => {
+  const preparing = (done: number, of: number): IReplayProgress => ({ state: 'preparing', done, of });
+
+  it('fetches the progress when it follows an ended run', async () => {
+    const { kernel, tt } = await setupTimeTravel(k => (k.replayProgress = preparing(1, 3)));
+    expect(kernel.requests.filter(r => r.method === 'debug.progress').map(r => r.params)).toEqual([{ run: 'r1' }]);
+    expect(tt.debug.progress).toEqual(preparing(1, 3));
+  });
+
+  it('does not ask while the run records, and asks once it ended', async () => {
+    const { kernel, tt } = await setupTimeTravel(k => {
+      k.status_ = 'running';
+      k.replayProgress = null;
+    });
+    expect(kernel.methods()).not.toContain('debug.progress');
+    expect(tt.debug.progress).toBeNull();
+    kernel.status_ = 'finished';
+    kernel.replayProgress = { state: 'starting', done: 0, of: 0 };
+    kernel.event('run.status', { run: 'r1', status: 'finished', error: null, warnings: [] });
+    await flush(60);
+    expect(kernel.methods()).toContain('debug.progress');
+    expect(tt.debug.progress).toEqual({ state: 'starting', done: 0, of: 0 });
+  });
+
+  it('follows debug.preparing events of the current run only', async () => {
+    const { kernel, tt } = await setupTimeTravel(k => (k.replayProgress = null));
+    expect(tt.debug.progress).toBeNull();
+    const changes = jest.fn();
+    tt.debug.changed.connect(changes);
+    kernel.event('debug.preparing', { run: 'r1', progress: preparing(2, 5) });
+    expect(tt.debug.progress).toEqual(preparing(2, 5));
+    expect(changes).toHaveBeenCalledTimes(1);
+    // The same progress again changes nothing.
+    kernel.event('debug.preparing', { run: 'r1', progress: preparing(2, 5) });
+    expect(changes).toHaveBeenCalledTimes(1);
+    // Another run's preparation is not ours.
+    kernel.event('debug.preparing', { run: 'zz', progress: { state: 'failed', done: 0, of: 5, error: 'boom' } });
+    expect(tt.debug.progress).toEqual(preparing(2, 5));
+    expect(changes).toHaveBeenCalledTimes(1);
+    kernel.event('debug.preparing', { run: 'r1', progress: { state: 'ready', done: 5, of: 5 } });
+    expect(tt.debug.progress?.state).toBe('ready');
+    expect(changes).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps an event that arrives while the fetched progress is on its way', async () => {
+    const { kernel, tt } = await setupTimeTravel(k => {
+      k.replayProgress = preparing(0, 4);
+      k.holdMethods.add('debug.progress');
+    });
+    kernel.event('debug.preparing', { run: 'r1', progress: preparing(3, 4) });
+    kernel.release('debug.progress');
+    await flush(20);
+    expect(tt.debug.progress).toEqual(preparing(3, 4));
+  });
+
+  it('forgets the progress of the previous run', async () => {
+    const source = fakeSource(method =>
+      Promise.resolve(method === 'debug.progress' ? { progress: preparing(1, 2) } : method === 'run.actions' ? { run: 'x', actions: [] } : null)
+    );
+    const debug = new DebugModel(source.source);
+    debug.setRun('r1', 'finished');
+    await flush();
+    expect(debug.progress).toEqual(preparing(1, 2));
+    debug.setRun('r2', 'running');
+    expect(debug.progress).toBeNull();
+    source.emit({ kind: 'event', event: 'debug.preparing', data: { run: 'r1', progress: preparing(2, 2) } });
+    expect(debug.progress).toBeNull();
+  });
+
+  it('says how far the preparation is', () => {
+    expect(preparingText(null)).toBeNull();
+    expect(preparingText({ state: 'starting', done: 0, of: 0 })).toBe('Preparing time travel: starting…');
+    expect(preparingText({ state: 'preparing', done: 0, of: 0 })).toBe('Preparing time travel: starting…');
+    expect(preparingText({ state: 'starting', done: 0, of: 7 })).toBe('Preparing time travel: 0%');
+    expect(preparingText(preparing(2, 5))).toBe('Preparing time travel: 40%');
+    expect(preparingText(preparing(2, 3))).toBe('Preparing time travel: 66%');
+    expect(preparingText({ state: 'ready', done: 5, of: 5 })).toBeNull();
+    expect(preparingText({ state: 'failed', done: 1, of: 5, error: 'the replay process died' })).toBe(
+      'Time travel could not be prepared: the replay process died'
+    );
+  });
+});
+
+/** A source whose requests `answer` serves, with events pushed by `emit`. */
+function fakeSource(answer: (method: string, params: unknown, timeout?: number) => Promise<unknown>): {
+  source: IRunsSource;
+  emit: (msg: IEventMessage) => void;
+} {
+  const owner = {};
+  const event = new Signal<unknown, IEventMessage>(owner);
+  const stateChanged = new Signal<unknown, IRunsSource['state']>(owner);
+  const source: IRunsSource = {
+    state: 'ready',
+    stateChanged,
+    event,
+    request: ((method: string, params: unknown, timeout?: number) => answer(method, params, timeout)) as IRunsSource['request']
+  };
+  return { source, emit: msg => event.emit(msg) };
+}
+
 describe('SnapshotModel', () => {
   it('shows the debugger view after a jump and follows the stepped partition', async () => {
     const { kernel, tt } = await setupTimeTravel();
@@ -267,8 +453,9 @@ describe('events', () => {
     client.event.connect((_, e) => seen.push(e));
     kernel.event('run.interaction', { run: 'r1', interaction: interaction(3, 'manual', 103) });
     kernel.event('debug.moved', { run: 'r1', view: kernel.view('jump to I0', 0) });
+    kernel.event('debug.preparing', { run: 'r1', progress: { state: 'preparing', done: 1, of: 3 } });
     kernel.event('run.action', { run: 'r1', action: { time: 1, source: 'sidebar', call: 'run.interact()' } });
-    expect(seen.map(e => e.event)).toEqual(['run.interaction', 'debug.moved', 'run.action']);
+    expect(seen.map(e => e.event)).toEqual(['run.interaction', 'debug.moved', 'debug.preparing', 'run.action']);
     expect(row('A', 1)).toEqual({ $t: 'row', v: { customer: 'A', amount: 1, currency: '$' } });
   });
 });

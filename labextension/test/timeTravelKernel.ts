@@ -6,7 +6,7 @@
  */
 import { IcedteaClient } from '../src/client';
 import { RunsModel } from '../src/model';
-import type { IDebugView, IInteraction, IRequestMessage, IRunListItem, IRunSummary, Tagged } from '../src/protocol';
+import type { IDebugView, IInteraction, IReplayProgress, IRequestMessage, IRunListItem, IRunSummary, Tagged } from '../src/protocol';
 import { TimeTravelModel } from '../src/timeTravel';
 import type { IClock } from '../src/throttle';
 import { FakeComm, FakeKernel, flush, later } from './fakeKernel';
@@ -37,6 +37,8 @@ export class TimeTravelKernel extends FakeKernel {
   atDetect: Tagged[] = [];
   frauds = 0;
   blacklist: string[] = [];
+  /** What `debug.progress` answers: the preparation of time travel after the run. */
+  replayProgress: IReplayProgress | null = { state: 'ready', done: 3, of: 3 };
 
   constructor() {
     super();
@@ -139,6 +141,17 @@ export class TimeTravelKernel extends FakeKernel {
         });
       case 'run.page':
         return ok({ total: 1, start: 0, items: [tuple('Alice', 60)] });
+      case 'debug.progress':
+        return ok({ progress: this.replayProgress });
+      case 'debug.cancel': {
+        // The held jump or step fails as cancelled, like the replay process stopped.
+        const stopped = this.requests.filter(r => r.method.startsWith('debug.') && r.method !== 'debug.cancel' && this.held.has(r.id));
+        for (const r of stopped) {
+          this.held.delete(r.id);
+          later(() => comm.push({ kind: 'reply', id: r.id, ok: false, error: { type: 'cancelled', message: `${r.method} was cancelled` } }));
+        }
+        return ok({ cancelled: stopped.length > 0 });
+      }
       case 'debug.view':
         return ok(this.jumped ? this.view('jump to I1', 1) : null);
       case 'debug.jump':

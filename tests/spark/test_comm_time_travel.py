@@ -175,6 +175,7 @@ def test_the_panel_jumps_and_steps_as_the_panel_and_follows_the_api(record):
     assert [b.description for b in buttons] == ["I0", "I1"]
     assert not any(b.disabled for b in buttons) and debug.widget.layout.display == "none"
     buttons[1].click()
+    debug.wait(60)  # moves run off the kernel's thread
     assert run.actions[-1]["call"] == "dbg.jump(1)" and run.actions[-1]["source"] == "panel"
     assert "at I1" in debug.header.value and buttons[1].button_style == "info"
     dbg = run.debugger()
@@ -182,11 +183,12 @@ def test_the_panel_jumps_and_steps_as_the_panel_and_follows_the_api(record):
              if rows["enrich"]["records"][0].amount == 10.0)
     assert debug.operator.value == "enrich"  # θ, until another operator is chosen
     debug.partition.value = p
-    debug.step_over.click()
-    debug.step_into.click()
-    debug.step_over.click()  # refused: Bob's scope is not finished
+    for button in (debug.step_over, debug.step_into, debug.step_over):
+        button.click()  # the last is refused: Bob's scope is not finished
+        debug.wait(60)
     assert "Refused" in debug.message.value and "step_out" in debug.message.value
     debug.step_out.click()
+    debug.wait(60)
     assert debug.message.value == ""
     assert "blacklist" in debug.snapshot.value and "icedtea-changed" in debug.snapshot.value
     assert [(a["source"], a["call"]) for a in run.actions] == [
@@ -198,3 +200,40 @@ def test_the_panel_jumps_and_steps_as_the_panel_and_follows_the_api(record):
     assert run.actions[-1]["source"] == "api" and run.actions[-1]["call"] == "dbg.jump(0)"
     assert "at I0" in debug.header.value
     assert [b.button_style for b in panel.timeline_row.buttons] == ["info", ""]
+
+
+def slow_max(rows):
+    best = None
+    for x in rows:
+        end = time.perf_counter() + 0.002
+        while time.perf_counter() < end:
+            pass
+        best = x if best is None else max(best, x)
+        yield x
+
+
+def test_the_kernel_answers_while_a_long_jump_replays_and_the_jump_can_be_cancelled(
+        record, frontend):
+    from icedtea_jupyter.replay.remote import RemoteDebugger
+
+    code = "out = sc.parallelize(range(1500), 1).mapPartitions(slow_max).setName('best').count()"
+    run = record(code, {"slow_max": slow_max}, interesting="best", interact_every=0.3)
+    run.debugger().close()  # one with only I0 parked: a jump to the end replays it all
+    run._debugger = RemoteDebugger(run, run._debugger_moved, prepare_now=False)
+    assert ask(frontend, "debug.jump", run=run.id, index=0)["index"] == 0
+    last = len(run.interactions) - 1
+    jump = frontend.send_request("debug.jump", run=run.id, index=last)
+    time.sleep(0.3)  # the replay process is replaying; the comm goes on answering
+    start = time.perf_counter()
+    listed = ask(frontend, "run.interactions", run=run.id)["interactions"]
+    assert time.perf_counter() - start < 0.5 and len(listed) == last + 1
+    assert ask(frontend, "debug.progress", run=run.id)["progress"]["state"] == "waiting"
+    assert ask(frontend, "debug.cancel", run=run.id) == {"cancelled": True}
+    reply = frontend.reply(jump)
+    assert not reply["ok"] and reply["error"]["type"] == "cancelled", reply
+    assert ask(frontend, "debug.view", run=run.id)["index"] == 0  # where it was
+    stepped = ask(frontend, "debug.step_over", run=run.id, partition=0)
+    assert stepped["step"] == "step over on partition 0"
+    assert [w["count"] for w in stepped["workers"] if w["operator"] == "best"] == [1]
+    assert ask(frontend, "debug.cancel", run=run.id) == {"cancelled": False}  # nothing runs
+    run._debugger.close()

@@ -65,11 +65,28 @@ class FakeComm:
 
     def request(self, method: str, **params) -> dict:
         """Send a request the way the frontend does; returns the reply."""
+        return self.reply(self.send_request(method, **params))
+
+    def send_request(self, method: str, **params) -> int:
+        """Send a request without waiting for its reply; returns its id."""
         self._next_id += 1
         message = {"kind": "request", "id": self._next_id, "method": method, "params": params}
         self._on_msg({"content": {"data": message}})
-        return next(m for m in reversed(self.sent)
-                    if m["kind"] == "reply" and m["id"] == self._next_id)
+        return self._next_id
+
+    def reply(self, request_id: int, timeout: float = 120.0) -> dict:
+        """The reply to ``request_id``, waiting for it (jumps and steps answer from a
+        thread of the comm channel)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [m for m in list(self.sent) if m["kind"] == "reply" and m["id"] == request_id]
+            if found:
+                return found[-1]
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no reply to request {request_id} in {timeout} s")
+            time.sleep(0.002)
 
     def events(self, name: str) -> list[dict]:
         return [m["data"] for m in self.sent if m["kind"] == "event" and m["event"] == name]

@@ -38,6 +38,7 @@ from icedtea_jupyter import Operator  # noqa: E402
 from icedtea_jupyter.examples import fraud  # noqa: E402
 from icedtea_jupyter.replay.checkpointing import measure  # noqa: E402
 from icedtea_jupyter.replay.cursor import StepRefused  # noqa: E402
+from icedtea_jupyter.replay.debugger import Debugger  # noqa: E402 - the in-kernel engine: its plans
 from icedtea_jupyter.replay.plan import InfeasiblePlan, make_plan  # noqa: E402
 from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
 
@@ -137,6 +138,7 @@ def start_session():
 
 
 def record(code: str, namespace: dict, store: str, **options):
+    options.setdefault("prepare", False)  # this bench measures the in-kernel engine
     run = start_run(code, dict(namespace), RunOptions(store=store, **options))
     run.wait(600)
     if run.status != "finished":
@@ -242,7 +244,7 @@ def record_sums_run(spark, args, store) -> tuple:
             break
         every = max(0.03, every * (max(1, running) / args.interactions) ** 0.5)
         say(f"  recording again, every {every:.3f} s")
-    return ns, run, run.debugger(), {"plain_s": plain, "attempts": attempts}
+    return ns, run, Debugger.for_run(run), {"plain_s": plain, "attempts": attempts}
 
 
 def jumps(dbg, tau: float, targets: Targets, repeats: int, margin: float) -> dict:
@@ -511,7 +513,7 @@ def fraud_steps(spark, args, store) -> dict:
     ns.update(PAYMENTS=payments, spark=spark)
     run = record(fraud.PIPELINE, ns, store, interesting="enrich", interact_every=0.05,
                  record_inputs=True)
-    dbg = run.debugger()
+    dbg = Debugger.for_run(run)
     running = Targets(dbg).running()
     if not running:
         raise RuntimeError("no interaction landed while 'enrich' ran; lower interact_every")
@@ -568,7 +570,7 @@ def step_options(spark, args, store) -> dict:
         every = max(1, args.option_records // 10)
         run = record(code, ns, store, interesting="theta", record_inputs=True,
                      interact_when=f"row % {every} == {every // 2}")
-        dbg = run.debugger()
+        dbg = Debugger.for_run(run)
         n = dbg.logs.interactions
         running = Targets(dbg).running()
         k = running[len(running) // 2] if running else n // 2

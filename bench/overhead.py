@@ -93,6 +93,9 @@ def plain(namespace: dict) -> float:
 
 def recorded(namespace: dict, store: str, **options) -> float:
     def run_it() -> None:
+        # recording alone: no fork checkpoints placed after the run (they would use the
+        # CPU while the next repetition runs)
+        options.setdefault("prepare", False)
         run = start_run(PIPELINE, dict(namespace), RunOptions(store=store, **options))
         run.wait()
         assert run.status == "finished", run.error

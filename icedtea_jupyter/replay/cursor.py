@@ -112,9 +112,15 @@ class PartitionCursor:
             raise StepRefused(f"θ processed {count} records of partition {self.partition} "
                               f"in the run, but only {len(self.inputs)} are available")
         self._drain()
-        while self.position < count:
-            self.step_into(self.names[0])
-            self._drain()
+        if self.position >= count:
+            return
+        records = self.inputs[self.position:count]  # every scope runs to its end:
+        self.position = count  # each worker takes all its records in one go
+        for worker, check in zip(self.workers, self.checks):
+            outputs, counts = worker.process_many(records)
+            check.check_many(worker.processed - len(records), counts)
+            records = outputs
+        self.sink.extend(records)
 
     def finish(self) -> None:
         """The end of the partition: every input, then each operator's closing outputs."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..executor.state import decode
 from .worker import ReplayError
 
@@ -46,6 +48,16 @@ class OutputCheck:
         if int(logged[index]) != outputs:
             self.divergence = (f"{self.name!r} emitted {outputs} record(s) for its input "
                                f"#{index} in replay and {int(logged[index])} in the run")
+
+    def check_many(self, start: int, counts: np.ndarray) -> None:
+        """``check`` for inputs ``start``, ``start + 1``, … with ``counts`` outputs each."""
+        logged = self.logged
+        if self.divergence is not None or logged is None or start >= len(logged):
+            return
+        end = min(len(logged), start + len(counts))
+        differ = np.flatnonzero(np.asarray(logged[start:end]) != counts[:end - start])
+        if len(differ):
+            self.check(start + int(differ[0]), int(counts[differ[0]]))
 
 
 class OriginOrder:

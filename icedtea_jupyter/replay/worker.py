@@ -8,9 +8,11 @@ at which the run's snapshots were taken.
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import greenlet
+import numpy as np
 
 from ..executor.channel import _CHANNELS, NullChannel
 from ..executor.log_result import replaying
@@ -50,8 +52,9 @@ class ReplayWorker:
         self.processed = 0
         self.finished = False
         self.failed: str | None = None
-        self._queue: list = []
-        self._out: list = []
+        self._queue: deque = deque()
+        self._out: list = []  # what the operator emitted since the last drain
+        self._starts: list[int] = []  # where in _out each record taken since then begins
         self.host: Any = None
         self._encoder = IncrementalState()
         self._shown: tuple = (None, None)  # (version, encoded state) last shown
@@ -64,20 +67,22 @@ class ReplayWorker:
             replaying.set(self.results)
         self.host_loop = self.function(self.partition, self._feed())
         self.host = _host_of(self.host_loop)
+        append = self._out.append
         for out in self.host_loop:
-            self._out.append(out)
+            append(out)
         self.finished = True
 
     def _feed(self):
-        parent = self._let.parent
+        parent, queue, out, starts = self._let.parent, self._queue, self._out, self._starts
         while True:
-            while not self._queue:
+            while not queue:
                 parent.switch(None)
-            record = self._queue.pop(0)
+            record = queue.popleft()
             if record is _END:
                 return
             if record is _ABANDON:
                 raise _Abandoned()
+            starts.append(len(out))  # what the operator emits from here on is this record's
             yield record
 
     def _switch(self, value: Any) -> None:
@@ -98,22 +103,34 @@ class ReplayWorker:
         self.failed = why
 
     def _failure(self, exc: BaseException) -> str:
+        index = self.processed + max(len(self._starts) - 1, 0)  # the batch's record it was on
         return (f"{self.name!r} raised {type(exc).__name__}: {exc} while replaying input "
-                f"#{self.processed} of partition {self.partition}; the recorded run did not "
+                f"#{index} of partition {self.partition}; the recorded run did not "
                 "(is the operator deterministic? wrap non-deterministic calls in log_result)")
 
     # --- the debugger's side -------------------------------------------------------------
     def process(self, record: Any) -> list:
         """Hand the operator one record; return what it emitted until it asked for more."""
+        return self.process_many([record])[0]
+
+    def process_many(self, records: list) -> tuple[list, np.ndarray]:
+        """Hand the operator ``records`` in one go (no switch back between them); returns
+        everything it emitted, and how many outputs each record had. A jump replays this
+        way: each worker sees its own inputs in the same order, so the states are the same."""
         if self.failed is not None:
             raise ReplayError(f"{self.name!r} on partition {self.partition} failed in replay "
                               f"({self.failed}); jump to an interaction to start again")
         if self.finished:
             raise ReplayError(f"{self.name!r} on partition {self.partition} has finished")
-        self._queue.append(record)
+        self._queue.extend(records)
         self._switch(None)
-        self.processed += 1
-        return self._drain()
+        self.processed += len(records)
+        starts = self._starts[:len(records)]
+        if starts:
+            starts[0] = 0  # what it emitted before taking its first record counts as that one's
+        outputs = self._drain()
+        counts = np.diff(np.array(starts + [len(outputs)], dtype=np.int64))
+        return outputs, np.concatenate([counts, np.zeros(len(records) - len(counts), np.int64)])
 
     def finish(self) -> list:
         """End of the partition's input: the operator's closing outputs."""
@@ -152,7 +169,9 @@ class ReplayWorker:
         return self.host is None or self.host.user_generator is None
 
     def _drain(self) -> list:
-        out, self._out = self._out, []
+        out = self._out[:]
+        self._out.clear()  # the same lists: _feed and _run hold them
+        self._starts.clear()
         return out
 
 

@@ -13,6 +13,7 @@ report only how far they had got; replay computes their states after the same re
 from __future__ import annotations
 
 import itertools
+import json
 import time
 import zlib
 from array import array
@@ -24,6 +25,7 @@ from .incremental import IncrementalState
 from .worker_file import write_inputs
 
 FINAL = -1  # the index of a worker's final snapshot
+MAX_REPORT_BYTES = 256 * 1024  # a report's state beyond this travels in summary
 _REQUESTS = itertools.count(1)
 
 
@@ -102,7 +104,11 @@ class TimeTravel:
 
     def report(self, index: int, trigger: str, count: int, status: str) -> dict:
         """This worker's snapshot message: its count and what changed in its state."""
-        _, change = self.sent.update(self.host.state())
+        view, change = self.sent.update(self.host.state())
+        size = len(json.dumps(change, separators=(",", ":")))
+        if size > MAX_REPORT_BYTES:  # a huge state: its variables in summary, never a crash
+            self.sent = IncrementalState()  # the next report is whole again
+            change = {"full": {name: _too_large(value, size) for name, value in view.items()}}
         return {"type": "snapshot", "worker": self.host.worker, "index": index,
                 "trigger": trigger, "count": count, "status": status, "time": time.time(),
                 "delta": change}
@@ -217,3 +223,20 @@ class TimeTravel:
 
 def _never(record: Any) -> bool:
     return False
+
+
+def _too_large(encoded: Any, total: int) -> Any:
+    """A variable of a state too large to send at an interaction: small ones as they are,
+    large ones as a summary saying so (the debugger replays them in full)."""
+    if len(json.dumps(encoded, separators=(",", ":"))) <= MAX_REPORT_BYTES // 16:
+        return encoded
+    summary = {"$t": "summary", "type": "state", "note":
+               f"the worker's state was {total / 1024:,.0f} KB encoded, too large to send at "
+               "an interaction: jump to it with run.debugger() to see it whole"}
+    if isinstance(encoded, dict) and "$t" not in encoded:
+        summary["len"] = len(encoded)
+    elif isinstance(encoded, dict) and encoded.get("$t") == "dict":
+        summary["len"] = len(encoded.get("items", []))
+    elif isinstance(encoded, list):
+        summary["len"] = len(encoded)
+    return summary

@@ -149,3 +149,23 @@ def test_batches_count_rows_not_batches(monkeypatch):
                                   batches=True))
     assert len(out) == 2
     assert (channel.ended[0]["records_in"], channel.ended[0]["records_out"]) == (15, 15)
+
+
+def test_a_state_too_large_to_send_travels_in_summary_and_the_next_report_is_whole(monkeypatch):
+    """A join's reduce side can hold megabytes of values: its snapshot says so in a
+    summary instead of failing the task (the message would exceed the frame limit)."""
+    from icedtea_jupyter.executor.state import apply_delta
+    from icedtea_jupyter.executor.timetravel import TimeTravel
+
+    host, channel = host_with(monkeypatch, api="mapPartitions")
+    big = {key: list(range(2_000)) for key in range(100)}  # about 1 MB encoded
+    host.state = lambda: {"combiners": big, "seen": 7}
+    tt = TimeTravel(host)
+    report = tt.report(1, "manual", 10, "running")
+    view = apply_delta(None, report["delta"])
+    assert view["seen"] == 7 and view["combiners"]["$t"] == "summary"
+    assert "too large to send" in view["combiners"]["note"] and view["combiners"]["len"] == 100
+    big.clear()
+    big[1] = [1]
+    again = apply_delta(view, tt.report(2, "manual", 11, "running")["delta"])
+    assert again == {"combiners": {"$t": "dict", "items": [[1, [1]]]}, "seen": 7}

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 MAX_ITEMS = 20_000   # containers larger than this are summarised
+MAX_REPORTED_VALUES = 200_000  # a variable holding more, nested, is reported in summary
 MAX_DEPTH = 12
 SAMPLE = 20
 
@@ -182,6 +183,28 @@ def encode_state(state: dict[str, Any]) -> dict[str, Any]:
             encoded[name] = {"$t": "summary", "type": _type_name(value),
                              "note": f"cannot be shown: {type(exc).__name__}: {exc}"}
     return encoded
+
+
+def approximate_values(value: Any, depth: int = 0) -> int:
+    """About how many values ``value`` holds, nested containers included: each container's
+    length times what its first element holds (a few steps, never a walk of the values)."""
+    if depth >= 4 or not isinstance(value, (dict, list, tuple, set, frozenset)) \
+            or _is_row(value) or not value:
+        return 1
+    first = next(iter(value.values() if isinstance(value, dict) else value))
+    return len(value) * (1 + approximate_values(first, depth + 1))
+
+
+def bounded_state(state: dict[str, Any], limit: int = MAX_REPORTED_VALUES) -> dict[str, Any]:
+    """The state with each variable too large to encode at every interaction (a join's
+    values per key, say) replaced by its summary; the debugger shows it whole."""
+    bounded = {}
+    for name, value in state.items():
+        size = approximate_values(value)
+        bounded[name] = value if size <= limit else Summary(_summary(
+            value, f"about {size:,} values, too many to send at every interaction: jump to "
+                   "it with run.debugger() to see it whole"))
+    return bounded
 
 
 # --- deltas -----------------------------------------------------------------------------

@@ -20,8 +20,9 @@ from array import array
 from typing import Any, Iterable, Iterator
 
 from .checkpoint_file import CheckpointWriter, checkpoint_path, saved_state
-from .records import describe_record
 from .incremental import IncrementalState
+from .records import describe_record
+from .state import bounded_state
 from .worker_file import write_inputs
 
 FINAL = -1  # the index of a worker's final snapshot
@@ -104,7 +105,7 @@ class TimeTravel:
 
     def report(self, index: int, trigger: str, count: int, status: str) -> dict:
         """This worker's snapshot message: its count and what changed in its state."""
-        view, change = self.sent.update(self.host.state())
+        view, change = self.sent.update(bounded_state(self.host.state()))
         size = len(json.dumps(change, separators=(",", ":")))
         if size > MAX_REPORT_BYTES:  # a huge state: its variables in summary, never a crash
             self.sent = IncrementalState()  # the next report is whole again

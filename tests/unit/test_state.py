@@ -106,3 +106,15 @@ def test_a_number_that_changes_type_is_a_change():
     assert seen["keys"] == {"table": ["a", 2]}
     rebuilt = st_mod.apply_delta(before, st_mod.delta(before, after))
     assert json.dumps(rebuilt, sort_keys=True) == json.dumps(after, sort_keys=True)
+
+
+def test_a_variable_holding_too_many_values_is_reported_in_summary_without_encoding_them():
+    from icedtea_jupyter.executor.state import approximate_values, bounded_state, encode_state
+
+    groups = {key: [(0, v) for v in range(30_000)] for key in range(10)}  # ~900,000 values
+    assert approximate_values(groups) > 200_000 > approximate_values({k: 1 for k in range(999)})
+    bounded = bounded_state({"combiners": groups, "seen": 3, "small": {"a": [1, 2]}})
+    encoded = encode_state(bounded)
+    assert encoded["seen"] == 3 and encoded["small"] == {"a": [1, 2]}
+    assert encoded["combiners"]["$t"] == "summary" and encoded["combiners"]["len"] == 10
+    assert "too many to send at every interaction" in encoded["combiners"]["note"]

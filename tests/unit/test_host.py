@@ -158,7 +158,7 @@ def test_a_state_too_large_to_send_travels_in_summary_and_the_next_report_is_who
     from icedtea_jupyter.executor.timetravel import TimeTravel
 
     host, channel = host_with(monkeypatch, api="mapPartitions")
-    big = {key: list(range(2_000)) for key in range(100)}  # about 1 MB encoded
+    big = {key: ["x" * 1_000] * 20 for key in range(100)}  # few values, 2 MB encoded
     host.state = lambda: {"combiners": big, "seen": 7}
     tt = TimeTravel(host)
     report = tt.report(1, "manual", 10, "running")

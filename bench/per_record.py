@@ -1,0 +1,105 @@
+"""The per-record path of Spark's Python workers, without Spark: the hosted loops against
+the functions PySpark itself would chain, in one process, and where the time goes.
+
+The chain of ``bench/shapes.py``'s first workload (a dict-state ``Operator``, a filter, a
+map) runs over one partition of integers the way a PySpark task pulls it: plain (the
+``Operator`` called as ``mapPartitions`` does, ``filter`` and ``map`` as PySpark's own
+``filter(f, iterator)`` and ``map(f, iterator)``), and hosted (each function in its
+``WorkerHost`` loop, θ the operator, so all three are in G(θ) and log for replay).
+Prints seconds per million records for each, their ratio, and cProfile's top items
+for the hosted run.
+
+    .venv/bin/python bench/per_record.py [--records 2000000] [--keep 0.66]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from icedtea_jupyter import Operator  # noqa: E402
+from icedtea_jupyter.executor import host as host_module  # noqa: E402
+from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec  # noqa: E402
+from icedtea_jupyter.executor.wrappers import PartitionFunction  # noqa: E402
+from tests.unit.fakes import RecordingChannel  # noqa: E402
+
+
+class Totals(Operator):
+    def open(self):
+        self.totals = {}
+
+    def process(self, x):
+        key = x % 1000
+        total = self.totals.get(key, 0) + x
+        self.totals[key] = total
+        yield x, total
+
+
+def chain(keep: float) -> tuple:
+    modulus = max(1, round(1 / (1 - keep))) if keep < 1 else 0
+    if modulus:
+        def kept(r):
+            return r[0] % modulus != 0
+    else:
+        def kept(r):
+            return True
+    return Totals(), kept, (lambda r: (r[0] % 100, r[1]))
+
+
+def plain(records: range, keep: float) -> int:
+    op, kept, pair = chain(keep)
+    return sum(1 for _ in map(pair, filter(kept, op(iter(records)))))
+
+
+def hosted(records: range, keep: float) -> int:
+    op, kept, pair = chain(keep)
+    run = RunSpec("bench", ("127.0.0.1", 1), b"", "/nonexistent", ())
+    specs = [OperatorSpec(i, run, api, name, theta=i == 0, in_g=True)
+             for i, (api, name) in enumerate([("mapPartitions", "totals"), ("filter", "keep"),
+                                                ("map", "pair")])]
+    stream = PartitionFunction(specs[0], "mapPartitions", op)(0, iter(records))
+    stream = PartitionFunction(specs[1], "filter", kept)(0, stream)
+    stream = PartitionFunction(specs[2], "map", pair)(0, stream)
+    return sum(1 for _ in stream)
+
+
+def timed(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--keep", type=float, default=0.66, help="share the filter keeps")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    channel = RecordingChannel()
+    host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept
+    records = range(args.records)
+    assert plain(records, args.keep) == hosted(records, args.keep)
+    times = {"plain": [], "hosted": []}
+    for _ in range(args.repeat):
+        times["plain"].append(timed(plain, records, args.keep))
+        times["hosted"].append(timed(hosted, records, args.keep))
+    best = {name: min(values) for name, values in times.items()}
+    per_million = {name: 1e6 * s / args.records for name, s in best.items()}
+    print(f"{args.records:,} records, filter keeps {args.keep:.0%}: plain "
+          f"{per_million['plain']:.3f} s, hosted {per_million['hosted']:.3f} s a million "
+          f"(best of {args.repeat}); ratio {best['hosted'] / best['plain']:.3f}")
+    profiler = cProfile.Profile()
+    profiler.runcall(hosted, records, args.keep)
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
+    print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[-1400:])
+
+
+if __name__ == "__main__":
+    main()

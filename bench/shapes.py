@@ -1,0 +1,144 @@
+"""Recording overhead on the pipelines users write, side by side with the plain run.
+
+Each workload runs plain, under ``%%icedtea`` with its defaults (progress agent, G(θ)
+recorded, no interactions), and recorded with one and ten interactions a second, the
+four alternating in one process and one Spark session; the medians over the
+repetitions, their ratios to the plain run (targets: <= 1.05, <= 1.05, <= 1.10) and the
+paired ratios (each repetition against the plain run beside it). Writes
+``bench/results/shapes.json``.
+
+    .venv/bin/python bench/shapes.py [--scale 1.0] [--repeat 3] [--only NAME]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from operator import add
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from overhead import measured, start_session  # noqa: E402
+
+from pyspark import cloudpickle  # noqa: E402
+
+from icedtea_jupyter import Operator  # noqa: E402
+from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "shapes.json")
+
+
+class Totals(Operator):
+    """θ: a dict of running totals (1,000 keys)."""
+
+    def open(self):
+        self.totals = {}
+
+    def process(self, x):
+        key = x % 1000
+        total = self.totals.get(key, 0) + x
+        self.totals[key] = total
+        yield x, total
+
+
+def running(rows):
+    """θ as a generator mapPartitions: the usual way to keep state."""
+    best = 0
+    count = 0
+    for x in rows:
+        count += 1
+        if x > best:
+            best = x
+        yield x
+
+
+# name -> (records at scale 1, θ, the cell's code)
+WORKLOADS = {
+    "operator, filter drops a third, map, reduceByKey (6M ints)": (6_000_000, "totals", """
+out = (sc.parallelize(range(N), 4).mapPartitions(Totals()).setName("totals")
+       .filter(lambda r: r[0] % 3 != 0).map(lambda r: (r[0] % 100, r[1]))
+       .reduceByKey(add).count())"""),
+    "generator, cheap lambdas (6M ints)": (6_000_000, "running", """
+out = (sc.parallelize(range(N), 4).mapPartitions(running).setName("running")
+       .map(lambda x: x * 2).filter(lambda x: x % 5 != 0).map(lambda x: x + 1).count())"""),
+    "operator, filter keeps 1% (6M ints)": (6_000_000, "totals", """
+out = (sc.parallelize(range(N), 4).mapPartitions(Totals()).setName("totals")
+       .filter(lambda r: r[0] % 100 == 0).map(lambda r: r[1]).count())"""),
+    "operator, then a join (2M ints)": (2_000_000, "totals", """
+other = sc.parallelize([(k, k * k) for k in range(100)], 2)
+out = (sc.parallelize(range(N), 4).mapPartitions(Totals()).setName("totals")
+       .map(lambda r: (r[0] % 100, r[1])).join(other, 4).count())"""),
+}
+SETTINGS = {"plain": None, "icedtea": {}, "1/s": {"interact_every": 1.0},
+            "10/s": {"interact_every": 0.1}}
+TARGETS = {"icedtea": 1.05, "1/s": 1.05, "10/s": 1.10}
+
+
+def run_once(code: str, ns: dict, store: str, options: dict | None, theta: str) -> tuple:
+    if options is None:
+        return measured(lambda: exec(code, dict(ns)))
+
+    def recorded() -> None:
+        run = start_run(code, dict(ns), RunOptions(store=store, interesting=theta,
+                                                   prepare=False, **options))
+        run.wait()
+        assert run.status == "finished", run.error
+    return measured(recorded)
+
+
+def bench(spark, name: str, args) -> dict:
+    records, theta, code = WORKLOADS[name]
+    ns = {"sc": spark.sparkContext, "N": int(records * args.scale), "Totals": Totals,
+          "running": running, "add": add}
+    store = tempfile.mkdtemp(prefix="icedtea-shapes-")
+    run_once(code, ns, store, None, theta), run_once(code, ns, store, {}, theta)  # warm up
+    times: dict[str, list[float]] = {s: [] for s in SETTINGS}
+    cpu: dict[str, list[float]] = {s: [] for s in SETTINGS}
+    for i in range(args.repeat):
+        order = list(SETTINGS.items())
+        for setting, options in (order if i % 2 == 0 else order[::-1]):
+            wall, used = run_once(code, ns, store, options, theta)
+            times[setting].append(wall)
+            cpu[setting].append(used)
+        print(f"  {name} rep {i + 1}: " + ", ".join(f"{s} {times[s][-1]:.2f} s"
+                                                   for s in SETTINGS), flush=True)
+    medians = {s: statistics.median(v) for s, v in times.items()}
+    row = {"workload": name, "records": ns["N"], "repeat": args.repeat, "medians": medians,
+           "times": times, "worker_cpu": cpu}
+    for setting in TARGETS:
+        row[setting] = {
+            "ratio": medians[setting] / medians["plain"],
+            "paired_ratio": statistics.median(r / p for r, p in zip(times[setting],
+                                                                     times["plain"])),
+            "cpu_ratio": statistics.median(cpu[setting]) / statistics.median(cpu["plain"])}
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", help="run the workloads whose name contains this")
+    args = parser.parse_args()
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    spark = start_session()
+    started = time.time()
+    names = [n for n in WORKLOADS if not args.only or args.only in n]
+    rows = [bench(spark, name, args) for name in names]
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    with open(RESULTS, "w") as out:
+        json.dump({"scale": args.scale, "seconds": time.time() - started, "rows": rows},
+                  out, indent=1)
+    print(f"{'workload':58s} {'plain s':>7s} " + " ".join(f"{s + ' (paired)':>18s}"
+                                                         for s in TARGETS))
+    for row in rows:
+        print(f"{row['workload']:58s} {row['medians']['plain']:7.2f} " + " ".join(
+            f"{row[s]['ratio']:8.3f} ({row[s]['paired_ratio']:.3f})" for s in TARGETS))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -296,5 +296,23 @@ def test_interact_now_while_the_run_records(page, lab_server, artifacts):
     page.screenshot(path=str(artifacts / "time-travel-live.png"))
     expect(runs.first).to_have_attribute("data-status", "finished", timeout=RUN_FINISHED)
     expect(interact).to_be_disabled()
+
+    # The run has ended: the replay process replays it once to park fork checkpoints, and
+    # says how far it is. A jump now replays from the fork at I0 (each record sleeps
+    # 0.3 s again), and Cancel stops it; the debugger stays usable.
+    preparing = sidebar.locator(".jp-icedtea-preparing")
+    expect(preparing).to_have_text(re.compile(r"Preparing time travel: \d+%"), timeout=STEP)
+    manual.first.click()
+    cancel = sidebar.locator("button.jp-icedtea-cancel-button")
+    expect(cancel).to_be_visible(timeout=STEP)
+    page.wait_for_timeout(1000)
+    cancel.click()
+    expect(sidebar.get_by_text(re.compile(r"cancelled", re.I)).first).to_be_visible(timeout=STEP)
+    expect(cancel).to_be_hidden(timeout=STEP)
+    initial = timeline.locator('.jp-icedtea-interaction[data-index="0"]')
+    initial.click()  # a jump to I0 works at once
+    expect(snapshot.locator(".jp-icedtea-snapshot-title")).to_contain_text("jump to I0", timeout=STEP)
+    expect(preparing).to_be_hidden(timeout=120_000)  # the forks are in place
+    page.screenshot(path=str(artifacts / "time-travel-cancel.png"))
     problems = [e for e in page.console_errors if "icedtea" in e.lower()]
     assert not problems, problems

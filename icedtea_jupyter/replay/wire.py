@@ -11,7 +11,6 @@ import json
 import socket
 import struct
 from collections import deque
-from typing import Any
 
 MAX_FRAME = 256 * 1024 * 1024
 _HEADER = struct.Struct(">I")
@@ -91,12 +90,3 @@ def error_of(exc: BaseException) -> dict:
     """An exception as a reply's ``error``: its class name and message."""
     return {"type": type(exc).__name__, "message": str(exc)}
 
-
-def jsonable(value: Any) -> Any:
-    """Keys of (operator, partition) become lists; the rest is JSON already."""
-    if isinstance(value, dict):
-        return [[list(k) if isinstance(k, tuple) else k, jsonable(v)] for k, v in value.items()] \
-            if any(isinstance(k, tuple) for k in value) else {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return value

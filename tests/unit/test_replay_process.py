@@ -8,7 +8,6 @@ long jump by ending its process, and ends every process when it closes.
 import os
 import socket
 import sys
-import threading
 import time
 
 import pytest

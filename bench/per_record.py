@@ -23,22 +23,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from icedtea_jupyter import Operator  # noqa: E402
 from icedtea_jupyter.executor import host as host_module  # noqa: E402
 from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec  # noqa: E402
 from icedtea_jupyter.executor.wrappers import PartitionFunction  # noqa: E402
 from tests.unit.fakes import RecordingChannel  # noqa: E402
 
-
-class Totals(Operator):
-    def open(self):
-        self.totals = {}
-
-    def process(self, x):
-        key = x % 1000
-        total = self.totals.get(key, 0) + x
-        self.totals[key] = total
-        yield x, total
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shapes import Totals  # noqa: E402 - the θ of bench/shapes.py's first workload
 
 
 def chain(keep: float) -> tuple:

@@ -105,7 +105,8 @@ class RemoteDebugger:
         self._phase_wanted = threading.Event()  # prepare_now, or the first prepare()
         if prepare_now:
             self._phase_wanted.set()
-        self._failure: BaseException | None = None
+        self._failure: BaseException | None = None  # the replay process could not start
+        self._phase_failure: BaseException | None = None  # the pass stopped part way
         self.closed = False
         self._hub = ReplayHub(self._on_event)
         threading.Thread(target=self._start, daemon=True, name="icedtea-replay-start").start()
@@ -130,7 +131,12 @@ class RemoteDebugger:
                                           memory_cap=self.memory_cap).result()
             self._set_state("ready")
         except BaseException as exc:  # noqa: BLE001 - kept, and raised by the API calls
-            self._failure = self._failure or exc
+            if self.closed:
+                return
+            if not self._ready.is_set():  # no replay process: every call says why
+                self._failure = self._failure or exc
+            else:  # the pass failed: the forks parked so far still serve jumps
+                self._phase_failure = exc
             self._set_state("failed", error=f"{type(exc).__name__}: {exc}")
             self._ready.set()
         finally:
@@ -174,6 +180,8 @@ class RemoteDebugger:
         if not self._prepared.wait(timeout):
             raise TimeoutError(f"time travel is still being prepared ({self._percent()})")
         self._raise_failure()
+        if self._phase_failure is not None:
+            raise self._phase_failure
         return dict(self.plan or {})
 
     def _percent(self) -> str:
@@ -330,6 +338,7 @@ class RemoteDebugger:
     def close(self) -> None:
         """End every replay process of this debugger."""
         self.closed = True
+        self._phase_wanted.set()  # the starting thread ends too
         self._hub.close()
         with _LIVE_LOCK:
             if self in _LIVE:

@@ -7,6 +7,7 @@ process's parked forks must give the recorded snapshot (where the run could repo
 one) and exactly what the in-kernel engine gives replaying from I0, worker by worker,
 and it must say which fork it started from.
 """
+import os
 import threading
 import time
 
@@ -224,6 +225,13 @@ def test_a_run_reopened_after_a_restart_gets_a_fresh_replay_process(record):
             if recorded.status("points", p) in ("running", "finished"):
                 assert jumped.state("points", p) == recorded.state("points", p), (k, p)
     reopened.debugger().close()
+
+    import shutil  # without the inputs kept in the store, a new kernel cannot replay: it says why
+    shutil.rmtree(os.path.join(run.path, "replay", "inputs"))
+    again = Run(store, manifest, Dag.from_json(manifest["dag"])).debugger()
+    with pytest.raises(LookupError, match="--record-inputs"):
+        again.jump(0)
+    again.close()
 
 
 def test_without_fork_the_debugger_replays_in_the_kernel_and_says_why(record, monkeypatch):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs the whole suite: TypeScript unit tests, Python unit and Spark
+# Sets everything up, then runs the whole suite: the linters, TypeScript unit tests, Python unit and Spark
 # tests (local and a standalone cluster on 127.0.0.1), the notebooks (nbval) and the
 # browser tests in real JupyterLab and headless Chromium. Extra arguments go to pytest.
 set -euo pipefail
@@ -7,6 +7,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh" --with-browser
 cd "$ROOT"
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
+echo "== Linters: ruff (Python), tsc --noEmit (TypeScript)"
+.venv/bin/ruff check icedtea_jupyter tests bench
+(cd labextension && ../.venv/bin/jlpm typecheck)
 echo "== TypeScript unit tests"
 (cd labextension && ../.venv/bin/jlpm test --silent)
 echo "== Python, Spark, notebook and browser tests"

@@ -134,7 +134,6 @@ def test_an_unknown_interesting_operator_is_reported(record):
 
 def test_log_result_values_are_kept_in_the_replay_log(record):
     import glob
-    import json
     import os
     import random
 

@@ -8,9 +8,6 @@ from icedtea_jupyter.comm import messages
 from icedtea_jupyter.comm.handlers import HANDLERS
 from icedtea_jupyter.comm.target import handle
 from icedtea_jupyter.session import registry
-from icedtea_jupyter.dag import Dag
-from icedtea_jupyter.session.run import Run
-from icedtea_jupyter.store import RunStore
 
 PROTOCOL_TS = pathlib.Path(__file__).parents[2] / "labextension" / "src" / "protocol.ts"
 
@@ -29,21 +26,6 @@ def test_frontend_and_kernel_define_the_same_requests_and_events():
 
 def test_every_request_method_has_exactly_one_handler():
     assert set(HANDLERS) == set(messages.REQUEST_METHODS)
-
-
-@pytest.fixture
-def stored_run(tmp_path):
-    store = RunStore.create(str(tmp_path), "run-a")
-    dag = Dag()
-    dag.add("source", "jvm", "parallelize", [])
-    dag.add("enrich", "python", "mapPartitions", [0])
-    manifest = {"id": "run-a", "status": "finished", "started": 1.0, "ended": 3.0,
-                "cell": "\nrdd = sc.parallelize(x)\n", "dag": dag.to_json()}
-    store.write_manifest(manifest)
-    run = Run(store, manifest, dag)
-    registry.add(run)
-    yield run
-    registry._RUNS.remove(run)
 
 
 def test_runs_list_and_run_get_reply_with_the_request_id(stored_run):

@@ -14,7 +14,6 @@ from icedtea_jupyter.session.actions import FILE, ActionLog, acting_as
 from icedtea_jupyter.session.run import Run
 from icedtea_jupyter.store import RunStore
 from tests.unit.fakes import FakeComm
-from tests.unit.test_comm import stored_run  # noqa: F401 - the fixture
 from tests.unit.test_replay_engine import DATA3, TARGETS3, debugger
 
 CONTRACT_METHODS = ["run.interactions", "run.interact", "run.snapshot", "run.state", "run.page",

@@ -1,0 +1,22 @@
+"""Fixtures of the unit tests."""
+import pytest
+
+from icedtea_jupyter.dag import Dag
+from icedtea_jupyter.session import registry
+from icedtea_jupyter.session.run import Run
+from icedtea_jupyter.store import RunStore
+
+
+@pytest.fixture
+def stored_run(tmp_path):
+    store = RunStore.create(str(tmp_path), "run-a")
+    dag = Dag()
+    dag.add("source", "jvm", "parallelize", [])
+    dag.add("enrich", "python", "mapPartitions", [0])
+    manifest = {"id": "run-a", "status": "finished", "started": 1.0, "ended": 3.0,
+                "cell": "\nrdd = sc.parallelize(x)\n", "dag": dag.to_json()}
+    store.write_manifest(manifest)
+    run = Run(store, manifest, dag)
+    registry.add(run)
+    yield run
+    registry._RUNS.remove(run)

@@ -81,7 +81,9 @@ export class PartitionSteps extends Widget {
 
   private _render(): void {
     const { snapshot, debug } = this._model;
-    this.setHidden(snapshot.mode === 'empty' && !debug.error);
+    const preparing = preparingText(debug.progress);
+    // shown while time travel is prepared too: the user sees it before picking an interaction
+    this.setHidden(snapshot.mode === 'empty' && !debug.error && !preparing);
     const view = debug.view;
     const partitions = snapshot.partitions;
     let status: string;
@@ -101,7 +103,6 @@ export class PartitionSteps extends Widget {
     this._cancel.hidden = !debug.busy;
     this._cancel.disabled = debug.cancelling;
     const progress = debug.progress;
-    const preparing = preparingText(progress);
     this._preparing.hidden = !preparing;
     this._preparing.dataset.state = progress?.state ?? '';
     setText(this._preparing, preparing ?? '');

@@ -109,7 +109,8 @@ class Root:
     def _replay_all(self, gap: float, cap: int) -> list[float]:
         """Replay I1..In once, parking candidate forks; the seconds of each step."""
         engine, n = self.engine, self.engine.logs.interactions
-        seconds, since, reported = [0.0], 0.0, 0.0
+        seconds, since, reported = [0.0], 0.0, time.monotonic()
+        self.conn.send({"event": "progress", "done": 0, "of": n - 1})
         for index in range(1, n):
             self._check_kernel()
             start = perf_counter()

@@ -217,7 +217,7 @@ class RemoteDebugger:
             self.restored_from = {p: base or None for p in self._info["partitions"][theta]}
             snapshot = apply_view(message, self.current, True)
             snapshot.started_from = base
-            if not self._prepared.is_set():  # the jump says why it may not have been faster
+            if not self._prepared.is_set() and base < index:  # why it may have been slower
                 snapshot.preparing = (f"time travel is still being prepared "
                                       f"({self._percent()}): this jump replayed from I{base}")
             return self._moved(f"dbg.jump({index})", snapshot)

@@ -1,6 +1,6 @@
 """Message types of the ``icedtea`` comm (kernel side). ``labextension/src/protocol.ts``
-defines the same lists for the frontend; ``tests/unit/test_comm_protocol.py`` keeps
-them equal.
+defines the same lists for the frontend; ``tests/unit/test_comm.py`` keeps them
+equal; ``docs/protocol.md`` documents every message.
 
 Frontend -> kernel: ``{"kind": "request", "id": int, "method": str, "params": {}}``
 Kernel -> frontend: ``{"kind": "reply", "id": int, "ok": true, "result": ...}``
@@ -18,7 +18,7 @@ REQUEST_METHODS: dict[str, dict[str, type]] = {
     "run.get": {"run": str},
     "run.partitions": {"run": str, "operator": str},
     "run.open": {"path": str},
-    # time travel (contract: /work/tmp/ui_contract.md, docs/protocol.md)
+    # time travel (docs/protocol.md)
     "run.interactions": {"run": str},
     "run.interact": {"run": str},
     "run.snapshot": {"run": str, "index": int},

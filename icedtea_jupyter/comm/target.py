@@ -1,6 +1,7 @@
 """The ``icedtea`` comm target: dispatches requests to handlers, pushes run events."""
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import traceback
@@ -8,14 +9,16 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..replay.client import ReplayCancelled
 from ..session import registry
 from ..session.actions import acting_as
-from ..replay.client import ReplayCancelled
 from ..session.run import Run, StepRefused
 from .handlers import HANDLERS, jsonable, run_item
 from .messages import (DEFAULT_SOURCE, RequestError, error_reply, event, reply,
                        validate_request)
 from .time_travel import EVENTS
+
+LOG = logging.getLogger("icedtea_jupyter")
 
 TARGET = "icedtea"
 PROGRESS_PERIOD = 0.25
@@ -83,8 +86,8 @@ def broadcast(name: str, data: dict) -> None:
     for channel in channels:
         try:
             channel.send(message)
-        except Exception:
-            pass
+        except Exception:  # a closed frontend must not stop the others: logged, not raised
+            LOG.exception("icedtea: could not send %r to a frontend", name)
 
 
 def _on_open(comm: Any, open_msg: dict) -> None:

@@ -10,6 +10,7 @@ only their caller; ``kill`` ends a process, which fails its pending requests wit
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import selectors
 import signal
@@ -21,6 +22,8 @@ from concurrent.futures import Future
 from typing import Any, Callable
 
 from .wire import FrameReader, WireError, send_frame
+
+LOG = logging.getLogger("icedtea_jupyter")
 
 OnEvent = Callable[["Link", dict], None]
 
@@ -178,7 +181,7 @@ class ReplayHub:
         try:
             self.on_event(link, message)
         except Exception:  # noqa: BLE001 - a listener's failure must not stop the reader
-            pass
+            LOG.exception("icedtea: a replay event listener failed on %r", message.get("event"))
 
     def _close(self, link: Link, why: str) -> None:
         with self._lock:

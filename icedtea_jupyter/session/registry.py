@@ -1,12 +1,15 @@
 """The runs this kernel knows: recorded here, or reopened from a store."""
 from __future__ import annotations
 
+import logging
 import os
 import threading
 
 from ..store import RunStore
 from ..dag import Dag
 from .run import Run
+
+LOG = logging.getLogger("icedtea_jupyter")
 
 _RUNS: list[Run] = []
 _LOCK = threading.Lock()
@@ -20,8 +23,8 @@ def add(run: Run) -> None:
     for callback in callbacks:
         try:
             callback(run)
-        except Exception:
-            pass
+        except Exception:  # a broken view must not lose the run: logged, not raised
+            LOG.exception("icedtea: a view failed to take run %s", run.id)
 
 
 def on_added(callback) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from typing import Any, Callable
@@ -14,6 +15,8 @@ from ..replay.cursor import StepRefused  # the refusal the views show
 from .actions import ActionLog
 from .metrics import metrics_frame
 from .snapshots import History, Interaction, Snapshot
+
+LOG = logging.getLogger("icedtea_jupyter")
 
 __all__ = ["Run", "STATUSES", "StepRefused"]
 
@@ -97,8 +100,8 @@ class Run:
         for listener in listeners:
             try:
                 listener(kind, data)
-            except Exception:  # a broken view must not break the run
-                pass
+            except Exception:  # a broken view must not break the run: logged, not raised
+                LOG.exception("icedtea: a listener of run %s failed on %r", self.id, kind)
 
     def _finish(self, status: str, error: dict | None, warnings: list[str]) -> None:
         self.error = error

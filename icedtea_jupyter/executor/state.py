@@ -14,7 +14,7 @@ import datetime
 import decimal
 import json
 import math
-from typing import Any
+from typing import Any, Callable
 
 MAX_ITEMS = 20_000   # containers larger than this are summarised
 MAX_REPORTED_VALUES = 200_000  # a variable holding more, nested, is reported in summary
@@ -319,50 +319,57 @@ class ObjectView(dict):
         return self.get("repr", "<object>")
 
 
-def decode(value: Any) -> Any:
-    """Rebuild a value from ``encode``'s output; builds only plain data, runs no code."""
+def decode(value: Any, row: Callable[[dict], Any] | None = None) -> Any:
+    """Rebuild a value from ``encode``'s output; builds only plain data, runs no code.
+    ``row`` makes a Spark row of its fields (default: the fields, as a dict)."""
     if isinstance(value, list):
-        return [decode(v) for v in value]
+        return [decode(v, row) for v in value]
     if not isinstance(value, dict):
         return value
     tag = value.get("$t")
     if tag is None:
-        return {k: decode(v) for k, v in value.items()}
-    return _DECODERS.get(tag, lambda v: ObjectView(v))(value)
+        return {k: decode(v, row) for k, v in value.items()}
+    decoder = _DECODERS.get(tag)
+    return ObjectView(value) if decoder is None else decoder(value, row)
 
 
-def _decode_dict(value: dict) -> dict:
+def _decode_dict(value: dict, row: Any) -> dict:
     result = {}
     for k, v in value["items"]:
-        key = decode(k)
+        key = decode(k, row)
         try:
             hash(key)
         except TypeError:
             key = json.dumps(k, sort_keys=True)
-        result[key] = decode(v)
+        result[key] = decode(v, row)
     return result
 
 
-def _decode_set(value: dict) -> Any:
-    items = [decode(v) for v in value["v"]]
+def _decode_set(value: dict, row: Any) -> Any:
+    items = [decode(v, row) for v in value["v"]]
     try:
         return set(items)
     except TypeError:
         return items
 
 
-_DECODERS = {
+def _decode_row(value: dict, row: Any) -> Any:
+    fields = decode(value["v"], row)
+    return fields if row is None else row(fields)
+
+
+_DECODERS: dict[str, Callable[[dict, Any], Any]] = {
     "dict": _decode_dict,
-    "tuple": lambda v: tuple(decode(x) for x in v["v"]),
+    "tuple": lambda v, row: tuple(decode(x, row) for x in v["v"]),
     "set": _decode_set,
-    "int": lambda v: int(v["v"]),
-    "float": lambda v: float(v["v"]),
-    "bytes": lambda v: base64.b64decode(v["v"]),
-    "datetime": lambda v: datetime.datetime.fromisoformat(v["v"]),
-    "date": lambda v: datetime.date.fromisoformat(v["v"]),
-    "time": lambda v: datetime.time.fromisoformat(v["v"]),
-    "decimal": lambda v: decimal.Decimal(v["v"]),
-    "row": lambda v: decode(v["v"]),
-    "summary": lambda v: Summary(v),
-    "object": lambda v: ObjectView({**v, "attrs": decode(v.get("attrs", {}))}),
+    "int": lambda v, row: int(v["v"]),
+    "float": lambda v, row: float(v["v"]),
+    "bytes": lambda v, row: base64.b64decode(v["v"]),
+    "datetime": lambda v, row: datetime.datetime.fromisoformat(v["v"]),
+    "date": lambda v, row: datetime.date.fromisoformat(v["v"]),
+    "time": lambda v, row: datetime.time.fromisoformat(v["v"]),
+    "decimal": lambda v, row: decimal.Decimal(v["v"]),
+    "row": _decode_row,
+    "summary": lambda v, row: Summary(v),
+    "object": lambda v, row: ObjectView({**v, "attrs": decode(v.get("attrs", {}), row)}),
 }

@@ -6,7 +6,6 @@ into a frame and back. A jump sends every worker; a step only those it moved.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 from ..executor.state import decode, encode
@@ -36,22 +35,13 @@ def apply_view(message: dict, previous: DebugSnapshot | None, jump: bool) -> Deb
 def decode_records(value: Any) -> Any:
     """``decode``, except that Spark rows come back as ``pyspark.sql.Row``: records
     read as they did in the run (``record.amount``, ``Row(...)`` as their repr)."""
-    if isinstance(value, list):
-        return [decode_records(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    tag = value.get("$t")
-    if tag is None:
-        return {k: decode_records(v) for k, v in value.items()}
-    if tag == "row":
-        from pyspark.sql import Row
+    return decode(value, row=_spark_row)
 
-        return Row(**decode_records(value["v"]))
-    if tag == "tuple":
-        return tuple(decode_records(v) for v in value["v"])
-    if tag == "dict":
-        return {_key(k): decode_records(v) for k, v in value["items"]}
-    return decode(value)
+
+def _spark_row(fields: dict) -> Any:
+    from pyspark.sql import Row
+
+    return Row(**fields)
 
 
 class EngineViews:
@@ -89,11 +79,3 @@ class EngineViews:
         rows = self.engine.pending(request.get("partition"), int(request.get("limit", 20)))
         return encode(rows)
 
-
-def _key(encoded: Any) -> Any:
-    key = decode_records(encoded)
-    try:
-        hash(key)
-    except TypeError:
-        return json.dumps(encoded, sort_keys=True)
-    return key

@@ -172,7 +172,7 @@ def _prepare_time_travel(run: Run) -> None:
 
     try:
         if run.status == "finished" and run.options.get("prepare", True) and \
-                fork_available() and len(run.interactions) > 1:
+                fork_available() and len(run.history().raw) > 1:  # records, not views
             run.debugger()
     except Exception as exc:  # the run is recorded either way; jumps start it again
         run.warnings.append(f"time travel could not be prepared: {type(exc).__name__}: {exc}")

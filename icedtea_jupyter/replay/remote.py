@@ -15,7 +15,7 @@ import threading
 from typing import Any, Callable
 
 from ..executor.state import decode
-from .client import Link, ReplayCancelled, ReplayHub
+from .client import Link, ReplayCancelled, ReplayHub, remote_error
 from .cursor import StepRefused
 from .snapshot import DebugSnapshot
 from .views import apply_view, decode_records
@@ -154,8 +154,6 @@ class RemoteDebugger:
         elif kind == "progress":
             self._set_state(self._state["state"], done=event["done"], of=event["of"])
         elif kind == "failed":
-            from .client import remote_error
-
             self._failure = remote_error(event["error"])
         elif kind == "closed" and link.role == "parked":
             if self.forks.get(link.index) is link:

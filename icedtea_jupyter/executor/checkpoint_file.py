@@ -15,6 +15,8 @@ import pickle
 import zlib
 from typing import Any
 
+from .attributes import instance_attributes
+
 from .state import _closure_variables, _is_plain_function
 
 CHECKPOINTS_DIR = "checkpoints"
@@ -27,8 +29,7 @@ def saved_state(host: Any) -> dict[str, Any]:
     function = host.user_function
     if _is_plain_function(function):
         return {f"cell:{k}": v for k, v in _closure_variables(function).items()}
-    return {f"attr:{k}": v for k, v in vars(function).items()} \
-        if hasattr(function, "__dict__") else {}
+    return {f"attr:{k}": v for k, v in instance_attributes(function).items()}
 
 
 def checkpoint_path(store_path: str, index: int, partition: int, key: str) -> str:

@@ -17,9 +17,10 @@ from functools import partial
 from time import perf_counter
 from typing import Any, Callable, Iterable, Iterator
 
+from . import blocks
 from .agent import Agent, AgentContext, overrides
 from .channel import channel_for
-from .records import describe_record
+from .records import NO_RECORD, describe_record
 from .spec import OperatorSpec
 from .state import capture
 from .timetravel import TimeTravel
@@ -27,7 +28,7 @@ from .timetravel import TimeTravel
 CHECK_PERIOD = 0.05
 HEARTBEAT_PERIOD = 0.25
 MAX_STEP = 4096
-_NO_RECORD = object()
+_NO_RECORD = NO_RECORD
 
 
 def _task_context() -> Any:
@@ -80,6 +81,12 @@ class WorkerHost:
         self.loop: Any = None  # the generator of this host's record loop
         self.inputs_gen: Any = None  # run_partition's input generator
         self._processed = 0  # θ's inputs fully processed at the last check
+        # in blocks (blocks.py): live counts, the feed this host owns, the culprit finder
+        self.count_in: Callable[[], int] | None = None
+        self.count_out: Callable[[], int] | None = None
+        self.feed: Any = None
+        self.culprit: Any = None
+        self._lost = 0  # a failed map's record that produced no output
         self.tt = TimeTravel(self) if spec.in_g else None
         self.agents = self._start_agents()
         self.observers = [a for a in self.agents if overrides(a, "observe_record")]
@@ -89,6 +96,39 @@ class WorkerHost:
 
     # --- loops -------------------------------------------------------------------
     def map_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        """``map``: in blocks if ``f`` is Python code (blocks.py), else record by record."""
+        return self._records("map", f, iterator, self._map_records_each)
+
+    def filter_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        return self._records("filter", f, iterator, self._filter_records_each)
+
+    def flat_map_records(self, f: Callable, iterator: Iterable) -> Iterator:
+        return self._records("flatMap", f, iterator, self._flat_map_records_each)
+
+    def run_operator(self, op: Any, iterator: Iterable) -> Iterator:
+        """An ``Operator`` record by record (the semantics of ``Operator.__call__``)."""
+        self.user_function = op
+        return self._records("operator", op, iterator, self._run_operator_each)
+
+    def _records(self, kind: str, f: Callable, iterator: Iterable,
+                 each: Callable[[Callable, Iterable], Iterator]) -> Iterator:
+        if self.user_function is None:
+            self.user_function = f
+        if not self._in_blocks(f):
+            return each(f, iterator)
+        if self.tt is not None and kind != "map":
+            self.tt.blocks_log()
+        return blocks.run_in_blocks(self, kind, f, iterator)
+
+    def _in_blocks(self, f: Callable) -> bool:
+        """Blocks need Python code to name in a traceback, and no per-record feature
+        (agents observing records, θ's recorded inputs or --interact-when)."""
+        tt = self.tt
+        if self.observers or (tt is not None and (tt.inputs is not None or tt.condition)):
+            return False
+        return blocks.runs_in_blocks(f)
+
+    def _map_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
         if self.user_function is None:
             self.user_function = f
         box, n, record = self.box, 0, _NO_RECORD
@@ -107,7 +147,7 @@ class WorkerHost:
         finally:
             self._end(n, n if self.status != "failed" else n - 1)
 
-    def filter_records(self, f: Callable, iterator: Iterable) -> Iterator:
+    def _filter_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
         if self.user_function is None:
             self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
@@ -131,7 +171,7 @@ class WorkerHost:
         finally:
             self._end(n, n_out)
 
-    def flat_map_records(self, f: Callable, iterator: Iterable) -> Iterator:
+    def _flat_map_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
         if self.user_function is None:
             self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
@@ -157,10 +197,8 @@ class WorkerHost:
         finally:
             self._end(n, n_out)
 
-    def run_operator(self, op: Any, iterator: Iterable) -> Iterator:
-        """An ``Operator`` record by record (the semantics of ``Operator.__call__``).
-
-        In G(θ) it logs the inputs whose number of outputs is not one (IcedTea's output
+    def _run_operator_each(self, op: Any, iterator: Iterable) -> Iterator:
+        """In G(θ) it logs the inputs whose number of outputs is not one (IcedTea's output
         counts, kept as exceptions to the common case)."""
         self.user_function = op
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
@@ -203,11 +241,17 @@ class WorkerHost:
         if self.user_function is None:
             self.user_function = fn.func if isinstance(fn, partial) else fn
         n_out = 0
+        # outputs counted in C, unless each input logs the outputs so far (G(θ) generators)
+        counter = None if batches or (self.tt is not None and self.state_source is None) \
+            else blocks.Counter()
         try:
             outputs = fn(inputs)
             if inspect.isgenerator(outputs) and not _is_operator(self.user_function):
                 self.user_generator = outputs
-            if outputs is not None:
+            if outputs is not None and counter is not None:
+                self.count_out = counter.value
+                yield from counter.tap(outputs)
+            elif outputs is not None:
                 for out in outputs:
                     n_out += _batch_rows(out) if batches else 1
                     self.records_out = n_out
@@ -221,7 +265,7 @@ class WorkerHost:
             raise
         finally:
             inputs.close()
-            self._end(self.records_in, n_out)
+            self._end(self.records_in, counter.value() if counter is not None else n_out)
 
     def _inputs(self, iterator: Iterable) -> Iterator:
         box, n = self.box, 0
@@ -232,7 +276,8 @@ class WorkerHost:
                 if log is not None:
                     log(self.records_out)
                 if n >= box[0]:
-                    self._check(n, self.records_out, record)
+                    self._check(n, self.count_out() if self.count_out else self.records_out,
+                                record)
                 yield record
             if log is not None:
                 log(self.records_out)
@@ -346,6 +391,8 @@ class WorkerHost:
 
     def live_count(self) -> int:
         """Records this worker has processed, read while its loop is suspended."""
+        if self.count_in is not None:
+            return self.count_in()
         for generator in (self.inputs_gen, self.loop):
             frame = getattr(generator, "gi_frame", None)
             if frame is not None and "n" in frame.f_locals:
@@ -430,6 +477,36 @@ class WorkerHost:
     def _beat(self) -> None:
         for agent in list(self.agents):
             self._call(agent, "heartbeat")
+
+    # --- in blocks (blocks.py) -----------------------------------------------------
+    def block_check(self, pulled: int, first: Any) -> int:
+        """A feed's owner between blocks, ``first`` pulled and not yet processed; returns
+        the next block's size."""
+        self._check(pulled, self.count_out(), first)
+        if self.tt is not None:
+            self.tt.boundary(pulled - 1, self.count_out())
+        return self._step
+
+    def block_boundary(self, ended: bool = False) -> None:
+        """A host that joined a feed, between blocks (``ended``: the feed's input ran out)."""
+        n_in = self.count_in()
+        if n_in and not ended:
+            self._check(n_in, self.count_out(), _NO_RECORD, processed=n_in)
+        if self.tt is not None:
+            self.tt.boundary(n_in, self.count_out())
+
+    def outputs_of_map(self) -> int:
+        return self.count_in() - self._lost
+
+    def fail_in_blocks(self, exc: BaseException, record: Any, culprit: bool) -> None:
+        if culprit:
+            self.records_in = self.count_in()
+            if self.count_out == self.outputs_of_map:
+                self._lost = 1  # the record it failed on has no output
+        self._fail(exc, record)
+
+    def end_in_blocks(self) -> None:
+        self._end(self.count_in(), self.count_out())
 
     # --- the end -----------------------------------------------------------------
     def _fail(self, exc: BaseException, record: Any) -> None:

@@ -9,21 +9,30 @@ import sys
 from contextvars import ContextVar
 from typing import Any, Callable
 
+from .blocks import host_calling
 from .host import WorkerHost
 from .state import encode
 
 #: set by the replay engine: an object with ``next_result()``
 replaying: ContextVar[Any] = ContextVar("icedtea_replaying", default=None)
 
-_LOOPS = {WorkerHost.map_records.__code__, WorkerHost.filter_records.__code__,
-          WorkerHost.flat_map_records.__code__, WorkerHost.run_partition.__code__}
+_LOOPS = {WorkerHost._map_records_each.__code__, WorkerHost._filter_records_each.__code__,
+          WorkerHost._flat_map_records_each.__code__, WorkerHost._run_operator_each.__code__,
+          WorkerHost.run_partition.__code__}
 
 
 def _calling_host() -> WorkerHost | None:
-    frame = sys._getframe(2)
+    """The host whose function made the call: the innermost record loop on the stack,
+    or (hosts in blocks, no loop of theirs on the stack) the chain's host whose
+    function's frame is."""
+    frame, seen = sys._getframe(2), []
     while frame is not None:
         if frame.f_code in _LOOPS:
             return frame.f_locals.get("self")
+        host = host_calling(frame, seen)
+        if host is not None:
+            return host
+        seen.append(frame)
         frame = frame.f_back
     return None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 MAX_REPR = 2000
+NO_RECORD = object()  # "no record": a failure outside any record, a check without a sample
 
 
 def to_jsonable(value: Any, depth: int = 4) -> Any:

@@ -16,6 +16,8 @@ import json
 import math
 from typing import Any, Callable
 
+from .attributes import instance_attributes
+
 MAX_ITEMS = 20_000   # containers larger than this are summarised
 MAX_REPORTED_VALUES = 200_000  # a variable holding more, nested, is reported in summary
 MAX_DEPTH = 12
@@ -36,7 +38,7 @@ def capture(function: Any, generator: Any = None, merger: Any = None,
         if _is_plain_function(function):
             state.update(_closure_variables(function))
         else:
-            attributes = getattr(function, "__dict__", {}) or {}
+            attributes = instance_attributes(function)
             state.update({k: v for k, v in attributes.items() if not k.startswith("_")})
     frame = getattr(generator, "gi_frame", None)
     local_vars = frame.f_locals if frame is not None else final_locals
@@ -131,9 +133,9 @@ def _encode_other(value: Any, depth: int) -> Any:
         if size > MAX_ITEMS:
             return _summary(value, f"more than {MAX_ITEMS:,} elements")
         return encode(tolist(), depth + 1)
-    attributes = getattr(value, "__dict__", None)
+    attributes = instance_attributes(value)
     encoded = {"$t": "object", "type": _type_name(value), "repr": _repr(value)}
-    if isinstance(attributes, dict) and attributes:
+    if attributes:
         encoded["attrs"] = encode({str(k): v for k, v in attributes.items()}, depth + 1)
     return encoded
 

@@ -40,6 +40,7 @@ class TimeTravel:
         self.outputs = array("I")  # cumulative outputs when each input was pulled
         self.drops: array | None = None  # a filter: indices of the inputs it dropped
         self.deviations = array("I")  # (input index, outputs) where outputs != 1
+        self.blocks: array | None = None  # in blocks: (inputs, outputs) so far at boundaries
         self.kind = "ones"  # how the loop logs outputs per input (see on_end)
         self.results: list = []  # log_result values, in call order
         self.started = False
@@ -145,7 +146,7 @@ class TimeTravel:
                 self.host._alert("record-inputs", "write", exc)
         kind = "after_last" if self.host.state_source is not None else self.kind
         data = {"drops": self.drops, "deviations": self.deviations,
-                "cumulative": self.outputs}.get(kind)
+                "cumulative": self.outputs, "blocks": self.blocks}.get(kind)
         log = {"results": self.results, "kind": kind,
                "fingerprints": list(self.fingerprints or ())}
         body = zlib.compress(data.tobytes(), 1) if data is not None and len(data) else b""
@@ -200,6 +201,17 @@ class TimeTravel:
         """Whole-partition functions log the outputs so far at each input pull."""
         self.kind = "cumulative"
         return self.outputs.append
+
+    def blocks_log(self) -> None:
+        """A host in blocks logs its input and output counts at block boundaries."""
+        self.kind = "blocks"
+        self.blocks = array("I")
+
+    def boundary(self, inputs: int, outputs: int) -> None:
+        blocks = self.blocks
+        if blocks is not None and inputs and (not blocks or blocks[-2] != inputs):
+            blocks.append(inputs)
+            blocks.append(outputs)
 
     def deviation(self, index: int, outputs: int) -> None:
         self.deviations.append(index)

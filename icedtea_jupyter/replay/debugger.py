@@ -314,7 +314,8 @@ class Debugger:
             log = self.logs.log(name, partition, path)
             feed = ResultFeed(name, partition, log.results if log is not None else [])
             workers.append(self._worker(name, partition, feed))
-            checks.append(OutputCheck(name, log.outputs if log is not None else None))
+            checks.append(OutputCheck(name, log.outputs if log is not None else None,
+                                      log.boundaries if log is not None else None))
         return PartitionCursor(partition, names, workers, inputs, checks)
 
     def _worker(self, name: str, partition: int, feed: ResultFeed) -> ReplayWorker:

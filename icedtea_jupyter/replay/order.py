@@ -34,14 +34,22 @@ class ResultFeed:
 
 
 class OutputCheck:
-    """Outputs per input of one worker against its replay log."""
+    """Outputs per input of one worker against its replay log: per input, or (a host
+    that ran in blocks) the outputs between two logged block boundaries."""
 
-    def __init__(self, name: str, logged: Any) -> None:
+    def __init__(self, name: str, logged: Any, boundaries: Any = None) -> None:
         self.name = name
         self.logged = logged  # numpy array of outputs per input, or None
+        self.boundaries = boundaries  # (inputs, outputs) rows, or None
         self.divergence: str | None = None
+        self._next = -1  # in blocks: the next input index expected
+        self._total = 0  # outputs replayed since the first checked input
+        self._origin: tuple[int, int, int] | None = None  # (inputs, replayed, logged)
 
     def check(self, index: int, outputs: int) -> None:
+        if self.boundaries is not None:
+            self.check_many(index, np.array([outputs]))
+            return
         logged = self.logged
         if self.divergence is not None or logged is None or index >= len(logged):
             return
@@ -51,6 +59,9 @@ class OutputCheck:
 
     def check_many(self, start: int, counts: np.ndarray) -> None:
         """``check`` for inputs ``start``, ``start + 1``, … with ``counts`` outputs each."""
+        if self.boundaries is not None:
+            self._check_blocks(start, np.asarray(counts, dtype=np.int64))
+            return
         logged = self.logged
         if self.divergence is not None or logged is None or start >= len(logged):
             return
@@ -58,6 +69,27 @@ class OutputCheck:
         differ = np.flatnonzero(np.asarray(logged[start:end]) != counts[:end - start])
         if len(differ):
             self.check(start + int(differ[0]), int(counts[differ[0]]))
+
+    def _check_blocks(self, start: int, counts: np.ndarray) -> None:
+        if self.divergence is not None or not len(counts):
+            return
+        if start != self._next:  # a cursor restored mid-way: compare from the next boundary
+            self._origin, self._total = None, 0
+        inputs = self.boundaries[:, 0]
+        first = np.searchsorted(inputs, start, "left" if self._origin is None else "right")
+        last = np.searchsorted(inputs, start + len(counts), "right")
+        totals = self._total + np.concatenate([[0], np.cumsum(counts)])
+        for n_in, logged in self.boundaries[first:last].tolist():
+            replayed = int(totals[n_in - start])
+            if self._origin is not None and \
+                    replayed - self._origin[1] != logged - self._origin[2]:
+                self.divergence = (
+                    f"{self.name!r} emitted {replayed - self._origin[1]} record(s) for its "
+                    f"inputs #{self._origin[0]}–#{n_in - 1} in replay and "
+                    f"{logged - self._origin[2]} in the run")
+                return
+            self._origin = (n_in, replayed, logged)
+        self._total, self._next = int(totals[-1]), start + len(counts)
 
 
 class OriginOrder:

@@ -176,5 +176,8 @@ class ReplayWorker:
 
 
 def _host_of(loop: Any) -> Any:
+    """The host whose loop this is (in blocks: the last host of the loop's chain)."""
     frame = getattr(loop, "gi_frame", None)
-    return frame.f_locals.get("self") if frame is not None else None
+    owner = frame.f_locals.get("self") if frame is not None else None
+    hosts = getattr(owner, "hosts", None)
+    return hosts[-1] if isinstance(hosts, list) else owner

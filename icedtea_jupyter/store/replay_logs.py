@@ -12,7 +12,7 @@ import pyarrow.feather as feather
 class ReplayLog:
     """One worker's log: outputs per input record, outputs after its last input, results."""
 
-    outputs: np.ndarray  # uint32, one entry per input record
+    outputs: np.ndarray | None  # uint32, one entry per input record (None: in blocks)
     after_last: int  # outputs emitted after the last input (a flush, an aggregation)
     results: list  # log_result values (tagged JSON), in call order
     kind: str
@@ -22,6 +22,8 @@ class ReplayLog:
     order: np.ndarray | None = None
     # an aggregation's reduce side (kind "origins"): the same rows hold (map partition,
     # position of the combiner in that partition's output) per consumed combiner
+    # a host in blocks (kind "blocks"): (inputs, outputs) so far at each block boundary
+    boundaries: np.ndarray | None = None
 
     def checks(self) -> list[tuple[int, int]]:
         """θ's sampled input checksums as (input index, crc32 of the pickled record)."""
@@ -39,6 +41,14 @@ def read_replay_log(path: str) -> ReplayLog:
     if kind == "cumulative":
         outputs = np.diff(values).astype(np.uint32) if len(values) > 1 else values[:0]
         after_last = n_out - int(values[-1]) if len(values) else n_out
+    elif kind == "blocks":
+        boundaries = values.reshape(-1, 2)
+        outputs = None
+        ended = len(boundaries) and int(boundaries[-1, 0]) == n_in
+        after_last = n_out - int(boundaries[-1, 1]) if ended else 0
+        return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind,
+                         n_in, json.loads(meta.get("fingerprints", "[]")),
+                         boundaries=boundaries)
     elif kind in ("after_last", "order", "origins"):  # a merge: every output after the inputs
         outputs, after_last = np.zeros(n_in, np.uint32), n_out
     else:

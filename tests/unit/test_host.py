@@ -108,9 +108,11 @@ class Echo(Agent):
         self.send_to_coordinator({"echo": message, "at": self.context.counts()["records_in"]})
 
 
-def test_control_messages_are_handled_between_records(monkeypatch):
+@pytest.mark.parametrize("function", [lambda x: x, abs], ids=["in blocks", "per record"])
+def test_control_messages_are_handled_between_records(monkeypatch, function):
+    monkeypatch.setattr(host_module, "CHECK_PERIOD", 0.0)  # blocks of one record
     host, channel = host_with(monkeypatch, agents=(Echo,))
-    outputs = host.map_records(lambda x: x, range(100))
+    outputs = host.map_records(function, range(100))
     next(outputs)
     host.deliver({"type": "to_agent", "agent": "Echo", "operator": None, "partition": None,
                   "payload": {"ping": 1}})

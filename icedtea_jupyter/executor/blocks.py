@@ -1,0 +1,273 @@
+"""Hosts that run their function as C iterators, with Python only between blocks of records.
+
+PySpark chains a task's Python functions as ``map(f, iterator)``, ``filter(f, iterator)``
+and so on: C iterators that call the user's function and nothing else. A host of a
+Python function keeps that shape, so its per-record cost is a few C calls:
+
+- Its input comes in blocks (``BlockFeed``): ``islice`` over the input, counted by
+  ``compress`` with an ``itertools.count`` (readable at any moment). Between two blocks —
+  every few milliseconds, adapted to the record rate — Python runs the checks of the
+  feed's hosts: counts, agents' heartbeats, control messages, θ's interactions. When a
+  feed pulls its next block, every host downstream of it in the task is waiting for
+  its next input (Spark pulls records through the chain one at a time), so the check is
+  at a record boundary of all of them: a tuple-consistent moment.
+- Hosts chained after it in the same task join its clock and count nothing per input:
+  a host's input count is the output count of the host before it; a map's outputs are
+  its inputs; a filter's, flatMap's or ``Operator``'s outputs pass through a counter.
+  θ always has a feed of its own (its interactions and input checksums are taken at
+  its own record boundaries).
+- One guard generator per chain of such hosts (``HostChain``) ends them all when the
+  chain is exhausted or closed, and on an exception finds the host whose function
+  raised from the traceback, and the record it was processing from that frame.
+
+Functions without Python code (builtins, ``functools.partial``, callable objects) keep
+the per-record loop of ``host.py``: a traceback would not name them.
+"""
+from __future__ import annotations
+
+import inspect
+import weakref
+from itertools import chain, compress, islice
+from operator import length_hint
+from types import FrameType
+from typing import Any, Callable, Iterable, Iterator
+
+from .records import NO_RECORD as _NO_RECORD
+RUN = 4096  # the longest block, and the counters' runs
+_TRUES = [True] * RUN
+_NOT_HERE = object()  # a culprit finder's "this frame is not my host's function"
+_GUARDS: "weakref.WeakKeyDictionary[Any, HostChain]" = weakref.WeakKeyDictionary()
+
+
+class Counter:
+    """Counts the items that pass through ``tap`` without Python code per item: the
+    items are ``compress``-ed against runs of ``True`` from a list iterator, whose
+    ``length_hint`` says how far it got (Python runs once per ``RUN`` items)."""
+
+    def __init__(self) -> None:
+        self._handed = 0  # runs handed out
+        self._run: Iterator = iter(())
+
+    def tap(self, iterable: Iterable) -> Iterator:
+        return compress(iterable, chain.from_iterable(self._runs()))
+
+    def value(self) -> int:
+        return self._handed * RUN - length_hint(self._run)
+
+    def _runs(self) -> Iterator:
+        while True:
+            self._handed += 1
+            self._run = iter(_TRUES)
+            yield self._run
+
+
+class BlockFeed:
+    """A host's input, pulled in blocks; the checks of ``hosts`` run between blocks."""
+
+    def __init__(self, source: Iterable, owner: Any) -> None:
+        self.source = iter(source)
+        self.owner = owner  # its record rate sets the block size
+        self.hosts = [owner]  # upstream first: the owner, then the hosts that joined
+        self._base = 0  # records pulled up to the current block's first
+        self._block: Iterator = iter(_TRUES)  # the current block's run of True: its progress
+
+    def count(self) -> int:
+        """Records pulled so far, exact at any moment."""
+        return self._base + _taken(self._block)
+
+    def __iter__(self) -> Iterator:
+        return chain.from_iterable(self._blocks())
+
+    def _blocks(self) -> Iterator:
+        source = self.source
+        while True:
+            try:
+                first = next(source)
+            except StopIteration:
+                break
+            self._base += _taken(self._block) + 1
+            self._block = block = iter(_TRUES)
+            step = min(self._boundary(first), RUN + 1)
+            yield (first,)
+            if step > 1:
+                yield compress(islice(source, step - 1), block)
+                if _taken(block) < step - 1:
+                    break
+        self._base += _taken(self._block)
+        self._block = iter(_TRUES)
+        for host in self.hosts:
+            host.block_boundary(ended=True)
+
+    def _boundary(self, first: Any) -> int:
+        """Every host of the feed is between two records: check them, upstream first."""
+        step = self.owner.block_check(self._base, first)
+        for host in self.hosts[1:]:
+            host.block_boundary()
+        return step
+
+
+class HostChain:
+    """Hosts chained in one task with nothing but C iterators between them, behind one
+    guard generator that ends them all and names the one that failed."""
+
+    def __init__(self) -> None:
+        self.hosts: list[Any] = []
+        self.feed: BlockFeed | None = None
+        self.outputs: Iterator = iter(())
+
+    def add(self, host: Any, kind: str, f: Callable, iterator: Iterable,
+            own_feed: bool) -> Iterator:
+        """Chain ``host`` after the others; returns the new guard (the chain's output)."""
+        if self.feed is None or own_feed:
+            self.feed = host.feed = BlockFeed(iterator, host)
+            host.count_in = self.feed.count
+            inputs: Iterable = iter(self.feed)
+        else:
+            self.feed.hosts.append(host)
+            host.count_in = self.hosts[-1].count_out
+            inputs = iterator
+        self.outputs, counter = _outputs(kind, f, inputs)
+        host.count_out = counter.value if counter is not None else host.outputs_of_map
+        host.culprit = _culprit_finder(kind, f)
+        self.hosts.append(host)
+        guard = self._guarded(self.outputs)
+        _GUARDS[guard] = self
+        return guard
+
+    def _guarded(self, outputs: Iterator) -> Iterator:
+        try:
+            yield from outputs
+        except GeneratorExit:
+            self._end(exhausted=False)
+            raise
+        except BaseException as exc:
+            self._failed(exc)
+            raise
+        self._end(exhausted=True)
+
+    def _end(self, exhausted: bool) -> None:
+        for host in self.hosts:
+            host.exhausted = host.exhausted or (exhausted and host.status != "failed")
+            host.end_in_blocks()
+
+    def _failed(self, exc: BaseException) -> None:
+        failing, record = self._find_culprit(exc)
+        for i, host in enumerate(self.hosts):
+            if i == failing:
+                host.fail_in_blocks(exc, record, culprit=True)
+            elif failing is None or i > failing:
+                host.fail_in_blocks(exc, _NO_RECORD, culprit=False)  # downstream of it
+        self._end(exhausted=False)
+
+    def _find_culprit(self, exc: BaseException) -> tuple[int | None, Any]:
+        """The innermost frame of the traceback that runs a host's function (or pulls a
+        feed's input) names the host, and the record it was processing."""
+        if getattr(exc, "_icedtea_owner", None) is not None:
+            return None, _NO_RECORD  # raised upstream of the chain, already reported
+        found: tuple[int | None, Any] = (len(self.hosts) - 1, _NO_RECORD)
+        frames = _frames(exc)
+        for depth, frame in enumerate(frames):
+            for i, host in enumerate(self.hosts):
+                record = host.culprit(frame, frames[depth + 1:])
+                if record is not _NOT_HERE:
+                    found = (i, record)
+                elif frame.f_code is _BLOCKS_CODE and frame.f_locals.get("self") is host.feed:
+                    found = (i, _NO_RECORD)
+        return found
+
+
+def host_calling(frame: FrameType, inner: list[FrameType]) -> Any:
+    """If ``frame`` is a chain's guard: its host whose function runs in one of the
+    ``inner`` frames (innermost first), else None."""
+    if frame.f_code is not _GUARDED_CODE:
+        return None
+    hosts = frame.f_locals["self"].hosts
+    for depth, candidate in enumerate(inner):
+        for host in hosts:
+            if host.culprit(candidate, inner[depth + 1:]) is not _NOT_HERE:
+                return host
+    return None
+
+
+def chain_for(iterator: Iterable) -> HostChain:
+    """The chain whose (not yet started) guard ``iterator`` is, or a new chain."""
+    existing = _GUARDS.pop(iterator, None) if inspect.isgenerator(iterator) else None
+    if existing is not None and inspect.getgeneratorstate(iterator) == "GEN_CREATED":
+        return existing
+    chain_ = HostChain()
+    chain_.outputs = iter(iterator)
+    return chain_
+
+
+def run_in_blocks(host: Any, kind: str, f: Callable, iterator: Iterable) -> Iterator:
+    """``host`` running ``f`` (a map, filter, flatMap or ``Operator``) in blocks."""
+    chain_ = chain_for(iterator)
+    source = chain_.outputs if chain_.hosts else iterator
+    return chain_.add(host, kind, f, source, own_feed=bool(host.spec.theta))
+
+
+def runs_in_blocks(f: Any) -> bool:
+    """Whether a traceback names ``f``: a Python function or method, or an ``Operator``."""
+    from .operator import Operator
+
+    if isinstance(f, Operator):
+        return type(f).__call__ is Operator.__call__
+    return inspect.isfunction(f) or (inspect.ismethod(f) and inspect.isfunction(f.__func__))
+
+
+def _outputs(kind: str, f: Callable, inputs: Iterable) -> tuple[Iterator, Counter | None]:
+    if kind == "map":
+        return map(f, inputs), None
+    counter = Counter()
+    if kind == "filter":
+        return counter.tap(filter(f, inputs)), counter
+    if kind == "flatMap":
+        return counter.tap(chain.from_iterable(map(f, inputs))), counter
+    return counter.tap(f(inputs)), counter  # an Operator: its own __call__
+
+
+def _culprit_finder(kind: str, f: Any) -> Callable[[FrameType, list], Any]:
+    """``(frame, inner frames) -> record``: the record being processed if ``frame`` runs
+    this host's function, else ``_NOT_HERE``."""
+    if kind == "operator":
+        return lambda frame, inner: _operator_record(f, frame, inner)
+    function = f.__func__ if inspect.ismethod(f) else f
+    code, position = function.__code__, 1 if inspect.ismethod(f) else 0
+
+    def record_of(frame: FrameType, inner: list) -> Any:
+        if frame.f_code is not code:
+            return _NOT_HERE
+        if code.co_argcount <= position:
+            return _NO_RECORD
+        return frame.f_locals.get(code.co_varnames[position], _NO_RECORD)
+    return record_of
+
+
+def _operator_record(op: Any, frame: FrameType, inner: list) -> Any:
+    """In ``Operator.__call__`` of ``op``: its loop's record, unless the frame inside it
+    is ``open`` or ``close`` (no record then)."""
+    from .operator import Operator
+
+    if frame.f_code is not Operator.__call__.__code__ or frame.f_locals.get("self") is not op:
+        return _NOT_HERE
+    if inner and inner[0].f_code.co_name in ("open", "close") \
+            and inner[0].f_locals.get("self") is op:
+        return _NO_RECORD
+    return frame.f_locals.get("record", _NO_RECORD)
+
+
+_BLOCKS_CODE = BlockFeed._blocks.__code__
+_GUARDED_CODE = HostChain._guarded.__code__
+
+
+def _taken(run: Iterator) -> int:
+    """How many items of a run of ``_TRUES`` have been taken."""
+    return RUN - length_hint(run)
+
+
+def _frames(exc: BaseException) -> list[FrameType]:
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames

@@ -1,0 +1,238 @@
+"""Hosts in blocks (executor/blocks.py): same outputs and counts as PySpark's own chain,
+failures named by the function that raised, checks between blocks, compact logs."""
+import gc
+from itertools import chain
+
+import numpy as np
+import pytest
+
+from icedtea_jupyter import Agent, Operator
+from icedtea_jupyter.executor import host as host_module
+from icedtea_jupyter.executor.attributes import instance_attributes
+from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec
+from icedtea_jupyter.executor.state import capture
+from icedtea_jupyter.executor.wrappers import PartitionFunction
+from icedtea_jupyter.replay.order import OutputCheck
+
+from .fakes import RecordingChannel
+
+
+class Pairs(Operator):
+    def open(self):
+        self.seen = 0
+
+    def process(self, x):
+        self.seen += 1
+        if x % 4:
+            yield x, self.seen
+
+    def close(self):
+        yield "end", self.seen
+
+
+def hosted_chain(monkeypatch, functions, agents=(), theta=None, n=10_000):
+    """``functions``: (api, f) in chain order, each in its own host of one task."""
+    channel = RecordingChannel()
+    monkeypatch.setattr(host_module, "channel_for", lambda run: channel)
+    run = RunSpec("run-1", ("127.0.0.1", 1), b"", "/nonexistent", tuple(agents))
+    stream = iter(range(n))
+    for i, (api, f) in enumerate(functions):
+        spec = OperatorSpec(i, run, api, f"op{i}", theta=i == theta,
+                            in_g=theta is not None and i >= theta)
+        stream = PartitionFunction(spec, api, f)(0, stream)
+    return stream, channel
+
+
+def plain_chain(functions, n=10_000):
+    stream = iter(range(n))
+    for api, f in functions:
+        stream = {"map": lambda s, f=f: map(f, s), "filter": lambda s, f=f: filter(f, s),
+                  "flatMap": lambda s, f=f: chain.from_iterable(map(f, s)),
+                  "mapPartitions": lambda s, f=f: f(s)}[api](stream)
+    return list(stream)
+
+
+def ended_by_operator(channel):
+    return {m["worker"]["operator"]: m for m in channel.ended}
+
+
+CHAIN = [("map", lambda x: x * 3), ("filter", lambda x: x % 5 != 0),
+         ("flatMap", lambda x: [x] * (x % 4)), ("mapPartitions", Pairs())]
+
+
+@pytest.mark.parametrize("theta", [None, 0, 2])
+def test_a_chain_in_blocks_gives_pysparks_outputs_and_exact_counts(monkeypatch, theta):
+    stream, channel = hosted_chain(monkeypatch, CHAIN, theta=theta)
+    expected = plain_chain([(api, f if api != "mapPartitions" else Pairs())
+                            for api, f in CHAIN])
+    assert list(stream) == expected
+    ends = ended_by_operator(channel)
+    mapped = [x * 3 for x in range(10_000)]
+    kept = [x for x in mapped if x % 5 != 0]
+    flat = [x for x in kept for _ in range(x % 4)]
+    assert [(ends[i]["records_in"], ends[i]["records_out"]) for i in range(4)] == [
+        (10_000, 10_000), (10_000, len(kept)), (len(kept), len(flat)),
+        (len(flat), len(expected))]
+    assert all(e["status"] == "ok" and e["exhausted"] for e in ends.values())
+
+
+def test_a_failure_names_the_host_whose_function_raised_and_its_record(monkeypatch):
+    def picky(x):
+        if x == 3_000:
+            raise ValueError("no 3000")
+        return True
+
+    stream, channel = hosted_chain(monkeypatch, [("map", lambda x: x * 2), ("filter", picky),
+                                                 ("map", lambda x: x + 1)])
+    with pytest.raises(ValueError):
+        list(stream)
+    ends = ended_by_operator(channel)
+    assert ends[1]["status"] == "failed" and ends[1]["error"]["record"]["value"] == 3_000
+    assert ends[1]["error"]["records_before"] == 1_500 and ends[1]["records_in"] == 1_501
+    assert ends[2]["status"] == "failed" and ends[2]["error"] is None
+    assert ends[2]["records_in"] == 1_500
+    assert ends[0]["status"] == "ok" and not ends[0]["exhausted"]
+
+
+def test_a_failing_map_counts_no_output_for_its_record(monkeypatch):
+    def parse(x):
+        if x == 7:
+            raise KeyError(x)
+        return x
+
+    stream, channel = hosted_chain(monkeypatch, [("map", parse), ("map", str)])
+    with pytest.raises(KeyError):
+        list(stream)
+    ends = ended_by_operator(channel)
+    assert (ends[0]["records_in"], ends[0]["records_out"]) == (8, 7)
+    assert ends[0]["error"]["record"]["value"] == 7
+    assert ends[1]["error"] is None and ends[1]["records_in"] == 7
+
+
+class Fails(Operator):
+    def __init__(self, where):
+        self.where = where
+
+    def open(self):
+        if self.where == "open":
+            raise RuntimeError("in open")
+
+    def process(self, x):
+        if self.where == "process" and x == 5:
+            raise RuntimeError("in process")
+        yield x
+
+    def close(self):
+        if self.where == "close":
+            raise RuntimeError("in close")
+
+
+@pytest.mark.parametrize("where,record", [("open", None), ("process", 5), ("close", None)])
+def test_an_operator_failure_has_a_record_only_when_process_raised(monkeypatch, where, record):
+    stream, channel = hosted_chain(monkeypatch, [("map", lambda x: x), ("mapPartitions",
+                                                                         Fails(where))], n=20)
+    with pytest.raises(RuntimeError, match=f"in {where}"):
+        list(stream)
+    error = ended_by_operator(channel)[1]["error"]
+    assert (error["record"] or {}).get("value") == record
+    assert ended_by_operator(channel)[0]["error"] is None
+
+
+def test_a_builtin_keeps_the_per_record_loop_and_names_its_record(monkeypatch):
+    stream, channel = hosted_chain(monkeypatch, [("map", lambda x: str(x) if x != 9 else "x"),
+                                                 ("map", int)], n=20)
+    with pytest.raises(ValueError):
+        list(stream)
+    ends = ended_by_operator(channel)
+    assert ends[1]["error"]["record"]["value"] == "x"
+    assert ends[1]["records_in"] == 10
+
+
+def test_closing_early_ends_every_host_with_what_it_took(monkeypatch):
+    stream, channel = hosted_chain(monkeypatch, [("map", lambda x: x), ("filter",
+                                                                        lambda x: x % 2 == 0)])
+    taken = [next(stream) for _ in range(50)]
+    stream.close()
+    ends = ended_by_operator(channel)
+    assert taken[-1] == 98
+    assert (ends[0]["records_in"], ends[1]["records_in"], ends[1]["records_out"]) == (99, 99, 50)
+    assert not any(e["exhausted"] for e in ends.values())
+
+
+def test_hosts_that_joined_a_feed_beat_between_blocks(monkeypatch):
+    beats = []
+
+    class Beat(Agent):
+        def heartbeat(self):
+            beats.append((self.context.operator_id, self.context.counts()["records_in"]))
+
+    monkeypatch.setattr(host_module, "HEARTBEAT_PERIOD", 0.0)
+    stream, _ = hosted_chain(monkeypatch, [("map", lambda x: x), ("filter", lambda x: x % 2)],
+                             agents=(Beat,))
+    list(stream)
+    downstream = [n for op, n in beats if op == 1]
+    assert len(downstream) > 5 and downstream == sorted(downstream)
+    assert max(downstream) == 10_000
+
+
+def test_in_g_theta_logs_outputs_at_block_boundaries(monkeypatch):
+    stream, channel = hosted_chain(monkeypatch, CHAIN, theta=1)
+    outputs = list(stream)
+    import zlib
+
+    for message, body in zip(channel.ended, channel.bodies):
+        if message["worker"]["operator"] == 0:
+            assert message["log"] is None or message["log"]["kind"] in ("ones", "blocks")
+            continue
+        assert message["log"]["kind"] == "blocks"
+        pairs = np.frombuffer(zlib.decompress(body), np.uint32).reshape(-1, 2)
+        assert len(pairs) > 5 and (np.diff(pairs[:, 0]) > 0).all()
+        if message["worker"]["operator"] == 1:  # the filter: outputs of the first n inputs
+            kept = np.cumsum([(x * 3) % 5 != 0 for x in range(10_000)])
+            assert all(kept[n - 1] == out for n, out in pairs)
+    assert outputs[-1][0] == "end"
+
+
+def test_the_replay_check_compares_outputs_between_block_boundaries():
+    counts = np.array([1, 0, 2, 1, 1, 0, 3, 1], np.int64)
+    cumulative = np.cumsum(counts)
+    boundaries = np.array([[n, cumulative[n - 1]] for n in (2, 5, 8)], np.uint32)
+    check = OutputCheck("op", None, boundaries)
+    check.check_many(0, counts[:3])
+    check.check_many(3, counts[3:])
+    assert check.divergence is None
+    wrong = counts.copy()
+    wrong[6] = 2
+    check = OutputCheck("op", None, boundaries)
+    for i, k in enumerate(wrong):
+        check.check(i, int(k))
+    assert "inputs #5–#7" in check.divergence and "3 record(s)" in check.divergence
+    resumed = OutputCheck("op", None, boundaries)  # a cursor restored at input 5
+    resumed.check_many(5, wrong[5:])
+    assert resumed.divergence is not None
+
+
+class Totals:
+    label = "class attribute"
+
+    def __init__(self):
+        self.totals = {}
+        self.count = 0
+
+    @property
+    def size(self):
+        return len(self.totals)
+
+    @size.setter
+    def size(self, value):
+        self.totals = dict.fromkeys(range(value), 0)
+
+
+def test_a_snapshot_reads_attributes_without_making_a_dict_of_them():
+    op = Totals()
+    op.size = 3
+    assert capture(op) == {"totals": {0: 0, 1: 0, 2: 0}, "count": 0}
+    assert not any(r is not op.totals and isinstance(r, dict) for r in gc.get_referents(op))
+    op.extra = "set from outside"  # a name no method assigns: read from __dict__
+    assert instance_attributes(op) == {"totals": {0: 0, 1: 0, 2: 0}, "count": 0,
+                                       "extra": "set from outside"}

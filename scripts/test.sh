@@ -7,9 +7,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh" --with-browser
 cd "$ROOT"
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
-echo "== Linters: ruff (Python), tsc --noEmit (TypeScript)"
+echo "== Linters: ruff (Python), tsc --noEmit, eslint and prettier --check (TypeScript)"
 .venv/bin/ruff check icedtea_jupyter tests bench
 (cd labextension && ../.venv/bin/jlpm typecheck)
+(cd labextension && ../.venv/bin/jlpm lint && ../.venv/bin/jlpm format:check)
 echo "== TypeScript unit tests"
 (cd labextension && ../.venv/bin/jlpm test --silent)
 echo "== Python, Spark, notebook and browser tests"

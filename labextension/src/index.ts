@@ -1,16 +1,17 @@
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
-import { IcedteaClient } from './client';
-import { NotebookFollower } from './follower';
-import { RunsModel } from './model';
+import { IcedteaClient } from './comm/client';
+import { NotebookFollower } from './runs/follower';
+import { RunsModel } from './runs/model';
 import { IcedteaSidebar } from './sidebar';
-import { TimeTravelModel } from './timeTravel';
+import { TimeTravelModel } from './timetravel/timeTravel';
 
 /** The IcedTea sidebar, fed by the `icedtea` comm of the current notebook's kernel. */
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'icedtea-jupyter:sidebar',
-  description: 'Runs, live operator counts, interaction timeline, snapshots and step debugging of the PySpark pipelines recorded with %%icedtea.',
+  description:
+    'Runs, live operator counts, interaction timeline, snapshots and step debugging of the PySpark pipelines recorded with %%icedtea.',
   autoStart: true,
   requires: [INotebookTracker],
   optional: [ILayoutRestorer],

@@ -1,15 +1,15 @@
 import { Panel, Widget } from '@lumino/widgets';
 
-import { el, setText } from './format';
-import { icedteaIcon } from './icon';
-import type { RunsModel } from './model';
-import { PartitionSteps } from './partitionSteps';
-import { Placeholder } from './placeholder';
-import { RunsList } from './runsList';
-import { RunView } from './runView';
-import { SnapshotView } from './snapshotView';
-import { TimelineView } from './timelineView';
-import type { TimeTravelModel } from './timeTravel';
+import type { RunsModel } from './runs/model';
+import { Placeholder } from './runs/placeholder';
+import { RunsList } from './runs/runsList';
+import { RunView } from './runs/runView';
+import { PartitionSteps } from './timetravel/partitionSteps';
+import { SnapshotView } from './timetravel/snapshotView';
+import { TimelineView } from './timetravel/timelineView';
+import type { TimeTravelModel } from './timetravel/timeTravel';
+import { el, setText } from './widgets/format';
+import { icedteaIcon } from './widgets/icon';
 
 /**
  * The IcedTea sidebar, a thin container: a header, a state message, the runs list, the
@@ -94,7 +94,11 @@ export class IcedteaSidebar extends Panel {
         break;
       case 'ready':
         if (model.runs.length === 0) {
-          message.append('No runs yet: put ', el('code', undefined, '%%icedtea'), ' on a cell of PySpark code and run it.');
+          message.append(
+            'No runs yet: put ',
+            el('code', undefined, '%%icedtea'),
+            ' on a cell of PySpark code and run it.'
+          );
         }
         break;
     }

@@ -1,5 +1,5 @@
-import { IcedteaClient, RequestError } from '../src/client';
-import { COMM_TARGET, IEventMessage, IRequestMessage } from '../src/protocol';
+import { IcedteaClient, RequestError } from '../src/comm/client';
+import { COMM_TARGET, IEventMessage, IRequestMessage } from '../src/comm/protocol';
 import { FakeKernel, flush, later, sleep } from './fakeKernel';
 
 function reply(id: number, result: unknown) {
@@ -276,7 +276,11 @@ describe('IcedteaClient', () => {
   it('gives each request a new id', async () => {
     const [client, kernel] = await readyClient();
     kernel.handler = (request, comm) => later(() => comm.push(reply(request.id, { runs: [] })));
-    await Promise.all([client.request('runs.list', {}), client.request('runs.list', {}), client.request('runs.list', {})]);
+    await Promise.all([
+      client.request('runs.list', {}),
+      client.request('runs.list', {}),
+      client.request('runs.list', {})
+    ]);
     const ids = kernel.comm.sent.map(r => r.id);
     expect(new Set(ids).size).toBe(ids.length);
     client.dispose();

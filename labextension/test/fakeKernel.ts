@@ -5,8 +5,8 @@
 import type { Kernel } from '@jupyterlab/services';
 import { Signal } from '@lumino/signaling';
 
-import type { IKernelLike } from '../src/client';
-import type { IRequestMessage } from '../src/protocol';
+import type { IKernelLike } from '../src/comm/client';
+import type { IRequestMessage } from '../src/comm/protocol';
 
 let commCount = 0;
 
@@ -23,10 +23,10 @@ export class FakeComm {
   opened = false;
   closedByClient = false;
   sent: IRequestMessage[] = [];
-  onMsg: (msg: any) => void = () => undefined;
-  onClose: (msg: any) => void = () => undefined;
+  onMsg: (msg: unknown) => void = () => undefined;
+  onClose: (msg: unknown) => void = () => undefined;
 
-  open(data?: unknown): unknown {
+  open(): unknown {
     this.opened = true;
     this._kernel.handleOpen(this);
     return {};
@@ -72,7 +72,7 @@ export class FakeKernel {
   status: Kernel.Status;
   isDisposed = false;
   readonly statusChanged = new Signal<this, Kernel.Status>(this);
-  readonly iopubMessage = new Signal<this, any>(this);
+  readonly iopubMessage = new Signal<this, unknown>(this);
   readonly comms: FakeComm[] = [];
   /** Whether `%load_ext icedtea_jupyter` ran: else comm opens are refused. */
   targetRegistered = true;

@@ -1,6 +1,15 @@
-import { Throttle } from '../src/throttle';
-import { hitTest, makeAxis, markerXs, offsetLabel, tickLabel, tickStep, visibleRange, xOf } from '../src/timelineGeometry';
-import { scrollToRow, windowRange } from '../src/windowing';
+import { Throttle } from '../src/comm/throttle';
+import {
+  hitTest,
+  makeAxis,
+  markerXs,
+  offsetLabel,
+  tickLabel,
+  tickStep,
+  visibleRange,
+  xOf
+} from '../src/timetravel/timelineGeometry';
+import { scrollToRow, windowRange } from '../src/widgets/windowing';
 import { interaction, ManualClock } from './timeTravelKernel';
 
 describe('Throttle', () => {
@@ -86,7 +95,12 @@ describe('windowRange', () => {
 });
 
 describe('timeline geometry', () => {
-  const interactions = [interaction(0, 'initial', 100), interaction(1, 'condition', 101), interaction(2, 'manual', 101.01), interaction(3, 'periodic', 110)];
+  const interactions = [
+    interaction(0, 'initial', 100),
+    interaction(1, 'condition', 101),
+    interaction(2, 'manual', 101.01),
+    interaction(3, 'periodic', 110)
+  ];
 
   it('maps the run from its start to its end over the width', () => {
     const axis = makeAxis(interactions, 99, 111, 1220);

@@ -1,10 +1,19 @@
-import { IcedteaClient } from '../src/client';
-import { RunsModel } from '../src/model';
-import type { IRequestMessage, IRunListItem, IRunSummary } from '../src/protocol';
+import { IcedteaClient } from '../src/comm/client';
+import { RunsModel } from '../src/runs/model';
+import type { IRequestMessage, IRunListItem, IRunSummary } from '../src/comm/protocol';
 import { FakeComm, FakeKernel, flush, later } from './fakeKernel';
 
 function item(id: string, started: number, status: IRunListItem['status'] = 'finished'): IRunListItem {
-  return { id, status, started, ended: started + 5, duration: 5, cell: `df_${id} = spark.range(10)`, path: `/runs/${id}`, operators: 2 };
+  return {
+    id,
+    status,
+    started,
+    ended: started + 5,
+    duration: 5,
+    cell: `df_${id} = spark.range(10)`,
+    path: `/runs/${id}`,
+    operators: 2
+  };
 }
 
 function summary(run: IRunListItem): IRunSummary {
@@ -51,7 +60,12 @@ class IcedteaKernel extends FakeKernel {
         const run = this.runs.find(r => r.id === params.run);
         if (!run || this.failGet) {
           return later(() =>
-            comm.push({ kind: 'reply', id: request.id, ok: false, error: { type: 'not_found', message: `no run ${params.run}` } })
+            comm.push({
+              kind: 'reply',
+              id: request.id,
+              ok: false,
+              error: { type: 'not_found', message: `no run ${params.run}` }
+            })
           );
         }
         return ok(summary(run));
@@ -60,7 +74,19 @@ class IcedteaKernel extends FakeKernel {
         return ok({
           run: params.run,
           operator: params.operator,
-          partitions: [{ operator: 0, partition: 0, stage: 1, attempt: 0, task: 3, status: 'ok', records_in: 5, records_out: 5, rate: 0 }]
+          partitions: [
+            {
+              operator: 0,
+              partition: 0,
+              stage: 1,
+              attempt: 0,
+              task: 3,
+              status: 'ok',
+              records_in: 5,
+              records_out: 5,
+              rate: 0
+            }
+          ]
         });
     }
   }
@@ -121,7 +147,14 @@ describe('RunsModel', () => {
 
   it('applies run.status (error, warnings) and refreshes the list', async () => {
     const [model, kernel] = await setup([item('a', 100, 'running')]);
-    const error = { operator: 'parse', partition: 3, exception: 'ValueError', message: 'bad', traceback: 'tb', record: { repr: "'x'" } };
+    const error = {
+      operator: 'parse',
+      partition: 3,
+      exception: 'ValueError',
+      message: 'bad',
+      traceback: 'tb',
+      record: { repr: "'x'" }
+    };
     kernel.runs = [{ ...kernel.runs[0], status: 'failed' }];
     kernel.requests = [];
     kernel.event('run.status', { run: 'a', status: 'failed', error, warnings: ['slow partition 3'] });
@@ -207,7 +240,9 @@ describe('RunsModel and the DAG of a running run', () => {
     // The list item counted the operators from the summary.
     expect(model.runs[0].operators).toBe(2);
     kernel.requests = [];
-    const progress = [{ operator: 'later', phase: '', records_in: 1, records_out: 1, done: 0, running: 1, failed: 0, rate: 1 }];
+    const progress = [
+      { operator: 'later', phase: '', records_in: 1, records_out: 1, done: 0, running: 1, failed: 0, rate: 1 }
+    ];
     kernel.event('run.progress', { run: 'a', status: 'running', duration: 2, progress });
     kernel.event('run.progress', { run: 'a', status: 'running', duration: 2.1, progress });
     await flush(30);

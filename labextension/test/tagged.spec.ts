@@ -1,4 +1,4 @@
-import { decode, describe as describeValue, keyId, pyRepr } from '../src/tagged';
+import { decode, describe as describeValue, keyId, pyRepr } from '../src/comm/tagged';
 
 /** Values as `icedtea_jupyter/executor/state.py::encode` sends them. */
 const encoded = {
@@ -7,7 +7,13 @@ const encoded = {
   last: { $t: 'tuple', v: ['Bob', 5000, 5000] },
   single: { $t: 'tuple', v: [1] },
   empty: { $t: 'set', v: [] },
-  byKey: { $t: 'dict', items: [[{ $t: 'tuple', v: ['a', 1] }, 2], [3, 'x']] },
+  byKey: {
+    $t: 'dict',
+    items: [
+      [{ $t: 'tuple', v: ['a', 1] }, 2],
+      [3, 'x']
+    ]
+  },
   payment: { $t: 'row', v: { customer: 'Chris', amount: 10, currency: '$' } },
   big: { $t: 'int', v: '123456789012345678901' },
   inf: { $t: 'float', v: 'inf' },
@@ -24,11 +30,16 @@ const encoded = {
 
 describe('decode (the kernel decode, mirrored)', () => {
   it('rebuilds Python values as plain JavaScript', () => {
-    const value = decode(encoded) as { [key: string]: any };
+    const value = decode(encoded) as { [key: string]: unknown };
     expect(value.highest).toEqual({ Alice: 120, Bob: 5000 });
     expect(value.blacklist).toEqual(new Set(['Bob']));
     expect(value.last).toEqual(['Bob', 5000, 5000]);
-    expect(value.byKey).toEqual(new Map<unknown, unknown>([[keyId({ $t: 'tuple', v: ['a', 1] }), 2], [3, 'x']]));
+    expect(value.byKey).toEqual(
+      new Map<unknown, unknown>([
+        [keyId({ $t: 'tuple', v: ['a', 1] }), 2],
+        [3, 'x']
+      ])
+    );
     expect(value.payment).toEqual({ customer: 'Chris', amount: 10, currency: '$' });
     expect(value.big).toBe(BigInt('123456789012345678901'));
     expect(value.inf).toBe(Infinity);

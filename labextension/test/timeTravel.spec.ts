@@ -1,9 +1,9 @@
 import { Signal } from '@lumino/signaling';
 
-import { RequestError } from '../src/client';
-import { CANCEL_TIMEOUT, DebugModel, preparingText } from '../src/debugModel';
-import type { IRunsSource } from '../src/model';
-import type { IEventMessage, IReplayProgress } from '../src/protocol';
+import { RequestError } from '../src/comm/client';
+import { CANCEL_TIMEOUT, DebugModel, preparingText } from '../src/timetravel/debugModel';
+import type { IRunsSource } from '../src/runs/model';
+import type { IEventMessage, IReplayProgress } from '../src/comm/protocol';
 import { flush } from './fakeKernel';
 import { interaction, ManualClock, row, setupTimeTravel, TimeTravelKernel, tuple } from './timeTravelKernel';
 
@@ -66,7 +66,12 @@ describe('TimelineModel', () => {
     expect(tt.snapshot.operators).toEqual(['enrich', 'detect', 'filter']);
     const states = tt.snapshot.states;
     expect(states.map(s => s.operator)).toEqual(['enrich', 'detect', 'filter']);
-    expect(states[0]).toMatchObject({ partition: 0, loading: false, state: { highest: { Alice: 60 } }, changed: { keys: { highest: ['Alice'] } } });
+    expect(states[0]).toMatchObject({
+      partition: 0,
+      loading: false,
+      state: { highest: { Alice: 60 } },
+      changed: { keys: { highest: ['Alice'] } }
+    });
     const stateRequests = kernel.requests.filter(r => r.method === 'run.state').map(r => r.params);
     expect(stateRequests).toContainEqual({ run: 'r1', index: 1, operator: 'detect', partition: 0 });
   });
@@ -104,7 +109,10 @@ describe('DebugModel', () => {
     expect(tt.debug.stepOverState(0)).toMatchObject({ enabled: true });
     expect(tt.debug.stepOverState(0).reason).toContain("Row(customer='Chris', amount=10, currency='$')");
     // Nothing waits downstream yet: nothing to step out of.
-    expect(tt.debug.stepOutState(0)).toMatchObject({ enabled: false, reason: expect.stringContaining('nothing waits downstream') });
+    expect(tt.debug.stepOutState(0)).toMatchObject({
+      enabled: false,
+      reason: expect.stringContaining('nothing waits downstream')
+    });
     await tt.debug.stepOver(0);
     await tt.debug.stepInto(0, 'enrich');
     const over = tt.debug.stepOverState(0);
@@ -142,13 +150,19 @@ describe('DebugModel', () => {
 
   it('disables every step while one is on its way, and without a jump', async () => {
     const { kernel, tt } = await setupTimeTravel();
-    expect(tt.debug.stepOverState(0)).toEqual({ enabled: false, reason: 'Jump to an interaction first: click one on the timeline' });
+    expect(tt.debug.stepOverState(0)).toEqual({
+      enabled: false,
+      reason: 'Jump to an interaction first: click one on the timeline'
+    });
     await tt.debug.jump(1);
     kernel.holdMethods.add('debug.step_over');
     const step = tt.debug.stepOver(0);
     await flush();
     expect(tt.debug.busy).toBe('step over on partition 0');
-    expect(tt.debug.stepOverState(0)).toMatchObject({ enabled: false, reason: 'Waiting for the kernel: step over on partition 0' });
+    expect(tt.debug.stepOverState(0)).toMatchObject({
+      enabled: false,
+      reason: 'Waiting for the kernel: step over on partition 0'
+    });
     // A second click while busy sends nothing.
     await tt.debug.stepOver(0);
     expect(kernel.requests.filter(r => r.method === 'debug.step_over')).toHaveLength(1);
@@ -184,7 +198,8 @@ describe('DebugModel', () => {
       state: 'ready',
       stateChanged: events as unknown as IRunsSource['stateChanged'],
       event: events,
-      request: (() => Promise.reject(Object.assign(new Error('no interaction I9'), { type: 'not_found' }))) as IRunsSource['request']
+      request: (() =>
+        Promise.reject(Object.assign(new Error('no interaction I9'), { type: 'not_found' }))) as IRunsSource['request']
     };
     const debug = new DebugModel(source);
     debug.setRun('r1', 'finished');
@@ -206,10 +221,17 @@ describe('DebugModel: cancel', () => {
     expect(tt.debug.cancelling).toBe(true);
     await expect(cancel).resolves.toBe(true);
     await jump;
-    expect(kernel.requests.filter(r => r.method === 'debug.cancel').map(r => r.params)).toEqual([{ run: 'r1', source: 'sidebar' }]);
+    expect(kernel.requests.filter(r => r.method === 'debug.cancel').map(r => r.params)).toEqual([
+      { run: 'r1', source: 'sidebar' }
+    ]);
     expect(tt.debug.busy).toBeNull();
     expect(tt.debug.cancelling).toBe(false);
-    expect(tt.debug.error).toEqual({ type: 'cancelled', message: 'debug.jump was cancelled', action: 'jump to I2', partition: null });
+    expect(tt.debug.error).toEqual({
+      type: 'cancelled',
+      message: 'debug.jump was cancelled',
+      action: 'jump to I2',
+      partition: null
+    });
     // The view stays as it was.
     expect(tt.debug.view).toBe(before);
     expect(tt.debug.view?.index).toBe(1);
@@ -243,9 +265,13 @@ describe('DebugModel: cancel', () => {
         return new Promise((_, reject) => (finishJump = reject));
       }
       if (method === 'debug.cancel') {
-        return ++cancels === 1 ? Promise.reject(new RequestError('debug.cancel: no reply in 5 s', 'timeout')) : Promise.resolve({ cancelled: true });
+        return ++cancels === 1
+          ? Promise.reject(new RequestError('debug.cancel: no reply in 5 s', 'timeout'))
+          : Promise.resolve({ cancelled: true });
       }
-      return Promise.resolve(method === 'debug.progress' ? { progress: null } : method === 'run.actions' ? { run: 'r1', actions: [] } : null);
+      return Promise.resolve(
+        method === 'debug.progress' ? { progress: null } : method === 'run.actions' ? { run: 'r1', actions: [] } : null
+      );
     });
     const debug = new DebugModel(source.source);
     debug.setRun('r1', 'finished');
@@ -253,7 +279,12 @@ describe('DebugModel: cancel', () => {
     expect(await debug.cancel()).toBe(false);
     expect(timeouts['debug.cancel']).toBe(CANCEL_TIMEOUT);
     expect(CANCEL_TIMEOUT).toBeLessThanOrEqual(10_000);
-    expect(debug.error).toEqual({ type: 'timeout', message: 'debug.cancel: no reply in 5 s', action: 'cancel jump to I3', partition: null });
+    expect(debug.error).toEqual({
+      type: 'timeout',
+      message: 'debug.cancel: no reply in 5 s',
+      action: 'cancel jump to I3',
+      partition: null
+    });
     expect(debug.busy).toBe('jump to I3');
     expect(debug.cancelling).toBe(false);
     // The jump then comes back cancelled after all, as an internal error.
@@ -333,7 +364,13 @@ describe('DebugModel: preparation of time travel', () => {
 
   it('forgets the progress of the previous run', async () => {
     const source = fakeSource(method =>
-      Promise.resolve(method === 'debug.progress' ? { progress: preparing(1, 2) } : method === 'run.actions' ? { run: 'x', actions: [] } : null)
+      Promise.resolve(
+        method === 'debug.progress'
+          ? { progress: preparing(1, 2) }
+          : method === 'run.actions'
+            ? { run: 'x', actions: [] }
+            : null
+      )
     );
     const debug = new DebugModel(source.source);
     debug.setRun('r1', 'finished');
@@ -371,7 +408,8 @@ function fakeSource(answer: (method: string, params: unknown, timeout?: number) 
     state: 'ready',
     stateChanged,
     event,
-    request: ((method: string, params: unknown, timeout?: number) => answer(method, params, timeout)) as IRunsSource['request']
+    request: ((method: string, params: unknown, timeout?: number) =>
+      answer(method, params, timeout)) as IRunsSource['request']
   };
   return { source, emit: msg => event.emit(msg) };
 }

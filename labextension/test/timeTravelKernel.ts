@@ -4,17 +4,34 @@
  * interactions, recorded snapshots and states, and a small debugger (jump, steps with
  * overlap refusal) on partition 0.
  */
-import { IcedteaClient } from '../src/client';
-import { RunsModel } from '../src/model';
-import type { IDebugView, IInteraction, IReplayProgress, IRequestMessage, IRunListItem, IRunSummary, Tagged } from '../src/protocol';
-import { TimeTravelModel } from '../src/timeTravel';
-import type { IClock } from '../src/throttle';
+import { IcedteaClient } from '../src/comm/client';
+import { RunsModel } from '../src/runs/model';
+import type {
+  IDebugView,
+  IInteraction,
+  IReplayProgress,
+  IRequestMessage,
+  IRunListItem,
+  IRunSummary,
+  Tagged
+} from '../src/comm/protocol';
+import { TimeTravelModel } from '../src/timetravel/timeTravel';
+import type { IClock } from '../src/comm/throttle';
 import { FakeComm, FakeKernel, flush, later } from './fakeKernel';
 
-export const row = (customer: string, amount: number, currency = '$'): Tagged => ({ $t: 'row', v: { customer, amount, currency } });
+export const row = (customer: string, amount: number, currency = '$'): Tagged => ({
+  $t: 'row',
+  v: { customer, amount, currency }
+});
 export const tuple = (...v: unknown[]): Tagged => ({ $t: 'tuple', v });
 
-export function interaction(index: number, trigger: string, time: number, complete = true, record: Tagged | null = null): IInteraction {
+export function interaction(
+  index: number,
+  trigger: string,
+  time: number,
+  complete = true,
+  record: Tagged | null = null
+): IInteraction {
   return { index, time, trigger, complete, latency: complete ? 0.012 : null, record };
 }
 
@@ -46,15 +63,38 @@ export class TimeTravelKernel extends FakeKernel {
   }
 
   get item(): IRunListItem {
-    return { id: 'r1', status: this.status_, started: 99, ended: this.status_ === 'running' ? null : 103, duration: 4, cell: '%%icedtea', path: '/runs/r1', operators: 3 };
+    return {
+      id: 'r1',
+      status: this.status_,
+      started: 99,
+      ended: this.status_ === 'running' ? null : 103,
+      duration: 4,
+      cell: '%%icedtea',
+      path: '/runs/r1',
+      operators: 3
+    };
   }
 
   summary(): IRunSummary {
-    const op = (id: number, name: string, theta: boolean, in_g: boolean) => ({ id, name, kind: 'python', api: 'mapPartitions', parents: id ? [id - 1] : [], phase: '', named: true, theta, in_g });
+    const op = (id: number, name: string, theta: boolean, in_g: boolean) => ({
+      id,
+      name,
+      kind: 'python',
+      api: 'mapPartitions',
+      parents: id ? [id - 1] : [],
+      phase: '',
+      named: true,
+      theta,
+      in_g
+    });
     return {
       ...this.item,
       cell: '%%icedtea --interesting enrich',
-      dag: { operators: [op(0, 'enrich', true, true), op(1, 'detect', false, true), op(2, 'filter', false, true)], edges: [], stages: {} },
+      dag: {
+        operators: [op(0, 'enrich', true, true), op(1, 'detect', false, true), op(2, 'filter', false, true)],
+        edges: [],
+        stages: {}
+      },
       progress: [],
       error: null,
       warnings: [],
@@ -83,12 +123,20 @@ export class TimeTravelKernel extends FakeKernel {
           detect: { count: waitingDetect, records: this.atDetect, scopes: waitingDetect ? [this.position - 1] : [] },
           filter: { count: 0, records: [], scopes: [] }
         },
-        '1': { enrich: { count: 0, records: [], scopes: [] }, detect: { count: 0, records: [], scopes: [] }, filter: { count: 0, records: [], scopes: [] } }
+        '1': {
+          enrich: { count: 0, records: [], scopes: [] },
+          detect: { count: 0, records: [], scopes: [] },
+          filter: { count: 0, records: [], scopes: [] }
+        }
       },
       options: {
         step_over: waitingDetect ? 0 : 1,
         step_into: 1 + (waitingDetect ? 1 : 0),
-        refused: waitingDetect ? { '0': `1 record(s) of the scope of θ's input #${this.position - 1} still wait at 'detect'; step_out first` } : {}
+        refused: waitingDetect
+          ? {
+              '0': `1 record(s) of the scope of θ's input #${this.position - 1} still wait at 'detect'; step_out first`
+            }
+          : {}
       },
       outputs,
       notes: []
@@ -105,8 +153,9 @@ export class TimeTravelKernel extends FakeKernel {
       }
     };
     const ok = (result: unknown) => send({ kind: 'reply', id: request.id, ok: true, result });
-    const fail = (type: string, message: string) => send({ kind: 'reply', id: request.id, ok: false, error: { type, message } });
-    const p = request.params as { [k: string]: any };
+    const fail = (type: string, message: string) =>
+      send({ kind: 'reply', id: request.id, ok: false, error: { type, message } });
+    const p = request.params as { index: number; partition: number; operator: string };
     switch (request.method) {
       case 'runs.list':
         return ok({ runs: [this.item] });
@@ -129,13 +178,23 @@ export class TimeTravelKernel extends FakeKernel {
           run: 'r1',
           index: p.index,
           trigger: 'condition',
-          workers: [0, 1].flatMap(partition => ['enrich', 'detect', 'filter'].map(operator => ({ operator, partition, status: 'running', count: p.index }))
+          workers: [0, 1].flatMap(partition =>
+            ['enrich', 'detect', 'filter'].map(operator => ({ operator, partition, status: 'running', count: p.index }))
           )
         });
       case 'run.state':
         return ok({
-          state: p.operator === 'enrich' ? { highest: { Alice: 60 * p.index } } : p.operator === 'detect' ? { blacklist: { $t: 'set', v: [] }, checked: p.index } : { frauds: 0 },
-          changed: { variables: p.operator === 'detect' ? ['checked'] : [], removed: [], keys: p.operator === 'enrich' ? { highest: ['Alice'] } : {} },
+          state:
+            p.operator === 'enrich'
+              ? { highest: { Alice: 60 * p.index } }
+              : p.operator === 'detect'
+                ? { blacklist: { $t: 'set', v: [] }, checked: p.index }
+                : { frauds: 0 },
+          changed: {
+            variables: p.operator === 'detect' ? ['checked'] : [],
+            removed: [],
+            keys: p.operator === 'enrich' ? { highest: ['Alice'] } : {}
+          },
           status: 'running',
           count: p.index
         });
@@ -145,10 +204,19 @@ export class TimeTravelKernel extends FakeKernel {
         return ok({ progress: this.replayProgress });
       case 'debug.cancel': {
         // The held jump or step fails as cancelled, like the replay process stopped.
-        const stopped = this.requests.filter(r => r.method.startsWith('debug.') && r.method !== 'debug.cancel' && this.held.has(r.id));
+        const stopped = this.requests.filter(
+          r => r.method.startsWith('debug.') && r.method !== 'debug.cancel' && this.held.has(r.id)
+        );
         for (const r of stopped) {
           this.held.delete(r.id);
-          later(() => comm.push({ kind: 'reply', id: r.id, ok: false, error: { type: 'cancelled', message: `${r.method} was cancelled` } }));
+          later(() =>
+            comm.push({
+              kind: 'reply',
+              id: r.id,
+              ok: false,
+              error: { type: 'cancelled', message: `${r.method} was cancelled` }
+            })
+          );
         }
         return ok({ cancelled: stopped.length > 0 });
       }
@@ -164,7 +232,9 @@ export class TimeTravelKernel extends FakeKernel {
           return fail('refused', this.view('', null).options.refused['0']);
         }
         const record = this.inputs[this.position++] as { v: { customer: string; amount: number } };
-        return ok(this.view(`step over on partition ${p.partition}`, null, [tuple(record.v.customer, record.v.amount)]));
+        return ok(
+          this.view(`step over on partition ${p.partition}`, null, [tuple(record.v.customer, record.v.amount)])
+        );
       }
       case 'debug.step_into': {
         if (p.operator === 'enrich') {
@@ -190,7 +260,10 @@ export class TimeTravelKernel extends FakeKernel {
             : p.operator === 'detect'
               ? { blacklist: { $t: 'set', v: this.blacklist }, checked: 1 }
               : { frauds: this.frauds };
-        return ok({ state, changed: { variables: p.operator === 'filter' && this.frauds ? ['frauds'] : [], removed: [], keys: {} } });
+        return ok({
+          state,
+          changed: { variables: p.operator === 'filter' && this.frauds ? ['frauds'] : [], removed: [], keys: {} }
+        });
       }
     }
   }

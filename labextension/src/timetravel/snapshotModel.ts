@@ -2,8 +2,8 @@ import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { DebugModel, viewKey } from './debugModel';
-import { IRunsSource, LONG_REQUEST_TIMEOUT } from './model';
-import type { IChanged, IPageResult, Tagged } from './protocol';
+import { IRunsSource, LONG_REQUEST_TIMEOUT } from '../runs/model';
+import type { IChanged, IPageResult, Tagged } from '../comm/protocol';
 import { message, TimelineModel } from './timelineModel';
 
 /** One worker of a partition in the snapshot shown. */
@@ -95,7 +95,9 @@ export class SnapshotModel implements IDisposable {
 
   /** States of the selected partition's workers, in operator order. */
   get states(): readonly IWorkerState[] {
-    return this._selected === null ? [] : this._operators.map(op => this._states.get(cellKey(op, this._selected!))!).filter(Boolean);
+    return this._selected === null
+      ? []
+      : this._operators.map(op => this._states.get(cellKey(op, this._selected!))!).filter(Boolean);
   }
 
   get loading(): boolean {
@@ -129,7 +131,11 @@ export class SnapshotModel implements IDisposable {
     if (this._mode !== 'recorded' || run === null || this._index === null || this._selected === null) {
       throw new Error('pages come from recorded snapshots');
     }
-    return this._source.request('run.page', { run, index: this._index, operator, partition: this._selected, variable, start, size }, LONG_REQUEST_TIMEOUT);
+    return this._source.request(
+      'run.page',
+      { run, index: this._index, operator, partition: this._selected, variable, start, size },
+      LONG_REQUEST_TIMEOUT
+    );
   }
 
   dispose(): void {
@@ -205,7 +211,11 @@ export class SnapshotModel implements IDisposable {
     const debug = this._debug;
     return debug.partitions.map(partition => ({
       partition,
-      workers: this._operators.map(operator => ({ operator, status: 'replayed', count: debug.count(partition, operator) }))
+      workers: this._operators.map(operator => ({
+        operator,
+        status: 'replayed',
+        count: debug.count(partition, operator)
+      }))
     }));
   }
 
@@ -231,7 +241,9 @@ export class SnapshotModel implements IDisposable {
         cells.push({ operator: w.operator, status: w.status, count: w.count });
       }
       this._operators = operators;
-      this._partitions = [...byPartition.entries()].sort((a, b) => a[0] - b[0]).map(([partition, workers]) => ({ partition, workers }));
+      this._partitions = [...byPartition.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([partition, workers]) => ({ partition, workers }));
       this._choosePartition(null);
       this._error = null;
       this._loading = false;
@@ -289,10 +301,24 @@ export class SnapshotModel implements IDisposable {
       try {
         if (this._mode === 'debug') {
           const result = await this._source.request('debug.state', { run, operator, partition }, LONG_REQUEST_TIMEOUT);
-          Object.assign(cell, { state: result.state, changed: result.changed, status: 'replayed', count: this._debug.count(partition, operator) });
+          Object.assign(cell, {
+            state: result.state,
+            changed: result.changed,
+            status: 'replayed',
+            count: this._debug.count(partition, operator)
+          });
         } else {
-          const result = await this._source.request('run.state', { run, index: index!, operator, partition }, LONG_REQUEST_TIMEOUT);
-          Object.assign(cell, { state: result.state, changed: result.changed, status: result.status, count: result.count });
+          const result = await this._source.request(
+            'run.state',
+            { run, index: index!, operator, partition },
+            LONG_REQUEST_TIMEOUT
+          );
+          Object.assign(cell, {
+            state: result.state,
+            changed: result.changed,
+            status: result.status,
+            count: result.count
+          });
         }
         cell.error = null;
       } catch (reason) {

@@ -1,10 +1,10 @@
 import { Widget } from '@lumino/widgets';
 
-import { el, formatCount, setChildren, setText } from './format';
-import type { IPendingAt } from './protocol';
+import { el, formatCount, setChildren, setText } from '../widgets/format';
+import type { IPendingAt } from '../comm/protocol';
 import type { IWorkerState } from './snapshotModel';
 import { renderStateTree, TreeState } from './stateTree';
-import { pyRepr } from './tagged';
+import { pyRepr } from '../comm/tagged';
 import type { TimeTravelModel } from './timeTravel';
 
 /**
@@ -26,7 +26,15 @@ export class SnapshotView extends Widget {
     this._error = el('div', 'jp-icedtea-inline-error');
     this._error.setAttribute('role', 'alert');
     this._workers = el('div', 'jp-icedtea-workers');
-    this.node.append(el('h3', 'jp-icedtea-section-title', 'Snapshot'), this._title, this._preparing, this._notes, this._message, this._error, this._workers);
+    this.node.append(
+      el('h3', 'jp-icedtea-section-title', 'Snapshot'),
+      this._title,
+      this._preparing,
+      this._notes,
+      this._message,
+      this._error,
+      this._workers
+    );
     this._workers.addEventListener('click', this._onClick);
     model.snapshot.changed.connect(this._render, this);
     model.debug.changed.connect(this._render, this);
@@ -62,7 +70,8 @@ export class SnapshotView extends Widget {
     setText(this._preparing, preparing);
     this._preparing.hidden = !preparing;
     const from = view?.started_from;
-    this._preparing.title = preparing && typeof from === 'number' ? `The jump started from the fork parked at I${from}` : '';
+    this._preparing.title =
+      preparing && typeof from === 'number' ? `The jump started from the fork parked at I${from}` : '';
     const notes = debugging ? (debug.view?.notes ?? []) : [];
     if (this._notes.dataset.key !== JSON.stringify(notes)) {
       this._notes.dataset.key = JSON.stringify(notes);
@@ -91,9 +100,24 @@ export class SnapshotView extends Widget {
     const debug = this._model.debug;
     const pending = debugging ? debug.pending(cell.partition, cell.operator) : null;
     const into = debugging ? debug.stepIntoState(cell.partition, cell.operator) : null;
-    const signature = [cell.state, cell.changed, cell.loading, cell.error, cell.count, cell.status, pending, into?.enabled, into?.reason, this._version];
+    const signature = [
+      cell.state,
+      cell.changed,
+      cell.loading,
+      cell.error,
+      cell.count,
+      cell.status,
+      pending,
+      into?.enabled,
+      into?.reason,
+      this._version
+    ];
     let section = this._sections.get(key);
-    if (section && section.signature.length === signature.length && section.signature.every((v, i) => v === signature[i])) {
+    if (
+      section &&
+      section.signature.length === signature.length &&
+      section.signature.every((v, i) => v === signature[i])
+    ) {
       return section.node;
     }
     const node = el('div', 'jp-icedtea-worker');
@@ -106,7 +130,10 @@ export class SnapshotView extends Widget {
     if (theta) {
       head.append(el('span', 'jp-icedtea-theta-mark', 'θ'));
     }
-    const facts = [cell.status && cell.status !== 'replayed' ? cell.status : '', cell.count !== null ? `${formatCount(cell.count)} processed` : '']
+    const facts = [
+      cell.status && cell.status !== 'replayed' ? cell.status : '',
+      cell.count !== null ? `${formatCount(cell.count)} processed` : ''
+    ]
       .filter(Boolean)
       .join(' · ');
     head.append(el('span', 'jp-icedtea-muted', facts));
@@ -147,7 +174,13 @@ export class SnapshotView extends Widget {
     } else if (cell.loading) {
       node.append(el('div', 'jp-icedtea-muted', 'Loading the state…'));
     } else {
-      node.append(el('div', 'jp-icedtea-muted', cell.status === 'not started' ? 'Not started at this interaction.' : 'No state recorded.'));
+      node.append(
+        el(
+          'div',
+          'jp-icedtea-muted',
+          cell.status === 'not started' ? 'Not started at this interaction.' : 'No state recorded.'
+        )
+      );
     }
     section = { node, signature };
     this._sections.set(key, section);

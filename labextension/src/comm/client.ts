@@ -149,7 +149,7 @@ export class IcedteaClient implements IDisposable {
       // reference count, and the new comm can end up on a deleted subshell.
       try {
         comm = this._openComm(kernel);
-      } catch (reason) {
+      } catch {
         this._comm = null;
         this._setState('unavailable');
         return false;
@@ -163,7 +163,7 @@ export class IcedteaClient implements IDisposable {
       try {
         comm.open({});
         this._opened.add(comm);
-      } catch (reason) {
+      } catch {
         this._comm = null;
         this._setState('unavailable');
         return false;

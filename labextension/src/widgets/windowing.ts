@@ -15,7 +15,13 @@ export interface IWindow {
  * The rows of a list of `count` rows of `rowHeight` pixels that a viewport of
  * `viewport` pixels scrolled to `scrollTop` shows, plus `overscan` rows on each side.
  */
-export function windowRange(count: number, rowHeight: number, scrollTop: number, viewport: number, overscan = 4): IWindow {
+export function windowRange(
+  count: number,
+  rowHeight: number,
+  scrollTop: number,
+  viewport: number,
+  overscan = 4
+): IWindow {
   const total = Math.max(0, count) * rowHeight;
   if (count <= 0 || rowHeight <= 0) {
     return { start: 0, end: 0, offset: 0, total: 0 };

@@ -1,9 +1,9 @@
 import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { IRunsSource, LONG_REQUEST_TIMEOUT } from './model';
-import type { IEventMessage, IInteraction, RunStatus } from './protocol';
-import { IClock, LIVE_INTERVAL, realClock, Throttle } from './throttle';
+import { IRunsSource, LONG_REQUEST_TIMEOUT } from '../runs/model';
+import type { IEventMessage, IInteraction, RunStatus } from '../comm/protocol';
+import { IClock, LIVE_INTERVAL, realClock, Throttle } from '../comm/throttle';
 
 /** What the timeline needs to jump: the debugger model's `jump`. */
 export interface IJumper {
@@ -20,7 +20,11 @@ export class TimelineModel implements IDisposable {
   constructor(source: IRunsSource, jumper: IJumper | null = null, options: TimelineModel.IOptions = {}) {
     this._source = source;
     this._jumper = jumper;
-    this._throttle = new Throttle(() => this._changed.emit(), options.interval ?? LIVE_INTERVAL, options.clock ?? realClock);
+    this._throttle = new Throttle(
+      () => this._changed.emit(),
+      options.interval ?? LIVE_INTERVAL,
+      options.clock ?? realClock
+    );
     source.event.connect(this._onEvent, this);
   }
 

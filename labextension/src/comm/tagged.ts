@@ -188,7 +188,8 @@ export function describe(value: Tagged): IDescribed {
         note: String(value.note ?? 'too large to show'),
         size: sample.length
       };
-      described.entries = () => sample.map((s, i) => ({ label: String(i), keyId: String(i), value: { type: 'repr', text: s } }));
+      described.entries = () =>
+        sample.map((s, i) => ({ label: String(i), keyId: String(i), value: { type: 'repr', text: s } }));
       return described;
     }
     case 'object': {
@@ -281,7 +282,10 @@ function writeTagged(value: { [key: string]: unknown }, out: Budget): void {
   const tag = value.$t;
   switch (tag) {
     case undefined:
-      writePairs(Object.entries(value).map(([k, v]) => [k, v]), out);
+      writePairs(
+        Object.entries(value).map(([k, v]) => [k, v]),
+        out
+      );
       return;
     case 'dict':
       writePairs(items(value), out);
@@ -361,11 +365,7 @@ function writePairs(pairs: [Tagged, Tagged][], out: Budget): void {
 /** Python's quoting: single quotes unless the text has some and no double ones. */
 function quote(text: string): string {
   const q = text.includes("'") && !text.includes('"') ? '"' : "'";
-  const escaped = text
-    .replace(/\\/g, '\\\\')
-    .replace(/\n/g, '\\n')
-    .replace(/\r/g, '\\r')
-    .replace(/\t/g, '\\t');
+  const escaped = text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
   return q + (q === "'" ? escaped.replace(/'/g, "\\'") : escaped) + q;
 }
 

@@ -1,6 +1,6 @@
 /** Where the timeline draws its markers, and which marker a pointer is on. */
 
-import type { IInteraction } from './protocol';
+import type { IInteraction } from '../comm/protocol';
 
 /** Horizontal padding of the axis inside the drawing (px). */
 export const AXIS_PAD = 10;
@@ -13,7 +13,12 @@ export interface IAxis {
 }
 
 /** The axis of a run: from its start (or first interaction) to its end (or now, or the last interaction). */
-export function makeAxis(interactions: readonly IInteraction[], started: number | null, ended: number | null, width: number): IAxis {
+export function makeAxis(
+  interactions: readonly IInteraction[],
+  started: number | null,
+  ended: number | null,
+  width: number
+): IAxis {
   const first = interactions.length ? interactions[0].time : null;
   let last = interactions.length ? interactions[interactions.length - 1].time : null;
   for (const i of interactions) {
@@ -88,7 +93,9 @@ export function tickStep(axis: IAxis, minPx = 70): number {
   const seconds = axis.t1 - axis.t0;
   const perPx = seconds / Math.max(1, axis.width - 2 * AXIS_PAD);
   const raw = perPx * minPx;
-  const steps = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+  const steps = [
+    0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600
+  ];
   return steps.find(s => s >= raw) ?? 3600 * Math.ceil(raw / 3600);
 }
 

@@ -1,6 +1,6 @@
 import { Widget } from '@lumino/widgets';
 
-import { badge, el, formatDuration, formatTime, runDuration, setBadge, setChildren, setText } from './format';
+import { badge, el, formatDuration, formatTime, runDuration, setBadge, setChildren, setText } from '../widgets/format';
 import type { RunsModel } from './model';
 
 /** The elements of one run's entry, kept across updates so that clicks land. */

@@ -1,10 +1,10 @@
-import { el, setText } from './format';
-import type { IInteraction } from './protocol';
-import { pyRepr } from './tagged';
+import { el, setText } from '../widgets/format';
+import type { IInteraction } from '../comm/protocol';
+import { pyRepr } from '../comm/tagged';
 import { offsetLabel } from './timelineGeometry';
 import type { TimeTravelModel } from './timeTravel';
 import { triggerGlyph } from './triggers';
-import { VirtualList } from './virtualList';
+import { VirtualList } from '../widgets/virtualList';
 
 const ROW_HEIGHT = 24;
 
@@ -94,8 +94,10 @@ export class InteractionList {
     const at = interaction.index === this._debugAt;
     setText(debug, at ? '◀ debugger' : '');
     row.classList.toggle('jp-icedtea-mod-debug', at);
-    row.title = `I${interaction.index}: ${interaction.trigger}${interaction.complete ? '' : ' (snapshot incomplete)'}` +
-      (text ? `\nrecord: ${text}` : '') + (this._running ? '\nClick to show its snapshot' : '\nClick to jump there (debug.jump)');
+    row.title =
+      `I${interaction.index}: ${interaction.trigger}${interaction.complete ? '' : ' (snapshot incomplete)'}` +
+      (text ? `\nrecord: ${text}` : '') +
+      (this._running ? '\nClick to show its snapshot' : '\nClick to jump there (debug.jump)');
   }
 
   private _index(target: EventTarget | null): number | null {

@@ -1,7 +1,7 @@
-import { badge, el, formatCount, formatRate, setBadge, setChildren, setText } from './format';
+import { badge, el, formatCount, formatRate, setBadge, setChildren, setText } from '../widgets/format';
 import type { RunsModel } from './model';
-import type { IOperatorNode, IOperatorProgress, IPartitionRow, IRunSummary } from './protocol';
-import { VirtualList } from './virtualList';
+import type { IOperatorNode, IOperatorProgress, IPartitionRow, IRunSummary } from '../comm/protocol';
+import { VirtualList } from '../widgets/virtualList';
 
 /** Partition rows of one expanded operator. */
 interface IExpanded {
@@ -39,7 +39,12 @@ export class OperatorsTable {
     this._table = el('table', 'jp-icedtea-operators');
     this._tbody = el('tbody');
     this._table.append(createTableHead(), this._tbody);
-    this.node.append(el('h3', 'jp-icedtea-section-title', 'Python operators'), this._noOperators, this._table, this._legend);
+    this.node.append(
+      el('h3', 'jp-icedtea-section-title', 'Python operators'),
+      this._noOperators,
+      this._table,
+      this._legend
+    );
     this.node.addEventListener('click', this._onClick);
     this.node.addEventListener('keydown', this._onKey);
   }
@@ -70,7 +75,11 @@ export class OperatorsTable {
     const none = summary.progress.length === 0;
     setText(
       this._noOperators,
-      none ? (summary.status === 'running' ? 'No Python operator has run yet.' : 'This run has no Python operators.') : ''
+      none
+        ? summary.status === 'running'
+          ? 'No Python operator has run yet.'
+          : 'This run has no Python operators.'
+        : ''
     );
     this._noOperators.hidden = !none;
     this._table.hidden = none;
@@ -113,7 +122,9 @@ export class OperatorsTable {
       td.colSpan = 5;
     }
     const td = expanded.holder.firstElementChild as HTMLTableCellElement;
-    const note = expanded.error ?? (!expanded.rows ? 'Loading partitions…' : !expanded.rows.length ? 'No partition has run yet.' : null);
+    const note =
+      expanded.error ??
+      (!expanded.rows ? 'Loading partitions…' : !expanded.rows.length ? 'No partition has run yet.' : null);
     if (note !== null) {
       const cls = expanded.error ? 'jp-icedtea-partition-error' : 'jp-icedtea-muted';
       td.replaceChildren(el('div', `jp-icedtea-partition-note ${cls}`, note));
@@ -139,7 +150,15 @@ export class OperatorsTable {
       expanded.list?.dispose();
       this._expanded.delete(operator);
     } else {
-      this._expanded.set(operator, { rows: null, error: null, fetchedAt: 0, loading: false, holder: null, list: null, shown: null });
+      this._expanded.set(operator, {
+        rows: null,
+        error: null,
+        fetchedAt: 0,
+        loading: false,
+        holder: null,
+        list: null,
+        shown: null
+      });
       void this._fetch(operator);
     }
     this._rerender();
@@ -300,7 +319,13 @@ function createPartitionRow(): HTMLElement {
   dot.classList.add('jp-icedtea-badge-compact');
   const name = el('span', 'jp-icedtea-partition-name');
   name.append(dot, el('span', 'jp-icedtea-partition-label'));
-  row.append(name, el('span', 'jp-icedtea-num'), el('span', 'jp-icedtea-num'), el('span', 'jp-icedtea-muted jp-icedtea-num'), el('span', 'jp-icedtea-num'));
+  row.append(
+    name,
+    el('span', 'jp-icedtea-num'),
+    el('span', 'jp-icedtea-num'),
+    el('span', 'jp-icedtea-muted jp-icedtea-num'),
+    el('span', 'jp-icedtea-num')
+  );
   return row;
 }
 
@@ -314,7 +339,8 @@ function updatePartitionRow(row: HTMLElement, r: IPartitionRow): void {
   dot.title = r.status;
   setText(name.lastElementChild!, `p${r.partition}` + (r.attempt ? ` try ${r.attempt}` : ''));
   name.title =
-    `stage ${r.stage}, partition ${r.partition}, attempt ${r.attempt}` + (r.task !== null && r.task !== undefined ? `, task ${r.task}` : '');
+    `stage ${r.stage}, partition ${r.partition}, attempt ${r.attempt}` +
+    (r.task !== null && r.task !== undefined ? `, task ${r.task}` : '');
   setText(recordsIn, `in ${formatCount(r.records_in)}`);
   setText(recordsOut, `out ${formatCount(r.records_out)}`);
   setText(stage, `stage ${r.stage}`);

@@ -1,7 +1,7 @@
 import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type { ClientState } from './client';
+import type { ClientState } from '../comm/client';
 import {
   IEventMessage,
   IPartitionRow,
@@ -10,7 +10,7 @@ import {
   IRunListItem,
   IRunSummary,
   RequestMethod
-} from './protocol';
+} from '../comm/protocol';
 
 /** What the model needs of `IcedteaClient`. */
 export interface IRunsSource {

@@ -1,9 +1,9 @@
 import { Widget } from '@lumino/widgets';
 
-import { badge, el, formatDuration, formatTime, runDuration, setBadge, setChildren, setText } from './format';
+import { badge, el, formatDuration, formatTime, runDuration, setBadge, setChildren, setText } from '../widgets/format';
 import type { RunsModel } from './model';
 import { OperatorsTable } from './operatorsTable';
-import type { IAlert, IRunError, IRunSummary } from './protocol';
+import type { IAlert, IRunError, IRunSummary } from '../comm/protocol';
 
 /**
  * The selected run: its header (status, cell, store), the error that failed it, its
@@ -49,11 +49,19 @@ export class RunView extends Widget {
     if (this._renderKeyed(this._error, summary.error, error => this._fillError(error))) {
       children.push(this._error);
     }
-    if (this._renderKeyed(this._warnings, summary.warnings.length ? summary.warnings : null, w => fillList(this._warnings, 'Warnings', w))) {
+    if (
+      this._renderKeyed(this._warnings, summary.warnings.length ? summary.warnings : null, w =>
+        fillList(this._warnings, 'Warnings', w)
+      )
+    ) {
       children.push(this._warnings);
     }
     children.push(this._operators.node);
-    if (this._renderKeyed(this._alerts, summary.alerts.length ? summary.alerts : null, a => fillList(this._alerts, 'Alerts', a.map(alertText)))) {
+    if (
+      this._renderKeyed(this._alerts, summary.alerts.length ? summary.alerts : null, a =>
+        fillList(this._alerts, 'Alerts', a.map(alertText))
+      )
+    ) {
       children.push(this._alerts);
     }
     setChildren(this.node, children);

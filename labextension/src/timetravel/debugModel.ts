@@ -1,10 +1,10 @@
 import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { RequestError } from './client';
-import { IRunsSource, LONG_REQUEST_TIMEOUT } from './model';
-import type { IAction, IDebugView, IEventMessage, IPendingAt, IReplayProgress, RunStatus } from './protocol';
-import { pyRepr } from './tagged';
+import { RequestError } from '../comm/client';
+import { IRunsSource, LONG_REQUEST_TIMEOUT } from '../runs/model';
+import type { IAction, IDebugView, IEventMessage, IPendingAt, IReplayProgress, RunStatus } from '../comm/protocol';
+import { pyRepr } from '../comm/tagged';
 import { message } from './timelineModel';
 
 /**
@@ -174,7 +174,9 @@ export class DebugModel implements IDisposable {
 
   /** Every worker of θ's chain as it was at interaction `index`. */
   jump(index: number): Promise<void> {
-    return this._act(`jump to I${index}`, null, run => this._source.request('debug.jump', { run, index, source: 'sidebar' }, LONG_REQUEST_TIMEOUT));
+    return this._act(`jump to I${index}`, null, run =>
+      this._source.request('debug.jump', { run, index, source: 'sidebar' }, LONG_REQUEST_TIMEOUT)
+    );
   }
 
   /** θ's next record on `partition` and its whole scope. */
@@ -245,7 +247,10 @@ export class DebugModel implements IDisposable {
       const record = next.records.length ? `: ${pyRepr(next.records[0], 80)}` : '';
       return { enabled: true, reason: `Step over θ's next record${record}, with its whole scope` };
     }
-    return { enabled: true, reason: `θ has processed every record of partition ${partition}: step over ends the partition` };
+    return {
+      enabled: true,
+      reason: `θ has processed every record of partition ${partition}: step over ends the partition`
+    };
   }
 
   /**
@@ -279,9 +284,15 @@ export class DebugModel implements IDisposable {
     const downstream = this._view!.chain.slice(1);
     const waiting = downstream.reduce((n, op) => n + (this.pending(partition, op)?.count ?? 0), 0);
     if (waiting === 0) {
-      return { enabled: false, reason: `No scope is in progress on partition ${partition}: nothing waits downstream of θ` };
+      return {
+        enabled: false,
+        reason: `No scope is in progress on partition ${partition}: nothing waits downstream of θ`
+      };
     }
-    return { enabled: true, reason: `Finish the current scope: ${waiting} record${waiting === 1 ? '' : 's'} wait downstream of θ` };
+    return {
+      enabled: true,
+      reason: `Finish the current scope: ${waiting} record${waiting === 1 ? '' : 's'} wait downstream of θ`
+    };
   }
 
   /** Forget the error shown. */
@@ -314,7 +325,11 @@ export class DebugModel implements IDisposable {
     return null;
   }
 
-  private async _act(action: string, partition: number | null, call: (run: string) => Promise<IDebugView>): Promise<void> {
+  private async _act(
+    action: string,
+    partition: number | null,
+    call: (run: string) => Promise<IDebugView>
+  ): Promise<void> {
     const run = this._runId;
     if (run === null || this._busy) {
       return;
@@ -404,7 +419,12 @@ export class DebugModel implements IDisposable {
     const old = this._progress;
     if (
       old === progress ||
-      (old && progress && old.state === progress.state && old.done === progress.done && old.of === progress.of && old.error === progress.error)
+      (old &&
+        progress &&
+        old.state === progress.state &&
+        old.done === progress.done &&
+        old.of === progress.of &&
+        old.error === progress.error)
     ) {
       return;
     }
@@ -470,7 +490,13 @@ export function preparingText(progress: IReplayProgress | null): string | null {
 export function viewKey(view: IDebugView): string {
   const counts = view.workers.map(w => `${w.operator}@${w.partition}=${w.count}`).join(',');
   const pending = Object.entries(view.pending)
-    .map(([p, ops]) => `${p}:` + Object.values(ops).map(o => o.count).join('/'))
+    .map(
+      ([p, ops]) =>
+        `${p}:` +
+        Object.values(ops)
+          .map(o => o.count)
+          .join('/')
+    )
     .join(',');
   return `${view.index}|${view.step}|${counts}|${pending}|${view.outputs.length}`;
 }

@@ -2,8 +2,8 @@ import type { ISessionContext } from '@jupyterlab/apputils';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { IDisposable } from '@lumino/disposable';
 
-import type { IcedteaClient } from './client';
-import type { IcedteaSidebar } from './sidebar';
+import type { IcedteaClient } from '../comm/client';
+import type { IcedteaSidebar } from '../sidebar';
 
 /**
  * Follows the kernel of the current notebook: gives it to the client when the

@@ -1,10 +1,21 @@
 import { Widget } from '@lumino/widgets';
 
-import { el, setText } from './format';
+import { el, setText } from '../widgets/format';
 import { InteractionList } from './interactionList';
-import type { IInteraction } from './protocol';
-import { pyRepr } from './tagged';
-import { AXIS_PAD, hitTest, IAxis, makeAxis, markerXs, offsetLabel, tickLabel, tickStep, visibleRange, xOf } from './timelineGeometry';
+import type { IInteraction } from '../comm/protocol';
+import { pyRepr } from '../comm/tagged';
+import {
+  AXIS_PAD,
+  hitTest,
+  IAxis,
+  makeAxis,
+  markerXs,
+  offsetLabel,
+  tickLabel,
+  tickStep,
+  visibleRange,
+  xOf
+} from './timelineGeometry';
 import type { TimeTravelModel } from './timeTravel';
 import { resolveColor, triggerGlyph, triggerStyle, TRIGGER_STYLES } from './triggers';
 
@@ -33,7 +44,15 @@ export class TimelineView extends Widget {
     const zoomIn = zoomButton('+', 'Zoom in', 1);
     this._zoomLabel = el('span', 'jp-icedtea-muted jp-icedtea-zoom-label');
     const toolbar = el('div', 'jp-icedtea-timeline-toolbar');
-    toolbar.append(this._interact, this._count, this._follow, el('span', 'jp-icedtea-spacer'), zoomOut, this._zoomLabel, zoomIn);
+    toolbar.append(
+      this._interact,
+      this._count,
+      this._follow,
+      el('span', 'jp-icedtea-spacer'),
+      zoomOut,
+      this._zoomLabel,
+      zoomIn
+    );
 
     this._scroller = el('div', 'jp-icedtea-timeline-scroll');
     this._spacer = el('div', 'jp-icedtea-timeline-spacer');
@@ -50,7 +69,14 @@ export class TimelineView extends Widget {
     this._error.setAttribute('role', 'alert');
     this._list = new InteractionList(model);
 
-    this.node.append(el('h3', 'jp-icedtea-section-title', 'Interactions'), toolbar, frame, this._error, legend(), this._list.node);
+    this.node.append(
+      el('h3', 'jp-icedtea-section-title', 'Interactions'),
+      toolbar,
+      frame,
+      this._error,
+      legend(),
+      this._list.node
+    );
 
     this._interact.addEventListener('click', () => void model.timeline.interact());
     this._follow.addEventListener('click', () => model.timeline.follow());
@@ -109,11 +135,17 @@ export class TimelineView extends Widget {
       ? 'Take a tuple-consistent snapshot of G(θ) now (run.interact())'
       : 'The run has ended: interactions are taken while a run records. Click one to jump to it.';
     setText(this._interact, timeline.interacting ? 'Interacting…' : 'Interact now');
-    setText(this._count, timeline.loading && !n ? 'loading…' : `${n.toLocaleString('en-US')} interaction${n === 1 ? '' : 's'}`);
+    setText(
+      this._count,
+      timeline.loading && !n ? 'loading…' : `${n.toLocaleString('en-US')} interaction${n === 1 ? '' : 's'}`
+    );
     this._follow.hidden = timeline.following || !timeline.running;
     setText(this._error, timeline.error ?? '');
     this._error.hidden = !timeline.error;
-    this._canvas.setAttribute('aria-label', `Timeline of ${n} interactions; selected: I${timeline.selectedIndex ?? '–'}`);
+    this._canvas.setAttribute(
+      'aria-label',
+      `Timeline of ${n} interactions; selected: I${timeline.selectedIndex ?? '–'}`
+    );
     this._list.render();
     this._draw();
   }
@@ -143,7 +175,10 @@ export class TimelineView extends Widget {
     const summary = runs.selected;
     const width = this._contentWidth();
     const started = summary && summary.id === timeline.runId ? summary.started : null;
-    const ended = summary && summary.id === timeline.runId ? (summary.ended ?? (summary.status === 'running' ? Date.now() / 1000 : null)) : null;
+    const ended =
+      summary && summary.id === timeline.runId
+        ? (summary.ended ?? (summary.status === 'running' ? Date.now() / 1000 : null))
+        : null;
     const key = `${interactions.length}|${interactions[interactions.length - 1]?.time}|${started}|${ended}|${width}`;
     if (key !== this._layoutKey || interactions !== this._layoutList) {
       const axis = makeAxis(interactions, started, ended, width);
@@ -194,7 +229,8 @@ export class TimelineView extends Widget {
     ctx.font = colors.font;
     ctx.textBaseline = 'top';
     const step = tickStep(axis);
-    const firstTick = Math.ceil((Math.max(0, ((left - AXIS_PAD) / (width - 2 * AXIS_PAD)) * (axis.t1 - axis.t0))) / step) * step;
+    const firstTick =
+      Math.ceil(Math.max(0, ((left - AXIS_PAD) / (width - 2 * AXIS_PAD)) * (axis.t1 - axis.t0)) / step) * step;
     for (let s = firstTick; axis.t0 + s <= axis.t1 + 1e-9; s += step) {
       const x = xOf(axis, axis.t0 + s);
       if (x > left + viewWidth + 40) {
@@ -237,7 +273,14 @@ export class TimelineView extends Widget {
     this.node.dataset.drawMs = this._drawMs.toFixed(2);
   }
 
-  private _colors(): { axis: string; text: string; selected: string; debug: string; font: string; trigger: (t: string) => string } {
+  private _colors(): {
+    axis: string;
+    text: string;
+    selected: string;
+    debug: string;
+    font: string;
+    trigger: (t: string) => string;
+  } {
     const theme = document.body.dataset.jpThemeName ?? '';
     if (!this._colorCache || this._colorTheme !== theme) {
       this._colorTheme = theme;
@@ -353,7 +396,10 @@ export class TimelineView extends Widget {
 
 /** The tooltip (and list title) of an interaction. */
 export function describeInteraction(interaction: IInteraction, t0: number, running: boolean): string {
-  const parts = [`I${interaction.index} · ${triggerStyle(interaction.trigger).label}`, offsetLabel(interaction.time - t0)];
+  const parts = [
+    `I${interaction.index} · ${triggerStyle(interaction.trigger).label}`,
+    offsetLabel(interaction.time - t0)
+  ];
   if (!interaction.complete) {
     parts.push('snapshot incomplete');
   } else if (interaction.latency !== null && interaction.latency !== undefined) {
@@ -366,7 +412,13 @@ export function describeInteraction(interaction: IInteraction, t0: number, runni
   return parts.join('\n');
 }
 
-function drawMarker(ctx: CanvasRenderingContext2D, x: number, y: number, interaction: IInteraction, color: string): void {
+function drawMarker(
+  ctx: CanvasRenderingContext2D,
+  x: number,
+  y: number,
+  interaction: IInteraction,
+  color: string
+): void {
   const shape = triggerStyle(interaction.trigger).shape;
   ctx.beginPath();
   switch (shape) {

@@ -1,7 +1,7 @@
 import type { IDisposable } from '@lumino/disposable';
 
 import { DebugModel } from './debugModel';
-import type { IRunsSource, RunsModel } from './model';
+import type { IRunsSource, RunsModel } from '../runs/model';
 import { SnapshotModel } from './snapshotModel';
 import { TimelineModel } from './timelineModel';
 

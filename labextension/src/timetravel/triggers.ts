@@ -32,7 +32,10 @@ export function triggerGlyph(trigger: string, hollow = false): SVGSVGElement {
   svg.setAttribute('height', '10');
   svg.setAttribute('viewBox', '0 0 10 10');
   svg.classList.add('jp-icedtea-glyph');
-  const shape = document.createElementNS(ns, style.shape === 'circle' ? 'circle' : style.shape === 'square' || style.shape === 'bar' ? 'rect' : 'polygon');
+  const shape = document.createElementNS(
+    ns,
+    style.shape === 'circle' ? 'circle' : style.shape === 'square' || style.shape === 'bar' ? 'rect' : 'polygon'
+  );
   switch (style.shape) {
     case 'circle':
       shape.setAttribute('cx', '5');

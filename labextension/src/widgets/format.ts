@@ -24,9 +24,7 @@ export function formatTime(epochSeconds: number | null | undefined): string {
     return '–';
   }
   const date = new Date(epochSeconds * 1000);
-  return [date.getHours(), date.getMinutes(), date.getSeconds()]
-    .map(n => String(n).padStart(2, '0'))
-    .join(':');
+  return [date.getHours(), date.getMinutes(), date.getSeconds()].map(n => String(n).padStart(2, '0')).join(':');
 }
 
 /** `"1,234,567"`; `"–"` for a missing count. */

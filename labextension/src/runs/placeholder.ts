@@ -1,6 +1,6 @@
 import { Widget } from '@lumino/widgets';
 
-import { el } from './format';
+import { el } from '../widgets/format';
 import type { RunsModel } from './model';
 
 /**
@@ -15,7 +15,10 @@ export class Placeholder extends Widget {
     super();
     this.addClass('jp-icedtea-Placeholder');
     this.node.dataset.placeholder = options.id;
-    this.node.append(el('h3', 'jp-icedtea-section-title', options.title), el('div', 'jp-icedtea-placeholder', options.text));
+    this.node.append(
+      el('h3', 'jp-icedtea-section-title', options.title),
+      el('div', 'jp-icedtea-placeholder', options.text)
+    );
     _model.changed.connect(this._update, this);
     this._update();
   }

@@ -1,6 +1,6 @@
-import { el } from './format';
-import type { IChanged, IPageResult, Tagged } from './protocol';
-import { describe, IDescribed, IEntry, keyId, pyRepr } from './tagged';
+import { el } from '../widgets/format';
+import type { IChanged, IPageResult, Tagged } from '../comm/protocol';
+import { describe, IDescribed, IEntry, keyId, pyRepr } from '../comm/tagged';
 
 /** Children shown per page of an expanded container. */
 export const PAGE_SIZE = 50;
@@ -61,9 +61,9 @@ export function renderStateTree(state: { [variable: string]: Tagged }, options: 
       note.title = `Before: ${pyRepr(options.previous[name], 1000)}`;
       row.querySelector('.jp-icedtea-tree-line')!.append(note);
     } else if (changedKeys.size) {
-      row.querySelector('.jp-icedtea-tree-line')!.append(
-        el('span', 'jp-icedtea-was', `${changedKeys.size} key${changedKeys.size === 1 ? '' : 's'} changed`)
-      );
+      row
+        .querySelector('.jp-icedtea-tree-line')!
+        .append(el('span', 'jp-icedtea-was', `${changedKeys.size} key${changedKeys.size === 1 ? '' : 's'} changed`));
     }
     root.append(row);
     if (options.tree.expanded.has(path)) {
@@ -79,7 +79,14 @@ export function renderStateTree(state: { [variable: string]: Tagged }, options: 
   return root;
 }
 
-function nodeRow(label: string, value: IDescribed, path: string, depth: number, options: IStateTreeOptions, changed: boolean): HTMLElement {
+function nodeRow(
+  label: string,
+  value: IDescribed,
+  path: string,
+  depth: number,
+  options: IStateTreeOptions,
+  changed: boolean
+): HTMLElement {
   const node = el('div', 'jp-icedtea-tree-node');
   node.setAttribute('role', 'treeitem');
   node.dataset.path = path;
@@ -97,7 +104,8 @@ function nodeRow(label: string, value: IDescribed, path: string, depth: number, 
     line.dataset.toggle = path;
     line.classList.add('jp-icedtea-tree-toggle');
   }
-  const type = value.size !== undefined && value.entries ? `${value.type} · ${value.size.toLocaleString('en-US')}` : value.type;
+  const type =
+    value.size !== undefined && value.entries ? `${value.type} · ${value.size.toLocaleString('en-US')}` : value.type;
   const text = el('span', 'jp-icedtea-tree-value', value.text);
   text.title = value.note ? `${value.text}\n${value.note}` : value.text;
   line.append(caret, el('span', 'jp-icedtea-tree-key', label), el('span', 'jp-icedtea-tree-type', type), text);
@@ -109,7 +117,14 @@ function nodeRow(label: string, value: IDescribed, path: string, depth: number, 
 }
 
 /** The children of an expanded container, a page at a time. */
-function children(value: IDescribed, path: string, depth: number, options: IStateTreeOptions, changedKeys: Set<string>, variable: string | null): HTMLElement {
+function children(
+  value: IDescribed,
+  path: string,
+  depth: number,
+  options: IStateTreeOptions,
+  changedKeys: Set<string>,
+  variable: string | null
+): HTMLElement {
   const box = el('div', 'jp-icedtea-tree-children');
   box.setAttribute('role', 'group');
   // A summarised top-level variable: its pages come from the kernel.
@@ -121,7 +136,11 @@ function children(value: IDescribed, path: string, depth: number, options: IStat
   const shown = Math.min(entries.length, options.tree.shown.get(path) ?? PAGE_SIZE);
   appendEntries(box, entries.slice(0, shown), path, depth, options, changedKeys);
   if (shown < entries.length) {
-    const more = el('button', 'jp-icedtea-link jp-icedtea-tree-more', `Show ${Math.min(PAGE_SIZE, entries.length - shown)} more (${shown.toLocaleString('en-US')} of ${entries.length.toLocaleString('en-US')} shown)`);
+    const more = el(
+      'button',
+      'jp-icedtea-link jp-icedtea-tree-more',
+      `Show ${Math.min(PAGE_SIZE, entries.length - shown)} more (${shown.toLocaleString('en-US')} of ${entries.length.toLocaleString('en-US')} shown)`
+    );
     more.type = 'button';
     more.dataset.more = path;
     more.dataset.count = String(shown + PAGE_SIZE);
@@ -131,7 +150,14 @@ function children(value: IDescribed, path: string, depth: number, options: IStat
   return box;
 }
 
-function appendEntries(box: HTMLElement, entries: IEntry[], path: string, depth: number, options: IStateTreeOptions, changedKeys: Set<string>): void {
+function appendEntries(
+  box: HTMLElement,
+  entries: IEntry[],
+  path: string,
+  depth: number,
+  options: IStateTreeOptions,
+  changedKeys: Set<string>
+): void {
   for (const entry of entries) {
     const child = `${path}/${entry.keyId}`;
     box.append(nodeRow(entry.label, entry.value, child, depth, options, changedKeys.has(entry.keyId)));
@@ -168,7 +194,13 @@ function pagedChildren(path: string, depth: number, options: IStateTreeOptions, 
   const nav = el('div', 'jp-icedtea-tree-pager');
   nav.style.marginLeft = `${depth * 14 + 14}px`;
   const end = page.start + page.items.length;
-  nav.append(el('span', 'jp-icedtea-muted', `${(page.start + 1).toLocaleString('en-US')}–${end.toLocaleString('en-US')} of ${page.total === null ? '?' : page.total.toLocaleString('en-US')}`));
+  nav.append(
+    el(
+      'span',
+      'jp-icedtea-muted',
+      `${(page.start + 1).toLocaleString('en-US')}–${end.toLocaleString('en-US')} of ${page.total === null ? '?' : page.total.toLocaleString('en-US')}`
+    )
+  );
   if (page.note) {
     nav.append(el('span', 'jp-icedtea-tree-note', page.note));
   }

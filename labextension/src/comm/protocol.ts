@@ -316,7 +316,15 @@ export interface IRequestParams {
   'run.interact': IActionParams;
   'run.snapshot': { run: string; index: number };
   'run.state': { run: string; index: number; operator: string; partition: number };
-  'run.page': { run: string; index: number; operator: string; partition: number; variable: string; start: number; size: number };
+  'run.page': {
+    run: string;
+    index: number;
+    operator: string;
+    partition: number;
+    variable: string;
+    start: number;
+    size: number;
+  };
   'debug.view': { run: string };
   'debug.jump': IActionParams & { index: number };
   'debug.step_over': IActionParams & { partition: number };

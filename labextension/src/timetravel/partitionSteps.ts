@@ -1,11 +1,11 @@
 import { Widget } from '@lumino/widgets';
 
 import { IStepState, preparingText } from './debugModel';
-import { el, setText } from './format';
+import { el, setText } from '../widgets/format';
 import type { ISnapshotPartition } from './snapshotModel';
-import { pyRepr } from './tagged';
+import { pyRepr } from '../comm/tagged';
 import type { TimeTravelModel } from './timeTravel';
-import { VirtualList } from './virtualList';
+import { VirtualList } from '../widgets/virtualList';
 
 const ROW_HEIGHT = 48;
 
@@ -118,7 +118,10 @@ export class PartitionSteps extends Widget {
     setText(this._error, error ? `${capitalize(error.action)} ${errorVerb(error.type)}: ${error.message}` : '');
     const outputs = snapshot.mode === 'debug' && view && view.outputs.length ? view.outputs : null;
     this._outputs.hidden = !outputs;
-    setText(this._outputs, outputs ? `Left the chain in the last step: ${outputs.map(o => pyRepr(o, 80)).join(', ')}` : '');
+    setText(
+      this._outputs,
+      outputs ? `Left the chain in the last step: ${outputs.map(o => pyRepr(o, 80)).join(', ')}` : ''
+    );
     const last = debug.actions[debug.actions.length - 1];
     this._action.hidden = !last;
     setText(this._action, last ? `Last action (${last.source}): ${last.call}` : '');
@@ -149,8 +152,9 @@ export class PartitionSteps extends Widget {
       const first = waiting && waiting.records.length ? pyRepr(waiting.records[0], 120) : null;
       setText(
         next,
-        (first ? `next at ${theta}: ${first}` + (waiting!.count > 1 ? ` (+${waiting!.count - 1})` : '') : `nothing waits at ${theta}`) +
-          (downstream ? ` · ${downstream} waiting downstream` : '')
+        (first
+          ? `next at ${theta}: ${first}` + (waiting!.count > 1 ? ` (+${waiting!.count - 1})` : '')
+          : `nothing waits at ${theta}`) + (downstream ? ` · ${downstream} waiting downstream` : '')
       );
       next.title = next.textContent ?? '';
     } else {

@@ -1,4 +1,8 @@
-"""One registry of named request handlers; each calls only the run API."""
+"""Request handlers by method name, registered explicitly; each calls only the run API.
+
+A module of handlers collects them in a ``MethodTable`` (``@table.handles("run.get")``);
+``comm/target.py`` registers each table in the channel's ``HandlerRegistry``, which
+refuses a method the protocol does not list and a second handler for one method."""
 from __future__ import annotations
 
 import json
@@ -10,16 +14,46 @@ from ..session.run import Run
 from .messages import PROTOCOL_VERSION, REQUEST_METHODS
 
 Handler = Callable[[dict], Any]
-HANDLERS: dict[str, Handler] = {}
 
 
-def handles(method: str) -> Callable[[Handler], Handler]:
-    assert method in REQUEST_METHODS, method
+class MethodTable:
+    """The handlers one module defines, by method: ``@table.handles(method)``."""
 
-    def register(fn: Handler) -> Handler:
-        HANDLERS[method] = fn
-        return fn
-    return register
+    def __init__(self) -> None:
+        self.handlers: dict[str, Handler] = {}
+
+    def handles(self, method: str) -> Callable[[Handler], Handler]:
+        def collect(fn: Handler) -> Handler:
+            if method in self.handlers:
+                raise ValueError(f"{method!r} is handled twice in {fn.__module__}")
+            self.handlers[method] = fn
+            return fn
+        return collect
+
+
+class HandlerRegistry:
+    """One handler per request method of the protocol."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler] = {}
+
+    def add(self, table: MethodTable) -> "HandlerRegistry":
+        for method, fn in table.handlers.items():
+            if method not in REQUEST_METHODS:
+                raise ValueError(f"{method!r} is not a request method of comm/messages.py")
+            if method in self._handlers:
+                raise ValueError(f"{method!r} already has a handler")
+            self._handlers[method] = fn
+        return self
+
+    def handler(self, method: str) -> Handler:
+        return self._handlers[method]
+
+    def methods(self) -> set[str]:
+        return set(self._handlers)
+
+
+RUNS = MethodTable()  # the runs list and one run's summary
 
 
 def run_item(run: Run) -> dict:
@@ -42,31 +76,29 @@ def run_of(params: dict) -> Run:
         raise LookupError(str(exc)) from None
 
 
-@handles("hello")
+@RUNS.handles("hello")
 def hello(params: dict) -> dict:
     return {"protocol": PROTOCOL_VERSION, "version": __version__}
 
 
-@handles("runs.list")
+@RUNS.handles("runs.list")
 def runs_list(params: dict) -> dict:
     return {"runs": [run_item(run) for run in registry.runs()]}
 
 
-@handles("run.get")
+@RUNS.handles("run.get")
 def run_get(params: dict) -> dict:
     return jsonable(run_of(params).summary())
 
 
-@handles("run.partitions")
+@RUNS.handles("run.partitions")
 def run_partitions(params: dict) -> dict:
     run = run_of(params)
     return {"run": run.id, "operator": params["operator"],
             "partitions": jsonable(run.partitions(params["operator"]))}
 
 
-@handles("run.open")
+@RUNS.handles("run.open")
 def run_open(params: dict) -> dict:
     return jsonable(registry.open_run(params["path"]).summary())
 
-
-from . import time_travel  # noqa: E402,F401 - registers the time-travel handlers

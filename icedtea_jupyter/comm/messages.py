@@ -1,4 +1,4 @@
-"""Message types of the ``icedtea`` comm (kernel side). ``labextension/src/protocol.ts``
+"""Message types of the ``icedtea`` comm (kernel side). ``labextension/src/comm/protocol.ts``
 defines the same lists for the frontend; ``tests/unit/test_comm.py`` keeps them
 equal; ``docs/protocol.md`` documents every message.
 

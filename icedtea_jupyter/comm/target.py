@@ -13,10 +13,10 @@ from ..replay.client import ReplayCancelled
 from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
-from .handlers import HANDLERS, jsonable, run_item
+from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .messages import (DEFAULT_SOURCE, RequestError, error_reply, event, reply,
                        validate_request)
-from .time_travel import EVENTS
+from .time_travel import EVENTS, TIME_TRAVEL
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -27,6 +27,13 @@ _LOCK = threading.Lock()
 _WATCHING = False
 _WATCHED: "weakref.WeakSet[Run]" = weakref.WeakSet()  # runs whose events are forwarded
 
+
+def default_handlers() -> HandlerRegistry:
+    """Every request method's handler: the runs list, one run, time travel."""
+    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL)
+
+
+HANDLERS = default_handlers()
 
 # requests that may take seconds (a replay): answered from a thread of their own, in order,
 # so that the kernel goes on answering the others (and ``debug.cancel``) meanwhile
@@ -65,7 +72,7 @@ def handle(message: Any) -> dict:
     try:
         request_id, method, params = validate_request(message)
         with acting_as(params.get("source", DEFAULT_SOURCE)):
-            return reply(request_id, HANDLERS[method](params))
+            return reply(request_id, HANDLERS.handler(method)(params))
     except RequestError as exc:
         return error_reply(request_id if isinstance(request_id, int) else None, exc.kind, str(exc))
     except StepRefused as exc:  # a step or view the debugger cannot give now: why

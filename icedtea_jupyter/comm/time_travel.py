@@ -12,8 +12,10 @@ from typing import Any, Callable
 
 from ..executor.state import encode
 from ..session.run import Run
-from .handlers import handles, jsonable, run_of
+from .handlers import MethodTable, jsonable, run_of
 from .messages import RequestError
+
+TIME_TRAVEL = MethodTable()  # interactions, snapshots, the debugger
 
 PENDING_LIMIT = 20  # records shown per waiting queue
 INTERACTION_FIELDS = ("index", "time", "trigger", "complete", "latency", "record")
@@ -97,14 +99,14 @@ def _step(params: dict, move: Callable[[Any], Any]) -> dict:
 
 
 # --- interactions and snapshots -------------------------------------------------------------
-@handles("run.interactions")
+@TIME_TRAVEL.handles("run.interactions")
 def run_interactions(params: dict) -> dict:
     run = run_of(params)
     # the raw records: building Interaction objects computes every worker's counts
     return {"run": run.id, "interactions": [interaction_json(i) for i in run.history().raw]}
 
 
-@handles("run.interact")
+@TIME_TRAVEL.handles("run.interact")
 def run_interact(params: dict) -> dict:
     run = run_of(params)
     try:
@@ -114,7 +116,7 @@ def run_interact(params: dict) -> dict:
     return {"run": run.id, "interaction": interaction_json(interaction)}
 
 
-@handles("run.snapshot")
+@TIME_TRAVEL.handles("run.snapshot")
 def run_snapshot(params: dict) -> dict:
     run = run_of(params)
     snapshot = run.snapshot(params["index"])
@@ -122,7 +124,7 @@ def run_snapshot(params: dict) -> dict:
             "workers": jsonable(snapshot.workers())}
 
 
-@handles("run.state")
+@TIME_TRAVEL.handles("run.state")
 def run_state(params: dict) -> dict:
     snapshot = run_of(params).snapshot(params["index"])
     operator, partition = params["operator"], params["partition"]
@@ -131,7 +133,7 @@ def run_state(params: dict) -> dict:
             "changed": changed_json(snapshot.changed(operator, partition))}
 
 
-@handles("run.page")
+@TIME_TRAVEL.handles("run.page")
 def run_page(params: dict) -> dict:
     snapshot = run_of(params).snapshot(params["index"])
     page = snapshot.page(params["operator"], params["partition"], params["variable"],
@@ -140,7 +142,7 @@ def run_page(params: dict) -> dict:
 
 
 # --- the run's debugger ------------------------------------------------------------------------
-@handles("debug.view")
+@TIME_TRAVEL.handles("debug.view")
 def debug_view_request(params: dict) -> dict | None:
     run = run_of(params)
     dbg = run.current_debugger
@@ -149,7 +151,7 @@ def debug_view_request(params: dict) -> dict | None:
     return debug_view(run, dbg)
 
 
-@handles("debug.jump")
+@TIME_TRAVEL.handles("debug.jump")
 def debug_jump(params: dict) -> dict:
     run = run_of(params)
     dbg = _debugger(run)
@@ -158,12 +160,12 @@ def debug_jump(params: dict) -> dict:
         return debug_view(run, dbg)
 
 
-@handles("debug.step_over")
+@TIME_TRAVEL.handles("debug.step_over")
 def debug_step_over(params: dict) -> dict:
     return _step(params, lambda dbg: dbg.step_over(partition=params["partition"]))
 
 
-@handles("debug.step_into")
+@TIME_TRAVEL.handles("debug.step_into")
 def debug_step_into(params: dict) -> dict:
     def move(dbg: Any) -> None:
         if params["operator"] not in dbg.chain:
@@ -173,12 +175,12 @@ def debug_step_into(params: dict) -> dict:
     return _step(params, move)
 
 
-@handles("debug.step_out")
+@TIME_TRAVEL.handles("debug.step_out")
 def debug_step_out(params: dict) -> dict:
     return _step(params, lambda dbg: dbg.step_out(partition=params["partition"]))
 
 
-@handles("debug.state")
+@TIME_TRAVEL.handles("debug.state")
 def debug_state(params: dict) -> dict:
     snapshot = _debugger(run_of(params)).snapshot()
     operator, partition = params["operator"], params["partition"]
@@ -186,21 +188,21 @@ def debug_state(params: dict) -> dict:
             "changed": changed_json(snapshot.changed(operator, partition))}
 
 
-@handles("debug.cancel")
+@TIME_TRAVEL.handles("debug.cancel")
 def debug_cancel(params: dict) -> dict:
     """Stop the run's jump or step in progress (the replay process working on it)."""
     dbg = run_of(params).current_debugger
     return {"cancelled": bool(dbg is not None and dbg.cancel())}
 
 
-@handles("debug.progress")
+@TIME_TRAVEL.handles("debug.progress")
 def debug_progress(params: dict) -> dict:
     """Where the replay process stands in placing its fork checkpoints (None: no debugger)."""
     dbg = run_of(params).current_debugger
     return {"progress": getattr(dbg, "progress", None)}
 
 
-@handles("run.actions")
+@TIME_TRAVEL.handles("run.actions")
 def run_actions(params: dict) -> dict:
     run = run_of(params)
     return {"run": run.id, "actions": run.actions}

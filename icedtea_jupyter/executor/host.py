@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 import pickle
+import threading
 import time
 import traceback
 from collections import deque
@@ -63,6 +64,7 @@ class WorkerHost:
         self.box = [1]
         self._step = 1
         self.mailbox: deque = deque()
+        self.mail = threading.Event()  # set when a message arrives: a wait wakes at once
         self.started = time.time()
         self._t0 = perf_counter()
         self._last_beat = self._t0
@@ -367,6 +369,7 @@ class WorkerHost:
             self.box[0] = 0
 
     def _drain_mailbox(self) -> None:
+        self.mail.clear()
         while self.mailbox:
             self._handle(self.mailbox.popleft())
 
@@ -419,6 +422,7 @@ class WorkerHost:
         if message.get("partition") not in (None, self.worker["partition"]):
             return
         self.mailbox.append(message)
+        self.mail.set()
         self.box[0] = 0
 
     def _handle(self, message: dict) -> None:

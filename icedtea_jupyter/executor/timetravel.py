@@ -179,12 +179,12 @@ class TimeTravel:
         self.host.channel.send({"type": "interact_request", "worker": self.host.worker,
                                 "trigger": "condition", "request": request,
                                 "record": describe_record(record)})
-        deadline = time.monotonic() + 2.0
-        while self._waiting is not None and time.monotonic() < deadline:
-            if self.host.mailbox:
-                self.host._drain_mailbox()
-            else:
-                time.sleep(0.0005)
+        deadline = time.monotonic() + 2.0  # the coordinator answers in milliseconds
+        while self._waiting is not None:
+            self.host._drain_mailbox()
+            left = deadline - time.monotonic()
+            if self._waiting is None or left <= 0 or not self.host.mail.wait(left):
+                break
 
     def answered(self, message: dict) -> None:
         if message.get("request") == self._waiting and \

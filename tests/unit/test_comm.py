@@ -5,11 +5,11 @@ import re
 import pytest
 
 from icedtea_jupyter.comm import messages
-from icedtea_jupyter.comm.handlers import HANDLERS
-from icedtea_jupyter.comm.target import handle
+from icedtea_jupyter.comm.handlers import RUNS, HandlerRegistry, MethodTable
+from icedtea_jupyter.comm.target import default_handlers, handle
 from icedtea_jupyter.session import registry
 
-PROTOCOL_TS = pathlib.Path(__file__).parents[2] / "labextension" / "src" / "protocol.ts"
+PROTOCOL_TS = pathlib.Path(__file__).parents[2] / "labextension" / "src" / "comm" / "protocol.ts"
 
 
 def ts_array(name: str) -> list[str]:
@@ -25,7 +25,18 @@ def test_frontend_and_kernel_define_the_same_requests_and_events():
 
 
 def test_every_request_method_has_exactly_one_handler():
-    assert set(HANDLERS) == set(messages.REQUEST_METHODS)
+    assert default_handlers().methods() == set(messages.REQUEST_METHODS)
+
+
+def test_the_registry_refuses_a_second_handler_and_unknown_methods():
+    with pytest.raises(ValueError, match="already has a handler"):
+        HandlerRegistry().add(RUNS).add(RUNS)
+    unknown = MethodTable()
+    unknown.handles("run.delete")(lambda params: None)
+    with pytest.raises(ValueError, match="not a request method"):
+        HandlerRegistry().add(unknown)
+    with pytest.raises(ValueError, match="handled twice"):
+        RUNS.handles("hello")(lambda params: None)
 
 
 def test_runs_list_and_run_get_reply_with_the_request_id(stored_run):

@@ -15,3 +15,47 @@ def test_worker_side_imports_stay_on_the_island():
     leaked = [m for m in loaded if m.split(".")[0] in FORBIDDEN or
               any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
     assert leaked == []
+
+
+def _module_level_imports() -> dict[str, set[str]]:
+    """Each module of the package and the package modules it imports at module level."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "icedtea_jupyter"
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        targets = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = here[:len(here) - node.level + 1] if node.level else []
+                target = ".".join(base + ([node.module] if node.module else []))
+                targets.update(f"{target}.{a.name}" if f"{target}.{a.name}" in modules
+                               else target for a in node.names)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def test_no_module_imports_itself_back_through_others():
+    graph, state, cycles = _module_level_imports(), {}, []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                cycles.append(path[path.index(imported):] + [imported])
+            elif imported not in state:
+                visit(imported, path + [imported])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []

@@ -68,6 +68,7 @@ class BlockFeed:
         self.source = iter(source)
         self.owner = owner  # its record rate sets the block size
         self.hosts = [owner]  # upstream first: the owner, then the hosts that joined
+        self.ended = False  # its input ran out
         self._base = 0  # records pulled up to the current block's first
         self._block: Iterator = iter(_TRUES)  # the current block's run of True: its progress
 
@@ -95,6 +96,7 @@ class BlockFeed:
                     break
         self._base += _taken(self._block)
         self._block = iter(_TRUES)
+        self.ended = True
         for host in self.hosts:
             host.block_boundary(ended=True)
 
@@ -137,6 +139,7 @@ class HostChain:
     def _guarded(self, outputs: Iterator) -> Iterator:
         try:
             yield from outputs
+            self._check_every_input_ran_out()
         except GeneratorExit:
             self._end(exhausted=False)
             raise
@@ -144,6 +147,19 @@ class HostChain:
             self._failed(exc)
             raise
         self._end(exhausted=True)
+
+    def _check_every_input_ran_out(self) -> None:
+        """A function that raises StopIteration ends a C ``map`` or ``filter`` early, as
+        if its input had run out; PySpark fails the task then (``fail_on_stopiteration``,
+        a Python call per record): so do we, once, at the end."""
+        for i, host in enumerate(self.hosts):
+            if host.feed is not None and not host.feed.ended:
+                names = ", ".join(repr(h.spec.name or h.spec.op_id) for h in host.feed.hosts)
+                error = RuntimeError(
+                    f"Caught StopIteration thrown from user's code in one of {names}: its "
+                    "outputs ended before its input did; failing the task")
+                error._icedtea_culprit = i  # type: ignore[attr-defined]
+                raise error
 
     def _end(self, exhausted: bool) -> None:
         for host in self.hosts:
@@ -164,6 +180,8 @@ class HostChain:
         feed's input) names the host, and the record it was processing."""
         if getattr(exc, "_icedtea_owner", None) is not None:
             return None, _NO_RECORD  # raised upstream of the chain, already reported
+        if getattr(exc, "_icedtea_culprit", None) is not None:
+            return exc._icedtea_culprit, _NO_RECORD  # type: ignore[attr-defined]
         found: tuple[int | None, Any] = (len(self.hosts) - 1, _NO_RECORD)
         frames = _frames(exc)
         for depth, frame in enumerate(frames):

@@ -236,3 +236,18 @@ def test_a_snapshot_reads_attributes_without_making_a_dict_of_them():
     op.extra = "set from outside"  # a name no method assigns: read from __dict__
     assert instance_attributes(op) == {"totals": {0: 0, 1: 0, 2: 0}, "count": 0,
                                        "extra": "set from outside"}
+
+
+@pytest.mark.parametrize("api", ["map", "filter", "flatMap"])
+def test_stop_iteration_from_a_function_fails_the_task_as_pyspark_does(monkeypatch, api):
+    def stops(x):
+        if x == 500:
+            raise StopIteration
+        return [x] if api == "flatMap" else x
+
+    stream, channel = hosted_chain(monkeypatch, [("map", lambda x: x), (api, stops)])
+    with pytest.raises(RuntimeError, match="StopIteration"):
+        list(stream)
+    ends = ended_by_operator(channel)
+    assert any(e["status"] == "failed" and e["error"] for e in ends.values())
+    assert not any(e["exhausted"] for e in ends.values())

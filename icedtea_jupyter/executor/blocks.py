@@ -5,7 +5,8 @@ and so on: C iterators that call the user's function and nothing else. A host of
 Python function keeps that shape, so its per-record cost is a few C calls:
 
 - Its input comes in blocks (``BlockFeed``): ``islice`` over the input, counted by
-  ``compress`` with an ``itertools.count`` (readable at any moment). Between two blocks —
+  ``compress`` against a list iterator of ``True`` (its ``length_hint``, readable at any
+  moment, says how many passed). Between two blocks —
   every few milliseconds, adapted to the record rate — Python runs the checks of the
   feed's hosts: counts, agents' heartbeats, control messages, θ's interactions. When a
   feed pulls its next block, every host downstream of it in the task is waiting for
@@ -33,6 +34,7 @@ from types import FrameType
 from typing import Any, Callable, Iterable, Iterator
 
 from .records import NO_RECORD as _NO_RECORD
+
 RUN = 4096  # the longest block, and the counters' runs
 _TRUES = [True] * RUN
 _NOT_HERE = object()  # a culprit finder's "this frame is not my host's function"
@@ -88,7 +90,7 @@ class BlockFeed:
                 break
             self._base += _taken(self._block) + 1
             self._block = block = iter(_TRUES)
-            step = min(self._boundary(first), RUN + 1)
+            step = min(self._boundary(first), RUN + 1)  # the block's run of True is RUN long
             yield (first,)
             if step > 1:
                 yield compress(islice(source, step - 1), block)
@@ -212,9 +214,7 @@ def chain_for(iterator: Iterable) -> HostChain:
     existing = _GUARDS.pop(iterator, None) if inspect.isgenerator(iterator) else None
     if existing is not None and inspect.getgeneratorstate(iterator) == "GEN_CREATED":
         return existing
-    chain_ = HostChain()
-    chain_.outputs = iter(iterator)
-    return chain_
+    return HostChain()
 
 
 def run_in_blocks(host: Any, kind: str, f: Callable, iterator: Iterable) -> Iterator:

@@ -16,7 +16,6 @@ import zlib
 from typing import Any
 
 from .attributes import instance_attributes
-
 from .state import _closure_variables, _is_plain_function
 
 CHECKPOINTS_DIR = "checkpoints"

@@ -21,15 +21,15 @@ from typing import Any, Callable, Iterable, Iterator
 from . import blocks
 from .agent import Agent, AgentContext, overrides
 from .channel import channel_for
-from .records import NO_RECORD, describe_record
+from .records import NO_RECORD as _NO_RECORD
+from .records import describe_record
 from .spec import OperatorSpec
 from .state import capture
 from .timetravel import TimeTravel
 
 CHECK_PERIOD = 0.05
 HEARTBEAT_PERIOD = 0.25
-MAX_STEP = 4096
-_NO_RECORD = NO_RECORD
+MAX_STEP = blocks.RUN  # records between two checks, at most
 
 
 def _task_context() -> Any:
@@ -131,8 +131,6 @@ class WorkerHost:
         return blocks.runs_in_blocks(f)
 
     def _map_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
-        if self.user_function is None:
-            self.user_function = f
         box, n, record = self.box, 0, _NO_RECORD
         try:
             for record in self._observed(iterator):
@@ -150,8 +148,6 @@ class WorkerHost:
             self._end(n, n if self.status != "failed" else n - 1)
 
     def _filter_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
-        if self.user_function is None:
-            self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
         dropped = self.tt.dropped(self) if self.tt is not None else None
         try:
@@ -174,8 +170,6 @@ class WorkerHost:
             self._end(n, n_out)
 
     def _flat_map_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
-        if self.user_function is None:
-            self.user_function = f
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
         log = self.tt.deviations_log() if self.tt is not None else None
         try:
@@ -202,7 +196,6 @@ class WorkerHost:
     def _run_operator_each(self, op: Any, iterator: Iterable) -> Iterator:
         """In G(θ) it logs the inputs whose number of outputs is not one (IcedTea's output
         counts, kept as exceptions to the common case)."""
-        self.user_function = op
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
         log = self.tt.deviations_log() if self.tt is not None else None
         try:
@@ -244,8 +237,7 @@ class WorkerHost:
             self.user_function = fn.func if isinstance(fn, partial) else fn
         n_out = 0
         # outputs counted in C, unless each input logs the outputs so far (G(θ) generators)
-        counter = None if batches or (self.tt is not None and self.state_source is None) \
-            else blocks.Counter()
+        counter = None if batches or self._logs_outputs_per_input() else blocks.Counter()
         try:
             outputs = fn(inputs)
             if inspect.isgenerator(outputs) and not _is_operator(self.user_function):
@@ -271,7 +263,7 @@ class WorkerHost:
 
     def _inputs(self, iterator: Iterable) -> Iterator:
         box, n = self.box, 0
-        log = self.tt.cumulative_log() if self.tt is not None and self.state_source is None else None
+        log = self.tt.cumulative_log() if self._logs_outputs_per_input() else None
         try:
             for record in self._observed(iterator):
                 n += 1
@@ -286,6 +278,11 @@ class WorkerHost:
             self._keep_final_locals()
         finally:
             self.records_in = n
+
+    def _logs_outputs_per_input(self) -> bool:
+        """A whole-partition function of G(θ) logs its outputs so far at each input
+        (an aggregation's merge does not: all its outputs come after its inputs)."""
+        return self.tt is not None and self.state_source is None
 
     def _input_batches(self, iterator: Iterable) -> Iterator:
         n = 0

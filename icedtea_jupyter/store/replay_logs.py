@@ -41,14 +41,9 @@ def read_replay_log(path: str) -> ReplayLog:
     if kind == "cumulative":
         outputs = np.diff(values).astype(np.uint32) if len(values) > 1 else values[:0]
         after_last = n_out - int(values[-1]) if len(values) else n_out
-    elif kind == "blocks":
-        boundaries = values.reshape(-1, 2)
-        outputs = None
-        ended = len(boundaries) and int(boundaries[-1, 0]) == n_in
-        after_last = n_out - int(boundaries[-1, 1]) if ended else 0
-        return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind,
-                         n_in, json.loads(meta.get("fingerprints", "[]")),
-                         boundaries=boundaries)
+    elif kind == "blocks":  # outputs per input are not kept, only at block boundaries
+        outputs, last = None, values.reshape(-1, 2)[-1:]
+        after_last = n_out - int(last[0, 1]) if len(last) and int(last[0, 0]) == n_in else 0
     elif kind in ("after_last", "order", "origins"):  # a merge: every output after the inputs
         outputs, after_last = np.zeros(n_in, np.uint32), n_out
     else:
@@ -58,6 +53,8 @@ def read_replay_log(path: str) -> ReplayLog:
         elif kind == "deviations":
             outputs[values[0::2]] = values[1::2]
         after_last = n_out - int(outputs.sum())
+    pairs = values.reshape(-1, 2) if kind in ("order", "origins", "blocks") else None
     return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind, n_in,
                      json.loads(meta.get("fingerprints", "[]")),
-                     values.reshape(-1, 2) if kind in ("order", "origins") else None)
+                     order=None if kind == "blocks" else pairs,
+                     boundaries=pairs if kind == "blocks" else None)

@@ -88,9 +88,10 @@ class BlockFeed:
                 first = next(source)
             except StopIteration:
                 break
-            self._base += _taken(self._block) + 1
+            self._base += _taken(self._block)  # ``first`` is not counted yet: nobody has it
             self._block = block = iter(_TRUES)
             step = min(self._boundary(first), RUN + 1)  # the block's run of True is RUN long
+            self._base += 1
             yield (first,)
             if step > 1:
                 yield compress(islice(source, step - 1), block)
@@ -104,7 +105,7 @@ class BlockFeed:
 
     def _boundary(self, first: Any) -> int:
         """Every host of the feed is between two records: check them, upstream first."""
-        step = self.owner.block_check(self._base, first)
+        step = self.owner.block_check(self._base + 1, first)
         for host in self.hosts[1:]:
             host.block_boundary()
         return step

@@ -489,9 +489,11 @@ class WorkerHost:
         return self._step
 
     def block_boundary(self, ended: bool = False) -> None:
-        """A host that joined a feed, between blocks (``ended``: the feed's input ran out)."""
+        """A host that joined a feed, between blocks (``ended``: the feed's input ran out).
+        Checked from the feed's first boundary on, before its own first record: a
+        block can hand it all its records, and its first check is its initial snapshot."""
         n_in = self.count_in()
-        if n_in and not ended:
+        if not ended:
             self._check(n_in, self.count_out(), _NO_RECORD, processed=n_in)
         if self.tt is not None:
             self.tt.boundary(n_in, self.count_out())

@@ -175,8 +175,9 @@ def test_hosts_that_joined_a_feed_beat_between_blocks(monkeypatch):
     assert max(downstream) == 10_000
 
 
-def test_in_g_theta_logs_outputs_at_block_boundaries(monkeypatch):
-    stream, channel = hosted_chain(monkeypatch, CHAIN, theta=1)
+@pytest.mark.parametrize("theta", [0, 1])  # the filter owns its feed, or joins θ's
+def test_in_g_theta_logs_outputs_at_block_boundaries(monkeypatch, theta):
+    stream, channel = hosted_chain(monkeypatch, CHAIN, theta=theta)
     outputs = list(stream)
     import zlib
 
@@ -251,3 +252,11 @@ def test_stop_iteration_from_a_function_fails_the_task_as_pyspark_does(monkeypat
     ends = ended_by_operator(channel)
     assert any(e["status"] == "failed" and e["error"] for e in ends.values())
     assert not any(e["exhausted"] for e in ends.values())
+
+
+def test_a_host_handed_all_its_records_in_one_block_still_reports_its_final_state(monkeypatch):
+    stream, channel = hosted_chain(monkeypatch, [("map", lambda x: x), ("map", lambda x: -x)],
+                                   theta=0, n=1)
+    assert list(stream) == [0]
+    finals = {m["worker"]["operator"]: m for m in channel.of_type("snapshot") if m["index"] == -1}
+    assert set(finals) == {0, 1} and finals[1]["count"] == 1

@@ -49,9 +49,11 @@ class FakeComm:
 
     def __init__(self) -> None:
         import json
+        import threading
 
         self._json = json
         self.sent: list[dict] = []
+        self._sent = threading.Condition()  # notified at each send: reply() waits on it
         self._next_id = 0
 
     def on_msg(self, callback) -> None:
@@ -61,7 +63,10 @@ class FakeComm:
         self._on_close = callback
 
     def send(self, data: dict) -> None:
-        self.sent.append(self._json.loads(self._json.dumps(data)))
+        message = self._json.loads(self._json.dumps(data))
+        with self._sent:
+            self.sent.append(message)
+            self._sent.notify_all()
 
     def request(self, method: str, **params) -> dict:
         """Send a request the way the frontend does; returns the reply."""
@@ -77,16 +82,13 @@ class FakeComm:
     def reply(self, request_id: int, timeout: float = 120.0) -> dict:
         """The reply to ``request_id``, waiting for it (jumps and steps answer from a
         thread of the comm channel)."""
-        import time
+        def found() -> list[dict]:
+            return [m for m in self.sent if m["kind"] == "reply" and m["id"] == request_id]
 
-        deadline = time.monotonic() + timeout
-        while True:
-            found = [m for m in list(self.sent) if m["kind"] == "reply" and m["id"] == request_id]
-            if found:
-                return found[-1]
-            if time.monotonic() > deadline:
+        with self._sent:
+            if not self._sent.wait_for(found, timeout):
                 raise TimeoutError(f"no reply to request {request_id} in {timeout} s")
-            time.sleep(0.002)
+            return found()[-1]
 
     def events(self, name: str) -> list[dict]:
         return [m["data"] for m in self.sent if m["kind"] == "event" and m["event"] == name]

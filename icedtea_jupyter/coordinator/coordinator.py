@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ..executor.spec import RunSpec
 from ..dag import Dag
-from ..store import RunStore
+from ..store.run_store import RunStore
 from ..executor.worker_file import write_replay_log
 from .agent import CoordinatorAgent
 from .interactions import (CONDITION, MANUAL, CheckpointPolicy, InteractionBook,

@@ -2,8 +2,8 @@
 
 Written by θ's host during the run (``--checkpoint all|online``: at the interactions the
 coordinator marks, and by each worker when its partition ends) or by the kernel's
-checkpointing phase (``offline``). One pickle per worker and interaction,
-``checkpoints/i{index}-p{partition}-{key}.pkl``; dict values hold only the keys changed
+checkpointing phase (``offline``). One pickle per worker and interaction (named in
+``store/layout.py``); dict values hold only the keys changed
 since the same worker's previous checkpoint (IcedTea §5.5), which ``read_checkpoint``
 applies back. These files hold the user's objects: load them only from run stores you
 trust, as any pickle.
@@ -15,10 +15,9 @@ import pickle
 import zlib
 from typing import Any
 
+from ..store import layout
 from .attributes import instance_attributes
 from .state import _closure_variables, _is_plain_function
-
-CHECKPOINTS_DIR = "checkpoints"
 
 
 def saved_state(host: Any) -> dict[str, Any]:
@@ -29,10 +28,6 @@ def saved_state(host: Any) -> dict[str, Any]:
     if _is_plain_function(function):
         return {f"cell:{k}": v for k, v in _closure_variables(function).items()}
     return {f"attr:{k}": v for k, v in instance_attributes(function).items()}
-
-
-def checkpoint_path(store_path: str, index: int, partition: int, key: str) -> str:
-    return os.path.join(store_path, CHECKPOINTS_DIR, f"i{index}-p{partition}-{key}.pkl")
 
 
 class CheckpointWriter:
@@ -55,8 +50,7 @@ class CheckpointWriter:
                     continue
             entries[name] = ("full", value)
         data = pickle.dumps({"base": self.previous, "entries": entries, "extra": extra}, 5)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
+        tmp = layout.temp_path(layout.with_parent(path))
         with open(tmp, "wb") as out:
             out.write(data)
         os.replace(tmp, path)
@@ -66,7 +60,7 @@ class CheckpointWriter:
 
 def read_checkpoint(store_path: str, index: int, partition: int, key: str) -> tuple[dict, dict]:
     """The state and extra fields of a checkpoint, its incremental chain applied."""
-    with open(checkpoint_path(store_path, index, partition, key), "rb") as f:
+    with open(layout.checkpoint_path(store_path, index, partition, key), "rb") as f:
         saved = pickle.load(f)
     base: dict = {}
     if saved["base"] is not None:

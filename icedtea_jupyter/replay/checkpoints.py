@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
-from ..executor.checkpoint_file import (CHECKPOINTS_DIR, CheckpointWriter, checkpoint_path,
-                                        read_checkpoint, saved_state)
+from ..executor.checkpoint_file import CheckpointWriter, read_checkpoint, saved_state
+from ..store import layout
 
 __all__ = ["CheckpointStore", "restore", "saved_state"]
-_NAME = re.compile(r"^i(-?\d+)-p(\d+)-(.+)\.pkl$")
 
 
 def restore(worker: Any, state: dict[str, Any]) -> None:
@@ -37,44 +35,38 @@ class CheckpointStore:
 
     def __init__(self, store_path: str) -> None:
         self.store_path = store_path
-        self.directory = os.path.join(store_path, CHECKPOINTS_DIR)
         self._writers: dict[tuple[str, int], CheckpointWriter] = {}
 
     def clear(self) -> None:
         """Remove every checkpoint (before a new plan is taken)."""
         self._writers = {}
-        for name in self._names():
-            os.remove(os.path.join(self.directory, name))
+        for _, path in list(layout.checkpoints(self.store_path)):
+            os.remove(path)
 
     def available(self) -> dict[int, dict[int, set[str]]]:
         """``{partition: {index: {worker keys}}}`` of the checkpoints on disk."""
         found: dict[int, dict[int, set[str]]] = {}
-        for name in self._names():
-            index, partition, key = _NAME.match(name).groups()
-            found.setdefault(int(partition), {}).setdefault(int(index), set()).add(key)
+        for name, _ in layout.checkpoints(self.store_path):
+            found.setdefault(name.partition, {}).setdefault(name.index, set()).add(name.key)
         return found
 
     def write(self, index: int, partition: int, key: str, state: dict, extra: dict) -> int:
         writer = self._writers.setdefault((key, partition), CheckpointWriter())
-        return writer.write(checkpoint_path(self.store_path, index, partition, key), index,
-                            state, extra)
+        return writer.write(layout.checkpoint_path(self.store_path, index, partition, key),
+                            index, state, extra)
 
     def read(self, index: int, partition: int, key: str) -> tuple[dict, dict]:
         return read_checkpoint(self.store_path, index, partition, key)
 
     def save_plan(self, plan: dict) -> None:
-        os.makedirs(self.directory, exist_ok=True)
-        with open(os.path.join(self.directory, "plan.json"), "w", encoding="utf-8") as out:
+        with open(layout.with_parent(layout.checkpoint_plan_path(self.store_path)), "w",
+                  encoding="utf-8") as out:
             json.dump(plan, out, indent=1)
 
     def load_plan(self) -> dict | None:
         try:
-            with open(os.path.join(self.directory, "plan.json"), encoding="utf-8") as f:
+            with open(layout.checkpoint_plan_path(self.store_path), encoding="utf-8") as f:
                 return json.load(f)
         except (OSError, ValueError):
             return None
 
-    def _names(self) -> list[str]:
-        if not os.path.isdir(self.directory):
-            return []
-        return [n for n in os.listdir(self.directory) if _NAME.match(n)]

@@ -34,7 +34,7 @@ def engine_for_run(run_path: str) -> Any:
     recorded were staged in the store by the kernel."""
     from ..dag import Dag
     from ..session.run import Run
-    from ..store import RunStore
+    from ..store.run_store import RunStore
     from .debugger import Debugger
     from .inputs import ReplayInputs
     from .logs import RunLogs

@@ -15,8 +15,8 @@ from typing import Any
 from ..agents.progress import ProgressAgent
 from ..coordinator.coordinator import Coordinator
 from ..instrument import Recorder, recording
-from ..store import RunStore
-from ..store.run_store import new_run_id
+from ..store import layout
+from ..store.run_store import RunStore, new_run_id
 from . import registry
 from ..dag import Dag
 from .run import Run
@@ -100,7 +100,7 @@ def _interpreter_warnings() -> list[str]:
 def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
     """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
-    root = options.store or os.path.join(os.getcwd(), ".icedtea", "runs")
+    root = options.store or layout.default_root()
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,

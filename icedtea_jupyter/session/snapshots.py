@@ -5,8 +5,6 @@ interactions in order, and every worker's reports (count, status, state delta).
 """
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,14 +57,9 @@ class History:
             self._attempts.setdefault((w["operator"], w["partition"]), []).append(w)
 
     @classmethod
-    def from_store(cls, path: str, dag: Dag, workers: list[dict]) -> "History":
-        saved = os.path.join(path, "interactions.json")
-        if os.path.exists(saved):
-            with open(saved, encoding="utf-8") as f:
-                interactions = json.load(f)
-        else:
-            interactions = read_lines(os.path.join(path, "interactions.jsonl"))
-        return cls(interactions, read_lines(os.path.join(path, "snapshots.jsonl")), dag, workers)
+    def from_store(cls, store: Any, dag: Dag, workers: list[dict]) -> "History":
+        """The history a ``RunStore`` kept."""
+        return cls(store.interactions(), store.snapshot_reports(), dag, workers)
 
     def _chains_by_worker(self) -> dict[tuple, list[dict]]:
         chains: dict[tuple, list[dict]] = {}
@@ -274,16 +267,3 @@ class Snapshot:
     def __repr__(self) -> str:
         return f"<Snapshot I{self.index} ({self.interaction.trigger})>"
 
-
-def read_lines(path: str) -> list[dict]:
-    """The objects of a JSON-lines file (none if it is missing; a line cut short by a
-    crash is skipped)."""
-    rows = []
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    continue
-    return rows

@@ -20,7 +20,7 @@ from array import array
 from typing import Any, Iterable, Iterator
 
 from ..store.layout import checkpoint_key, checkpoint_path
-from .checkpoint_file import CheckpointWriter, saved_state
+from ..checkpoints.file import CheckpointWriter, saved_state
 from .incremental import IncrementalState
 from .records import describe_record
 from .state import bounded_state

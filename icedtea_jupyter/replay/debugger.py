@@ -13,9 +13,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+from ..checkpoints import phase
+from ..checkpoints.restore import CheckpointStore, restore
 from ..executor.timetravel import FINAL
-from . import checkpointing
-from .checkpoints import CheckpointStore, restore
 from .cursor import PartitionCursor, StepRefused
 from .inputs import ReplayInputs
 from .later import FedStage
@@ -66,7 +66,7 @@ class Debugger:
         checkpoints (``none``, ``all``, ``online`` or ``offline``); later jumps use them."""
         if self.store is None:
             raise RuntimeError("this debugger has no run store to keep checkpoints in")
-        summary = self._call(checkpointing.take, self, self.store, plan, tau)
+        summary = self._call(phase.take, self, self.store, plan, tau)
         self.plan = summary
         return summary
 

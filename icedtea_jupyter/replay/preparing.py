@@ -17,7 +17,7 @@ import time
 from time import perf_counter
 from typing import Any
 
-from .plan import InfeasiblePlan, InteractionCost, make_plan
+from ..checkpoints.planner import InfeasiblePlan, InteractionCost, make_plan
 from .process import Connection, fork_child, hand_over, parked, private_bytes, reap, serve
 from .wire import WireError
 

@@ -180,7 +180,7 @@ def _prepare_time_travel(run: Run) -> None:
 
 def _take_checkpoints(run: Run) -> list[str]:
     """The checkpointing phase of --checkpoint: replay the logs, plan, write checkpoints."""
-    from ..replay.checkpoints import CheckpointStore
+    from ..checkpoints.restore import CheckpointStore
     from ..replay.debugger import Debugger
     from ..replay.inputs import ReplayInputs
     from ..replay.logs import RunLogs

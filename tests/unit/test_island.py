@@ -4,10 +4,13 @@ import sys
 
 FORBIDDEN = ("IPython", "ipywidgets", "comm", "pandas", "icedtea_jupyter.session",
              "icedtea_jupyter.comm", "icedtea_jupyter.ui", "icedtea_jupyter.store",
-             "icedtea_jupyter.instrument", "icedtea_jupyter.replay")
-# the store's layout (stdlib only, and its package's import-free __init__): workers
-# write their own files where it says
-ALLOWED = ("icedtea_jupyter.store", "icedtea_jupyter.store.layout")
+             "icedtea_jupyter.instrument", "icedtea_jupyter.replay",
+             "icedtea_jupyter.checkpoints")
+# what workers need of those packages (with the packages' import-free __init__): the
+# store's layout (stdlib only), to write their own files where it says, and the
+# checkpoint file format (stdlib and the executor), to write checkpoints during the run
+ALLOWED = ("icedtea_jupyter.store", "icedtea_jupyter.store.layout",
+           "icedtea_jupyter.checkpoints", "icedtea_jupyter.checkpoints.file")
 
 
 def test_worker_side_imports_stay_on_the_island():

@@ -1,4 +1,4 @@
-"""The state restorer over the run's checkpoint files (``executor/checkpoint_file.py``).
+"""The state restorer over the run's checkpoint files (``checkpoints/file.py``).
 
 A generator operator's local variables cannot be set from outside, so a partition whose
 chain has one is never restored: it replays from its start.
@@ -9,7 +9,7 @@ import json
 import os
 from typing import Any
 
-from ..executor.checkpoint_file import CheckpointWriter, read_checkpoint, saved_state
+from .file import CheckpointWriter, read_checkpoint, saved_state
 from ..store import layout
 
 __all__ = ["CheckpointStore", "restore", "saved_state"]

@@ -15,9 +15,9 @@ import pickle
 import zlib
 from typing import Any
 
+from ..executor.attributes import instance_attributes
+from ..executor.state import _closure_variables, _is_plain_function
 from ..store import layout
-from .attributes import instance_attributes
-from .state import _closure_variables, _is_plain_function
 
 
 def saved_state(host: Any) -> dict[str, Any]:

@@ -3,13 +3,15 @@
 Written by θ's host during the run (``--checkpoint all|online``: at the interactions the
 coordinator marks, and by each worker when its partition ends) or by the kernel's
 checkpointing phase (``offline``). One pickle per worker and interaction (named in
-``store/layout.py``); dict values hold only the keys changed
-since the same worker's previous checkpoint (IcedTea §5.5), which ``read_checkpoint``
-applies back. These files hold the user's objects: load them only from run stores you
+``store/layout.py``); dict values hold only the keys changed since the same worker's
+previous checkpoint (IcedTea §5.5), which ``read_checkpoint``
+applies back. ``CheckpointStore`` lists, reads and writes a run's checkpoints and keeps
+its plan. These files hold the user's objects: load them only from run stores you
 trust, as any pickle.
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import zlib
@@ -83,3 +85,45 @@ def _crc(value: Any) -> int:
         return zlib.crc32(pickle.dumps(value, 5))
     except Exception:
         return -1
+
+
+class CheckpointStore:
+    """The checkpoints of one run: what exists, reading, and writing (offline phase)."""
+
+    def __init__(self, store_path: str) -> None:
+        self.store_path = store_path
+        self._writers: dict[tuple[str, int], CheckpointWriter] = {}
+
+    def clear(self) -> None:
+        """Remove every checkpoint (before a new plan is taken)."""
+        self._writers = {}
+        for _, path in list(layout.checkpoints(self.store_path)):
+            os.remove(path)
+
+    def available(self) -> dict[int, dict[int, set[str]]]:
+        """``{partition: {index: {worker keys}}}`` of the checkpoints on disk."""
+        found: dict[int, dict[int, set[str]]] = {}
+        for name, _ in layout.checkpoints(self.store_path):
+            found.setdefault(name.partition, {}).setdefault(name.index, set()).add(name.key)
+        return found
+
+    def write(self, index: int, partition: int, key: str, state: dict, extra: dict) -> int:
+        writer = self._writers.setdefault((key, partition), CheckpointWriter())
+        return writer.write(layout.checkpoint_path(self.store_path, index, partition, key),
+                            index, state, extra)
+
+    def read(self, index: int, partition: int, key: str) -> tuple[dict, dict]:
+        return read_checkpoint(self.store_path, index, partition, key)
+
+    def save_plan(self, plan: dict) -> None:
+        with open(layout.with_parent(layout.checkpoint_plan_path(self.store_path)), "w",
+                  encoding="utf-8") as out:
+            json.dump(plan, out, indent=1)
+
+    def load_plan(self) -> dict | None:
+        try:
+            with open(layout.checkpoint_plan_path(self.store_path), encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+

@@ -1,18 +1,15 @@
-"""The state restorer over the run's checkpoint files (``checkpoints/file.py``).
+"""Reading checkpoints back for a jump: which one to start from, and restoring it into
+the replayed workers of θ's tree (``checkpoints/file.py`` holds the files).
 
 A generator operator's local variables cannot be set from outside, so a partition whose
 chain has one is never restored: it replays from its start.
 """
 from __future__ import annotations
 
-import json
-import os
-from typing import Any
+from typing import Any, Callable
 
-from .file import CheckpointWriter, read_checkpoint, saved_state
-from ..store import layout
-
-__all__ = ["CheckpointStore", "restore", "saved_state"]
+from ..executor.timetravel import FINAL
+from .file import CheckpointStore
 
 
 def restore(worker: Any, state: dict[str, Any]) -> None:
@@ -30,43 +27,28 @@ def restore(worker: Any, state: dict[str, Any]) -> None:
             cell.cell_contents = value
 
 
-class CheckpointStore:
-    """The checkpoints of one run: what exists, reading, and writing (offline phase)."""
+def base_checkpoint(found: dict[int, set[str]], keys: set[str], index: int,
+                    finished: Callable[[], bool]) -> int | None:
+    """The checkpoint to restore before replaying to ``index``: the latest one at or
+    before it that holds every worker (``keys``) of θ's tree, or the partition's final
+    one when θ had ended there on every path (``finished()``). ``found`` maps
+    interactions to the worker keys checkpointed there, on one partition."""
+    usable = [i for i, have in found.items() if keys <= have]
+    if FINAL in usable and finished():
+        return FINAL
+    return max((i for i in usable if 0 < i <= index), default=None)
 
-    def __init__(self, store_path: str) -> None:
-        self.store_path = store_path
-        self._writers: dict[tuple[str, int], CheckpointWriter] = {}
 
-    def clear(self) -> None:
-        """Remove every checkpoint (before a new plan is taken)."""
-        self._writers = {}
-        for _, path in list(layout.checkpoints(self.store_path)):
-            os.remove(path)
-
-    def available(self) -> dict[int, dict[int, set[str]]]:
-        """``{partition: {index: {worker keys}}}`` of the checkpoints on disk."""
-        found: dict[int, dict[int, set[str]]] = {}
-        for name, _ in layout.checkpoints(self.store_path):
-            found.setdefault(name.partition, {}).setdefault(name.index, set()).add(name.key)
-        return found
-
-    def write(self, index: int, partition: int, key: str, state: dict, extra: dict) -> int:
-        writer = self._writers.setdefault((key, partition), CheckpointWriter())
-        return writer.write(layout.checkpoint_path(self.store_path, index, partition, key),
-                            index, state, extra)
-
-    def read(self, index: int, partition: int, key: str) -> tuple[dict, dict]:
-        return read_checkpoint(self.store_path, index, partition, key)
-
-    def save_plan(self, plan: dict) -> None:
-        with open(layout.with_parent(layout.checkpoint_plan_path(self.store_path)), "w",
-                  encoding="utf-8") as out:
-            json.dump(plan, out, indent=1)
-
-    def load_plan(self) -> dict | None:
-        try:
-            with open(layout.checkpoint_plan_path(self.store_path), encoding="utf-8") as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            return None
-
+def restore_paths(cursor: Any, store: CheckpointStore, index: int,
+                  key: Callable[[str, int], str]) -> None:
+    """Restore each path of a fresh ``PartitionPaths`` from the checkpoints at ``index``:
+    its workers' states, counts and logged results read, its position and end.
+    ``key(name, path)`` names a worker's checkpoints; raises ``FileNotFoundError`` when
+    one is missing."""
+    for i, path in enumerate(cursor.paths):
+        saved = [store.read(index, cursor.partition, key(name, i)) for name in path.names]
+        for worker, (state, extra) in zip(path.workers, saved):
+            restore(worker, state)
+            worker.processed = extra["processed"]
+            worker.results.position = extra["results"]
+        path.position, path.ended = saved[0][1]["position"], saved[0][1]["ended"]

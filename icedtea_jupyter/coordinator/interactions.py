@@ -152,20 +152,3 @@ class PeriodicInteractions:
     def stop(self) -> None:
         self._stop.set()
 
-
-class CheckpointPolicy:
-    """When θ's workers checkpoint during a run: at every interaction (``all``), or when a
-    jump from the latest checkpoint would take longer than τ (``online``, IcedTea §6.2).
-    The online estimate is the work since that checkpoint: seconds elapsed times θ's
-    running workers, as the kernel replays partitions one after another about as fast
-    as Spark's workers ran them."""
-
-    def __init__(self, plan: str, tau: float, started: float) -> None:
-        self.plan, self.tau = plan, tau
-        self.last = started
-
-    def __call__(self, running: int, now: float) -> bool:
-        if self.plan == "all" or (now - self.last) * running > self.tau:
-            self.last = now
-            return True
-        return False

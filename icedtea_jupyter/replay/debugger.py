@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from ..checkpoints import phase
-from ..checkpoints.restore import CheckpointStore, restore
-from ..executor.timetravel import FINAL
+from ..checkpoints.file import CheckpointStore
+from ..checkpoints.restore import base_checkpoint, restore_paths
 from .cursor import PartitionCursor, StepRefused
 from .inputs import ReplayInputs
 from .later import FedStage
@@ -270,16 +270,11 @@ class Debugger:
         return self.store is not None and not self.logs.fed
 
     def _base(self, found: dict[int, set], index: int, partition: int) -> int | None:
-        """The checkpoint to restore before replaying to ``index``: the latest one at or
-        before it that holds every worker of θ's tree, or the partition's final one when
-        θ had ended there on every path."""
+        """The checkpoint to restore before replaying to ``index`` (``base_checkpoint``)."""
         keys = {self.logs.key(name, partition, i)
                 for i, path in enumerate(self.logs.paths) for name in path}
-        usable = [i for i, have in found.items() if keys <= have]
-        if FINAL in usable and all(self.logs.target(index, partition, i).finished
-                                   for i in range(len(self.logs.paths))):
-            return FINAL
-        return max((i for i in usable if 0 < i <= index), default=None)
+        return base_checkpoint(found, keys, index, lambda: all(
+            self.logs.target(index, partition, i).finished for i in range(len(self.logs.paths))))
 
     def _restored_cursor(self, partition: int, index: int) -> PartitionPaths | None:
         """θ's tree restored from the checkpoint at ``index`` (None: not restorable)."""
@@ -288,14 +283,8 @@ class Debugger:
             cursor.abandon()
             return None  # a generator operator: replay from the partition's start
         try:
-            for i, path in enumerate(cursor.paths):
-                saved = [self.store.read(index, partition, self.logs.key(n, partition, i))
-                         for n in path.names]
-                for worker, (state, extra) in zip(path.workers, saved):
-                    restore(worker, state)
-                    worker.processed = extra["processed"]
-                    worker.results.position = extra["results"]
-                path.position, path.ended = saved[0][1]["position"], saved[0][1]["ended"]
+            restore_paths(cursor, self.store, index,
+                          lambda name, path: self.logs.key(name, partition, path))
         except FileNotFoundError:
             cursor.abandon()
             return None

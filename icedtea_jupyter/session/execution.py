@@ -180,22 +180,17 @@ def _prepare_time_travel(run: Run) -> None:
 
 def _take_checkpoints(run: Run) -> list[str]:
     """The checkpointing phase of --checkpoint: replay the logs, plan, write checkpoints."""
-    from ..checkpoints.restore import CheckpointStore
+    from ..checkpoints.file import CheckpointStore
+    from ..checkpoints.policy import DURING_RUN, summarise_run
     from ..replay.debugger import Debugger
     from ..replay.inputs import ReplayInputs
     from ..replay.logs import RunLogs
 
     options = run.options
-    if options["checkpoint"] in ("all", "online"):  # the workers took them during the run
+    if options["checkpoint"] in DURING_RUN:  # the workers took them during the run
         interactions, _ = run.coordinator.book.copies()
-        store = CheckpointStore(run.path)
-        written = {k for found in store.available().values() for k in found}
-        marked = [i["index"] for i in interactions if i.get("checkpoint")]
-        # a marked interaction whose workers all ended before their next check has none
-        summary = {"plan": options["checkpoint"], "tau": options["tau"], "taken": "during the run",
-                   "marked": marked, "checkpoints": [k for k in marked if k in written]}
-        store.save_plan(summary)
-        run.manifest["checkpoints"] = summary
+        run.manifest["checkpoints"] = summarise_run(run.path, options["checkpoint"],
+                                                    options["tau"], interactions)
         return []
     try:
         logs = RunLogs(run)

@@ -22,7 +22,7 @@ from .later import FedStage
 from .logs import Logs, RunLogs
 from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
 from .paths import PartitionPaths
-from .snapshot import DebugSnapshot
+from ..snapshots.debug_snapshot import DebugSnapshot
 from .worker import ReplayWorker, replay_spec
 
 OnMove = Callable[[str, DebugSnapshot], None]  # (the equivalent Python call, the new view)

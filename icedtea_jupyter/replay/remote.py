@@ -18,7 +18,7 @@ from ..executor.state import decode
 from ..store import layout
 from .client import Link, ReplayCancelled, ReplayHub, remote_error
 from .cursor import StepRefused
-from .snapshot import DebugSnapshot
+from ..snapshots.debug_snapshot import DebugSnapshot
 from .views import apply_view, decode_records
 
 OnMove = Callable[[str, DebugSnapshot], None]

@@ -15,7 +15,7 @@ from ..store.run_store import RunStore
 from ..replay.cursor import StepRefused  # the refusal the views show
 from .actions import ActionLog
 from .metrics import metrics_frame
-from .snapshots import History, Interaction, Snapshot
+from ..snapshots.history import History, Interaction, Snapshot
 
 LOG = logging.getLogger("icedtea_jupyter")
 

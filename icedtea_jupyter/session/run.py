@@ -15,7 +15,8 @@ from ..store.run_store import RunStore
 from ..replay.cursor import StepRefused  # the refusal the views show
 from .actions import ActionLog
 from .metrics import metrics_frame
-from ..snapshots.history import History, Interaction, Snapshot
+from ..snapshots.history import History, Interaction
+from ..snapshots.snapshot import Snapshot
 
 LOG = logging.getLogger("icedtea_jupyter")
 

@@ -18,7 +18,7 @@ from ..checkpoints.file import CheckpointStore
 from ..checkpoints.restore import base_checkpoint, restore_paths
 from .cursor import PartitionCursor, StepRefused
 from .inputs import ReplayInputs
-from .later import FedStage
+from .fed_workers import FedWorkers
 from .logs import Logs, RunLogs
 from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
 from .paths import PartitionPaths
@@ -42,7 +42,7 @@ class Debugger:
         self.lock = threading.RLock()
         self.inputs = inputs  # an object with records(partition) -> list
         self.cursors: dict[int, PartitionPaths] = {}
-        self.fed: list[FedStage] = []  # workers fed by θ's cursors (after a shuffle, a union)
+        self.fed: list[FedWorkers] = []  # workers fed by θ's cursors (after a shuffle, a union)
         self.restored_from: dict[int, int | None] = {}
         self.current: DebugSnapshot | None = None
         self.divergences: list[str] = []
@@ -197,7 +197,7 @@ class Debugger:
             for cursor in cursors.values():  # the debugger stays where it was
                 cursor.abandon()
             raise
-        fed = self._fed_stages(cursors)
+        fed = self._fed_workers(cursors)
         self._abandon_all()
         self.cursors, self.fed = cursors, fed
         self.restored_from = bases  # partition -> the checkpoint restored (None: from I0)
@@ -312,12 +312,12 @@ class Debugger:
         wrapper.spec = replay_spec(-1, name, "replay")
         return ReplayWorker(name, wrapper, partition, feed)
 
-    def _fed_stages(self, cursors: dict[int, PartitionPaths]) -> list[FedStage]:
+    def _fed_workers(self, cursors: dict[int, PartitionPaths]) -> list[FedWorkers]:
         """The workers fed by θ's cursors, given what those have emitted so far."""
-        stages: list[FedStage] = []
+        stages: list[FedWorkers] = []
         try:
             for fed in self.logs.fed:
-                stage = FedStage(fed.partitions,
+                stage = FedWorkers(fed.partitions,
                                  lambda q, fed=fed: self._chain(q, fed.names, []),
                                  lambda q, fed=fed: self._source(fed, q))
                 stages.append(stage)

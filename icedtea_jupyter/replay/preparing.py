@@ -28,20 +28,43 @@ MAX_CANDIDATES = 96  # beyond this the candidates are thinned (every other one c
 PROGRESS_PERIOD = 0.25
 
 
+class StoredRun:
+    """A run as the replay process reads it from its store: what ``RunLogs`` and
+    ``ReplayInputs`` ask of a ``Run``, without the session (nor Spark)."""
+
+    recorder = None  # no pipeline to regenerate inputs with: the kernel staged them
+
+    def __init__(self, path: str) -> None:
+        from ..dag import Dag
+        from ..store.run_store import RunStore
+
+        self.store = RunStore.open(path)
+        self.path = self.store.path
+        self.manifest = self.store.read_manifest()
+        self.id = self.manifest.get("id")
+        self.dag = Dag.from_json(self.manifest.get("dag", {}))
+
+    def history(self) -> Any:
+        from ..snapshots.history import History
+
+        return History.from_store(self.store, self.dag, self.store.worker_table().to_pylist())
+
+    def recorded_inputs(self, partition: int) -> list:
+        records = self.store.recorded_inputs(self.dag.interesting.id, partition)
+        if records is None:
+            raise LookupError(f"no recorded inputs on partition {partition}")
+        return records
+
+
 def engine_for_run(run_path: str) -> Any:
     """The engine of the run stored at ``run_path``, its inputs loaded (every failure to
     load shows now, not in the middle of the pass). No Spark: inputs that were not
     recorded were staged in the store by the kernel."""
-    from ..dag import Dag
-    from ..session.run import Run
-    from ..store.run_store import RunStore
     from .debugger import Debugger
     from .inputs import ReplayInputs
     from .logs import RunLogs
 
-    store = RunStore.open(run_path)
-    manifest = store.read_manifest()
-    run = Run(store, manifest, Dag.from_json(manifest.get("dag", {})))
+    run = StoredRun(run_path)
     logs = RunLogs(run)
     inputs = ReplayInputs(run, logs)
     for partition in logs.partitions:

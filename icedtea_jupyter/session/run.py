@@ -268,17 +268,10 @@ class Run:
 
     def recorded_inputs(self, partition: int) -> list:
         """θ's input records on ``partition`` in processing order (needs --record-inputs)."""
-        import pickle
-
-        import pyarrow.feather as feather
-
         theta = self.dag.interesting
-        ok = {(row["task"]) for row in self.store.worker_table().to_pylist()
-              if row["operator"] == theta.id and row["status"] == "ok"}
-        for name, path in layout.recorded_inputs(self.path, theta.id, partition):
-            if name.task in ok:  # files written by this run's own workers
-                return [pickle.loads(b) for b in feather.read_table(path).column("record")
-                        .to_pylist()]
+        records = self.store.recorded_inputs(theta.id, partition)
+        if records is not None:
+            return records
         raise LookupError(f"no recorded inputs of {theta.name!r} on partition {partition}: "
                           "record the run with --record-inputs")
 

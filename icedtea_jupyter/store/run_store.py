@@ -77,6 +77,19 @@ class RunStore:
             return worker_schema().empty_table()
         return pa.concat_tables(tables)
 
+    def recorded_inputs(self, operator: int, partition: int) -> list | None:
+        """``operator``'s input records on ``partition`` in processing order, from its
+        successful task attempt (``--record-inputs``); None if none were recorded."""
+        import pickle
+
+        ok = {row["task"] for row in self.worker_table().to_pylist()
+              if row["operator"] == operator and row["status"] == "ok"}
+        for name, path in layout.recorded_inputs(self.path, operator, partition):
+            if name.task in ok:  # files written by this run's own workers
+                return [pickle.loads(b) for b in feather.read_table(path).column("record")
+                        .to_pylist()]
+        return None
+
     # --- alerts and local events ----------------------------------------------------
     def append_alert(self, alert: dict) -> None:
         append_lines(layout.alerts_path(self.path), alert)

@@ -4,9 +4,9 @@ The root loads the run, puts θ's tree at I0 and parks a fork there. On ``prepar
 replays the run once, interaction after interaction, timing each, and parks a fork
 whenever the replay since the last one reaches a quarter of the budget: candidates,
 dense enough for any plan. At the end it measures the memory each parked fork holds
-alone, and the offline planner (``plan.py``, IcedTea §6.2, with a fork's memory as the
-checkpoint cost and the fork itself as the restore) keeps the cheapest set under τ
-within the memory cap; the kernel closes the others.
+alone, and the offline planner (``checkpoints/planner.py``, IcedTea §6.2, with a fork's
+memory as the checkpoint cost and the fork itself as the restore) keeps the cheapest set
+under τ within the memory cap; the kernel closes the others.
 """
 from __future__ import annotations
 

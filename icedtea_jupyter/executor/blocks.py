@@ -280,13 +280,8 @@ def _outputs(kind: str, f: Callable, inputs: Iterable,
     if kind == "map":
         return map(f, inputs), None
     counter = Counter()
-    if kind == "partition":  # called when first pulled, as a generator would run
-        def start(inputs: Iterable) -> Iterable:
-            outputs = host.started_partition(f(inputs))
-            return () if outputs is None else outputs
-        host.outputs_ended = False
-        outputs = chain(chain.from_iterable(map(start, (inputs,))), _ending(host))
-        return counter.tap(outputs), counter
+    if kind == "partition":
+        return counter.tap(chain.from_iterable(_partition(host, f, inputs))), counter
     if kind == "filter":
         return counter.tap(filter(f, inputs)), counter
     if kind == "flatMap":
@@ -294,10 +289,12 @@ def _outputs(kind: str, f: Callable, inputs: Iterable,
     return counter.tap(f(inputs)), counter  # an Operator: its own __call__
 
 
-def _ending(host: Any) -> Iterator:
-    """Empty; notes that the outputs of ``host`` (a whole-partition function) ran out."""
+def _partition(host: Any, f: Callable, inputs: Iterable) -> Iterator[Iterable]:
+    """The outputs of a whole-partition function, as one item: ``f`` is called when they
+    are first pulled (as a generator would start), and their end is noted."""
+    outputs = host.started_partition(f(inputs))
+    yield () if outputs is None else outputs
     host.outputs_ended = True
-    yield from ()
 
 
 def _culprit_finder(kind: str, f: Any, host: Any) -> Callable[[FrameType, list], Any]:

@@ -57,7 +57,8 @@ def debug_view(run: Run, dbg: Any) -> dict:
         pending = dbg.pending(limit=PENDING_LIMIT)
         options = dbg.step_options()
         chain = dbg.chain
-    return {"run": run.id, "index": snapshot.index, "step": snapshot.step, "chain": chain,
+    return {"run": run.id, "index": snapshot.index, "step": snapshot.step,
+            "partition": snapshot.partition, "operator": snapshot.operator, "chain": chain,
             "workers": snapshot.workers(),
             "pending": {str(p): {op: _queue(row) for op, row in ops.items()}
                         for p, ops in pending.items()},

@@ -236,8 +236,12 @@ export interface IDebugView {
   run: string;
   /** The interaction jumped to; null once steps moved away from it. */
   index: number | null;
-  /** What brought it here: "jump to I1", "step over on partition 0". */
+  /** What brought it here, for people: "jump to I1", "step over on partition 0". */
   step: string;
+  /** The partition of the last step; null after a jump. */
+  partition: number | null;
+  /** The operator the last step stepped into; null after other moves. */
+  operator: string | null;
   /** The operators replayed, upstream (θ) first. */
   chain: string[];
   workers: { operator: string; partition: number; count: number }[];

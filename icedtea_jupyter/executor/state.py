@@ -5,8 +5,11 @@ instance attributes, the local variables of a suspended generator, the running
 combiners of a key-based aggregation, a callable object's attributes.
 ``encode`` turns values into tagged JSON that ``decode`` (in the kernel) rebuilds
 without executing anything; values too large to ship are summarised, with a note.
-``same`` compares encoded values; what changed between two snapshots of a worker is
-in ``executor/incremental.py`` (on the worker) and ``snapshots/deltas.py`` (in the kernel).
+This module is the one tagged-JSON codec of the Python side (``encode_described`` tags a
+record a worker described); ``tests/vectors/tagged_json.json`` pins its output for both
+languages. ``same`` compares encoded values; what changed between two snapshots of a
+worker is in ``executor/incremental.py`` (on the worker) and ``snapshots/deltas.py``
+(in the kernel).
 """
 from __future__ import annotations
 
@@ -125,8 +128,8 @@ def _encode_other(value: Any, depth: int) -> Any:
     as_dict = getattr(value, "asDict", None)  # pyspark Row
     if callable(as_dict):
         try:
-            return {"$t": "row", "v": encode(as_dict(), depth + 1)}
-        except Exception:
+            return _row(encode(as_dict(), depth + 1))
+        except Exception:  # asDict raised: shown as an object below
             pass
     tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
     if callable(tolist) and type(value).__module__.startswith("numpy"):
@@ -135,10 +138,32 @@ def _encode_other(value: Any, depth: int) -> Any:
             return _summary(value, f"more than {MAX_ITEMS:,} elements")
         return encode(tolist(), depth + 1)
     attributes = instance_attributes(value)
-    encoded = {"$t": "object", "type": _type_name(value), "repr": _repr(value)}
+    encoded = _object(_type_name(value), _repr(value))
     if attributes:
         encoded["attrs"] = encode({str(k): v for k, v in attributes.items()}, depth + 1)
     return encoded
+
+
+def encode_described(described: dict | None) -> Any:
+    """Tagged JSON for a record known by its description (``records.describe_record``:
+    its JSON-able value, type name and repr), as the worker sends a condition's record:
+    scalars and Rows as ``encode`` gives them, others as objects known by type and repr."""
+    if not described:
+        return None
+    value, kind = described.get("value"), described.get("type")
+    if kind in ("int", "float", "str", "bool"):
+        return encode(value)
+    if kind == "Row" and isinstance(value, dict):
+        return _row(encode(value, 1))
+    return _object(kind or "object", described.get("repr", ""))
+
+
+def _row(fields: Any) -> dict:
+    return {"$t": "row", "v": fields}
+
+
+def _object(type_name: str, text: str) -> dict:
+    return {"$t": "object", "type": type_name, "repr": text}
 
 
 def _reencode(value: dict, depth: int) -> dict:

@@ -84,7 +84,7 @@ class Debugger:
         """``operator`` processes its next waiting record on ``partition`` (Def. 4.6)."""
         return self._move(f"dbg.step_into(partition={partition}, operator={operator!r})",
                           self._step, partition, f"step into {operator!r}",
-                          lambda c: c.step_into(operator))
+                          lambda c: c.step_into(operator), operator)
 
     def step_out(self, partition: int) -> DebugSnapshot:
         """The rest of the current scope on ``partition``."""
@@ -241,7 +241,8 @@ class Debugger:
                                      notes=self._notes())
         return self.current
 
-    def _step(self, partition: int, label: str, action: Callable) -> DebugSnapshot:
+    def _step(self, partition: int, label: str, action: Callable,
+              operator: str | None = None) -> DebugSnapshot:
         self._need_jump()
         cursor = self._cursor(partition)
         before = cursor.marks()
@@ -256,6 +257,7 @@ class Debugger:
         self.current = DebugSnapshot(encoded, counts, self.current, None,
                                      f"{label} on partition {partition}",
                                      cursor.emitted_since(before), self._notes())
+        self.current.partition, self.current.operator = partition, operator
         return self.current
 
     def _advance(self, cursor: PartitionPaths, index: int) -> None:

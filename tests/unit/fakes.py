@@ -45,13 +45,16 @@ def host_with(monkeypatch, agents=(), api: str = "map"):
 
 class FakeComm:
     """A comm as the kernel hands it to the ``icedtea`` target; keeps what is sent (as
-    JSON, so anything that would not serialise fails here)."""
+    JSON, so anything that would not serialise fails here) and checks it against the
+    protocol's schema: ``reply``, ``events`` and ``close`` fail on a message that breaks it."""
 
     def __init__(self) -> None:
         import json
 
         self._json = json
         self.sent: list[dict] = []
+        self.problems: list[str] = []  # where sent messages break comm/protocol.json
+        self.methods: dict[int, str] = {}  # request id -> method
         self._next_id = 0
 
     def on_msg(self, callback) -> None:
@@ -61,7 +64,13 @@ class FakeComm:
         self._on_close = callback
 
     def send(self, data: dict) -> None:
-        self.sent.append(self._json.loads(self._json.dumps(data)))
+        message = self._json.loads(self._json.dumps(data))
+        self.problems += protocol_problems(message, self.methods)
+        self.sent.append(message)
+
+    def _conforms(self) -> None:
+        assert not self.problems, "the kernel sent messages the schema refuses:\n" + \
+            "\n".join(self.problems)
 
     def request(self, method: str, **params) -> dict:
         """Send a request the way the frontend does; returns the reply."""
@@ -70,6 +79,7 @@ class FakeComm:
     def send_request(self, method: str, **params) -> int:
         """Send a request without waiting for its reply; returns its id."""
         self._next_id += 1
+        self.methods[self._next_id] = method
         message = {"kind": "request", "id": self._next_id, "method": method, "params": params}
         self._on_msg({"content": {"data": message}})
         return self._next_id
@@ -83,13 +93,31 @@ class FakeComm:
         while True:
             found = [m for m in list(self.sent) if m["kind"] == "reply" and m["id"] == request_id]
             if found:
+                self._conforms()
                 return found[-1]
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no reply to request {request_id} in {timeout} s")
             time.sleep(0.002)
 
     def events(self, name: str) -> list[dict]:
+        self._conforms()
         return [m["data"] for m in self.sent if m["kind"] == "event" and m["event"] == name]
 
     def close(self) -> None:
         self._on_close({})
+        self._conforms()
+
+
+def protocol_problems(message: dict, methods: dict[int, str]) -> list[str]:
+    """Where a message the kernel sends breaks the comm's schema (empty: it conforms)."""
+    from icedtea_jupyter.comm.schema import SCHEMA, check, check_event, check_result
+
+    if message.get("kind") == "event":
+        name = message.get("event")
+        if name not in SCHEMA["events"]:
+            return [f"event {name!r} is not in the schema"]
+        return check_event(name, message.get("data"))
+    if message.get("ok") is False:
+        return check(message.get("error"), {"type": "str", "message": "str"}, "error")
+    method = methods.get(message.get("id"))
+    return [] if method is None else check_result(method, message.get("result"))

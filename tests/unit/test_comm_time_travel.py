@@ -184,6 +184,23 @@ def test_the_debug_view_is_small_and_json():
         assert (view["index"], view["step"], view["outputs"]) == (0, "jump to I0", [])
 
 
+def test_the_debug_view_names_the_partition_and_operator_of_the_last_step():
+    class FakeRun:
+        id = "run-x"
+    with debugger(DATA3, TARGETS3) as dbg:
+        dbg.jump(1)
+        view = debug_view(FakeRun(), dbg)
+        assert (view["partition"], view["operator"]) == (None, None)
+        dbg.step_into(1, "best")
+        view = debug_view(FakeRun(), dbg)
+        assert (view["partition"], view["operator"]) == (1, "best")
+        dbg.step_out(partition=1)
+        view = debug_view(FakeRun(), dbg)
+        assert (view["partition"], view["operator"]) == (1, None)
+        dbg.jump(0)
+        assert debug_view(FakeRun(), dbg)["partition"] is None
+
+
 def test_run_events_reach_an_open_frontend(stored_run):
     target.watch_runs()
     comm = FakeComm()

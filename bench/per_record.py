@@ -29,10 +29,11 @@ from icedtea_jupyter.executor.wrappers import PartitionFunction  # noqa: E402
 from tests.unit.fakes import RecordingChannel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shapes import Totals  # noqa: E402 - the θ of bench/shapes.py's first workload
+from shapes import Totals, parse, seen_users  # noqa: E402 - bench/shapes.py's operators
 
 
-def chain(keep: float) -> tuple:
+def operator_chain(keep: float) -> list:
+    """bench/shapes.py's first workload: a dict-state ``Operator`` θ, a filter, a map."""
     modulus = max(1, round(1 / (1 - keep))) if keep < 1 else 0
     if modulus:
         def kept(r):
@@ -40,23 +41,39 @@ def chain(keep: float) -> tuple:
     else:
         def kept(r):
             return True
-    return Totals(), kept, (lambda r: (r[0] % 100, r[1]))
+    return [("mapPartitions", "totals", Totals()), ("filter", "keep", kept),
+            ("map", "pair", lambda r: (r[0] % 100, r[1]))]
 
 
-def plain(records: range, keep: float) -> int:
-    op, kept, pair = chain(keep)
-    return sum(1 for _ in map(pair, filter(kept, op(iter(records)))))
+def generator_chain(keep: float) -> list:
+    """A pipeline as users write it: parse strings, a generator θ holding a set, a filter
+    keeping ``keep`` of the records, a map (bench/shapes.py's parse workload)."""
+    limit = round(997 * keep)
+    return [("map", "parse", parse), ("mapPartitions", "seen", seen_users),
+            ("filter", "keep", lambda r: r[1] < limit), ("map", "pair", lambda r: (r[0], r[1]))]
 
 
-def hosted(records: range, keep: float) -> int:
-    op, kept, pair = chain(keep)
+SHAPES = {"operator": (operator_chain, lambda n: range(n), 0),
+          "generator": (generator_chain, lambda n: [f"u{i % 50_000},{i % 997}" for i in range(n)],
+                        1)}
+
+
+def plain(shape: str, records: list, keep: float) -> int:
+    stream = iter(records)
+    for api, _, f in SHAPES[shape][0](keep):
+        stream = f(stream) if api == "mapPartitions" else \
+            (map if api == "map" else filter)(f, stream)
+    return sum(1 for _ in stream)
+
+
+def hosted(shape: str, records: list, keep: float) -> int:
+    """Each function in its ``WorkerHost``, θ and everything after it in G(θ)."""
+    functions, _, theta = SHAPES[shape]
     run = RunSpec("bench", ("127.0.0.1", 1), b"", "/nonexistent", ())
-    specs = [OperatorSpec(i, run, api, name, theta=i == 0, in_g=True)
-             for i, (api, name) in enumerate([("mapPartitions", "totals"), ("filter", "keep"),
-                                                ("map", "pair")])]
-    stream = PartitionFunction(specs[0], "mapPartitions", op)(0, iter(records))
-    stream = PartitionFunction(specs[1], "filter", kept)(0, stream)
-    stream = PartitionFunction(specs[2], "map", pair)(0, stream)
+    stream = iter(records)
+    for i, (api, name, f) in enumerate(functions(keep)):
+        spec = OperatorSpec(i, run, api, name, theta=i == theta, in_g=i >= theta)
+        stream = PartitionFunction(spec, api, f)(0, stream)
     return sum(1 for _ in stream)
 
 
@@ -71,22 +88,23 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--keep", type=float, default=0.66, help="share the filter keeps")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="operator")
     args = parser.parse_args()
     channel = RecordingChannel()
     host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept
-    records = range(args.records)
-    assert plain(records, args.keep) == hosted(records, args.keep)
+    records = SHAPES[args.shape][1](args.records)
+    assert plain(args.shape, records, args.keep) == hosted(args.shape, records, args.keep)
     times = {"plain": [], "hosted": []}
     for _ in range(args.repeat):
-        times["plain"].append(timed(plain, records, args.keep))
-        times["hosted"].append(timed(hosted, records, args.keep))
+        times["plain"].append(timed(plain, args.shape, records, args.keep))
+        times["hosted"].append(timed(hosted, args.shape, records, args.keep))
     best = {name: min(values) for name, values in times.items()}
     per_million = {name: 1e6 * s / args.records for name, s in best.items()}
-    print(f"{args.records:,} records, filter keeps {args.keep:.0%}: plain "
+    print(f"{args.shape}: {args.records:,} records, filter keeps {args.keep:.0%}: plain "
           f"{per_million['plain']:.3f} s, hosted {per_million['hosted']:.3f} s a million "
           f"(best of {args.repeat}); ratio {best['hosted'] / best['plain']:.3f}")
     profiler = cProfile.Profile()
-    profiler.runcall(hosted, records, args.keep)
+    profiler.runcall(hosted, args.shape, records, args.keep)
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
     print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[-1400:])

@@ -55,6 +55,32 @@ def running(rows):
         yield x
 
 
+def parse(line):
+    """A cheap lambda's worth of parsing: "user,amount" -> (user, amount)."""
+    user, amount = line.split(",")
+    return user, int(amount)
+
+
+def seen_users(rows):
+    """θ as a generator holding a set: the users seen so far on the partition."""
+    users = set()
+    for user, amount in rows:
+        fresh = user not in users
+        users.add(user)
+        yield user, amount, fresh
+
+
+def streaks(rows):
+    """A generator after a shuffle: the longest run of rising amounts per partition."""
+    best = run = 0
+    last = None
+    for key, amount in rows:
+        run = run + 1 if last is not None and amount > last else 1
+        best = max(best, run)
+        last = amount
+        yield key, run
+
+
 # name -> (records at scale 1, θ, the cell's code)
 WORKLOADS = {
     "operator, filter drops a third, map, reduceByKey (6M ints)": (6_000_000, "totals", """
@@ -72,6 +98,19 @@ other = sc.parallelize([(k, k * k) for k in range(100)], 2)
 out = (sc.parallelize(range(N), 4).mapPartitions(Totals()).setName("totals")
        .map(lambda r: (r[0] % 100, r[1])).join(other, 4).count())"""),
 }
+# pipelines written as a user would, not for the benchmark: parsed strings, a generator
+# θ, a filter that drops most records, an aggregation; a shuffle with a generator after θ
+WORKLOADS.update({
+    "parse, generator θ (a set), filter keeps 7%, reduceByKey (2M strings)": (
+        2_000_000, "seen", """
+out = (LINES.map(parse).mapPartitions(seen_users).setName("seen")
+       .filter(lambda r: r[1] < 70).map(lambda r: (r[0], r[1]))
+       .reduceByKey(add).count())"""),
+    "generator θ, partitionBy, generator after the shuffle (2M ints)": (2_000_000, "running", """
+out = (sc.parallelize(range(N), 4).mapPartitions(running).setName("running")
+       .map(lambda x: (x % 1000, x)).partitionBy(4).mapPartitions(streaks)
+       .filter(lambda r: r[1] > 3).count())"""),
+})
 SETTINGS = {"plain": None, "icedtea": {}, "1/s": {"interact_every": 1.0},
             "10/s": {"interact_every": 0.1}}
 TARGETS = {"icedtea": 1.05, "1/s": 1.05, "10/s": 1.10}
@@ -92,7 +131,12 @@ def run_once(code: str, ns: dict, store: str, options: dict | None, theta: str) 
 def bench(spark, name: str, args) -> dict:
     records, theta, code = WORKLOADS[name]
     ns = {"sc": spark.sparkContext, "N": int(records * args.scale), "Totals": Totals,
-          "running": running, "add": add}
+          "running": running, "add": add,
+          "parse": parse, "seen_users": seen_users, "streaks": streaks}
+    if "LINES" in code:  # cached strings, made once: the runs time the pipeline alone
+        ns["LINES"] = spark.sparkContext.parallelize(
+            [f"u{i % 50_000},{i % 997}" for i in range(ns["N"])], 4).cache()
+        ns["LINES"].count()
     store = tempfile.mkdtemp(prefix="icedtea-shapes-")
     run_once(code, ns, store, None, theta), run_once(code, ns, store, {}, theta)  # warm up
     times: dict[str, list[float]] = {s: [] for s in SETTINGS}

@@ -54,7 +54,7 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp" ] || [ ! -f icedtea_jupyter/
   .venv/bin/python -m pip install -q setuptools wheel hatchling "hatch-jupyter-builder>=0.9" editables \
     "jupyterlab>=4.6,<4.7"
   .venv/bin/python -m pip install -q --no-build-isolation -e ".[test]"
-  .venv/bin/jupyter labextension develop --overwrite . >/dev/null
+  .venv/bin/jupyter-builder develop --overwrite . >/dev/null
   echo "$stamp" > "$stamp_file"
 fi
 .venv/bin/jupyter labextension list 2>&1 | grep -q "icedtea-jupyter.*enabled.*OK" ||

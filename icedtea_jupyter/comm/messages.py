@@ -1,6 +1,6 @@
-"""Message types of the ``icedtea`` comm (kernel side). ``labextension/src/comm/protocol.ts``
-defines the same lists for the frontend; ``tests/unit/test_comm.py`` keeps them
-equal; ``docs/protocol.md`` documents every message.
+"""Messages of the ``icedtea`` comm (kernel side). Methods, their params and events come
+from ``protocol.json`` (``schema.py``), which ``labextension/src/comm/protocol.ts`` is
+checked against; ``docs/protocol.md`` documents every message.
 
 Frontend -> kernel: ``{"kind": "request", "id": int, "method": str, "params": {}}``
 Kernel -> frontend: ``{"kind": "reply", "id": int, "ok": true, "result": ...}``
@@ -9,47 +9,23 @@ Kernel -> frontend: ``{"kind": "reply", "id": int, "ok": true, "result": ...}``
 """
 from __future__ import annotations
 
-PROTOCOL_VERSION = 1
+from .schema import SCHEMA, enum_values, fields, python_type
 
-# method -> required params (name -> type)
+PROTOCOL_VERSION: int = SCHEMA["version"]
+
+# method -> required params (name -> type), in the schema's order
 REQUEST_METHODS: dict[str, dict[str, type]] = {
-    "hello": {},
-    "runs.list": {},
-    "run.get": {"run": str},
-    "run.partitions": {"run": str, "operator": str},
-    "run.open": {"path": str},
-    # time travel (docs/protocol.md)
-    "run.interactions": {"run": str},
-    "run.interact": {"run": str},
-    "run.snapshot": {"run": str, "index": int},
-    "run.state": {"run": str, "index": int, "operator": str, "partition": int},
-    "run.page": {"run": str, "index": int, "operator": str, "partition": int,
-                 "variable": str, "start": int, "size": int},
-    "debug.view": {"run": str},
-    "debug.jump": {"run": str, "index": int},
-    "debug.step_over": {"run": str, "partition": int},
-    "debug.step_into": {"run": str, "partition": int, "operator": str},
-    "debug.step_out": {"run": str, "partition": int},
-    "debug.state": {"run": str, "operator": str, "partition": int},
-    "debug.cancel": {"run": str},
-    "debug.progress": {"run": str},
-    "run.actions": {"run": str},
-}
+    method: {name: python_type(kind) for name, (kind, required)
+             in fields(spec["params"]).items() if required}
+    for method, spec in SCHEMA["requests"].items()}
 
 # optional params of every request: ``source`` names the side for the action log
-SOURCES = ("sidebar", "panel")
+SOURCES = enum_values("Source")
 DEFAULT_SOURCE = "sidebar"
 
-EVENT_TYPES: tuple[str, ...] = (
-    "run.added",     # data: {"run": RunListItem}
-    "run.progress",  # data: {"run": id, "status", "duration", "progress": [...]}
-    "run.status",    # data: {"run": id, "status", "error", "warnings"}
-    "run.alert",     # data: {"run": id, "alert": {...}}
-    "run.interaction",  # data: {"run": id, "interaction": Interaction} (requested, completed)
-    "debug.moved",   # data: {"run": id, "view": DebugView} (a jump or step, from anywhere)
-    "debug.preparing",  # data: {"run": id, "progress": ReplayProgress} (fork checkpoints)
-    "run.action",    # data: {"run": id, "action": {"time", "source", "call"}}
-)
+# run.added, run.progress, run.status, run.alert, run.interaction, debug.moved (a jump or
+# step, from anywhere), debug.preparing (fork checkpoints), run.action
+EVENT_TYPES: tuple[str, ...] = tuple(SCHEMA["events"])
 
 
 class RequestError(Exception):

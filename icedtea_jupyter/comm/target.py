@@ -52,9 +52,18 @@ class CommChannel:
     def _on_msg(self, msg: dict) -> None:
         data = msg["content"]["data"]
         if isinstance(data, dict) and data.get("method") in MOVES:
-            self._moves.submit(lambda: self.send(handle(data)))
+            self._moves.submit(self._answer_move, data)
         else:
             self.send(handle(data))
+
+    def _answer_move(self, data: dict) -> None:
+        """A jump's or step's reply, from the moves thread: nobody reads that thread's
+        futures, so a reply that cannot be sent (a closed frontend) is logged here."""
+        try:
+            self.send(handle(data))
+        except Exception:
+            LOG.exception("icedtea: could not send the reply to %r to a frontend",
+                          data.get("method"))
 
     def _on_close(self, msg: dict) -> None:
         with _LOCK:

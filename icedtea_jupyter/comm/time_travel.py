@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..executor.state import encode
+from ..executor.state import encode, encode_described
 from ..session.run import Run
 from .handlers import MethodTable, jsonable, run_of
 from .messages import RequestError
@@ -28,20 +28,8 @@ def interaction_json(interaction: Any) -> dict:
                                  else lambda name: getattr(interaction, name))
     data = {name: get(name) for name in INTERACTION_FIELDS}
     data["complete"] = bool(data["complete"])
-    data["record"] = _tagged_record(data["record"])
+    data["record"] = encode_described(data["record"])  # the worker's description of it
     return jsonable(data)
-
-
-def _tagged_record(described: dict | None) -> Any:
-    """The condition's record (``{"repr", "value", "type"}`` from the worker) as tagged JSON."""
-    if not described:
-        return None
-    value, kind = described.get("value"), described.get("type")
-    if kind in ("int", "float", "str", "bool"):
-        return value
-    if kind == "Row" and isinstance(value, dict):
-        return {"$t": "row", "v": value}
-    return {"$t": "object", "type": kind or "object", "repr": described.get("repr", "")}
 
 
 def changed_json(changed: dict) -> dict:
@@ -57,7 +45,8 @@ def debug_view(run: Run, dbg: Any) -> dict:
         pending = dbg.pending(limit=PENDING_LIMIT)
         options = dbg.step_options()
         chain = dbg.chain
-    return {"run": run.id, "index": snapshot.index, "step": snapshot.step, "chain": chain,
+    return {"run": run.id, "index": snapshot.index, "step": snapshot.step,
+            "partition": snapshot.partition, "operator": snapshot.operator, "chain": chain,
             "workers": snapshot.workers(),
             "pending": {str(p): {op: _queue(row) for op, row in ops.items()}
                         for p, ops in pending.items()},

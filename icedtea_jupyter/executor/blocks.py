@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from itertools import chain, compress, islice
+from collections import deque
+from functools import partial
+from itertools import chain, compress, filterfalse, islice
 from operator import length_hint
 from types import FrameType
 from typing import Any, Callable, Iterable, Iterator
@@ -66,8 +68,11 @@ class Counter:
 class BlockFeed:
     """A host's input, pulled in blocks; the checks of ``hosts`` run between blocks."""
 
-    def __init__(self, source: Iterable, owner: Any) -> None:
-        self.source = iter(source)
+    def __init__(self, source: Iterable, owner: Any, keep_last: bool = False) -> None:
+        # ``keep_last``: the record pulled last, kept by a C call per record (a whole-
+        # partition function's failure names it: no frame of ours holds it)
+        self.last: deque = deque(maxlen=1)
+        self.source = filterfalse(self.last.append, source) if keep_last else iter(source)
         self.owner = owner  # its record rate sets the block size
         self.hosts = [owner]  # upstream first: the owner, then the hosts that joined
         self.ended = False  # its input ran out
@@ -117,6 +122,7 @@ class HostChain:
 
     def __init__(self) -> None:
         self.hosts: list[Any] = []
+        self.kinds: list[str] = []  # each host's: map, filter, flatMap, operator, partition
         self.feed: BlockFeed | None = None
         self.outputs: Iterator = iter(())
 
@@ -124,17 +130,18 @@ class HostChain:
             own_feed: bool) -> Iterator:
         """Chain ``host`` after the others; returns the new guard (the chain's output)."""
         if self.feed is None or own_feed:
-            self.feed = host.feed = BlockFeed(iterator, host)
+            self.feed = host.feed = BlockFeed(iterator, host, keep_last=kind == "partition")
             host.count_in = self.feed.count
             inputs: Iterable = iter(self.feed)
         else:
             self.feed.hosts.append(host)
             host.count_in = self.hosts[-1].count_out
             inputs = iterator
-        self.outputs, counter = _outputs(kind, f, inputs)
+        self.outputs, counter = _outputs(kind, f, inputs, host)
         host.count_out = counter.value if counter is not None else host.outputs_of_map
-        host.culprit = _culprit_finder(kind, f)
+        host.culprit = _culprit_finder(kind, f, host)
         self.hosts.append(host)
+        self.kinds.append(kind)
         guard = self._guarded(self.outputs)
         _GUARDS[guard] = self
         return guard
@@ -154,15 +161,29 @@ class HostChain:
     def _check_every_input_ran_out(self) -> None:
         """A function that raises StopIteration ends a C ``map`` or ``filter`` early, as
         if its input had run out; PySpark fails the task then (``fail_on_stopiteration``,
-        a Python call per record): so do we, once, at the end."""
-        for i, host in enumerate(self.hosts):
-            if host.feed is not None and not host.feed.ended:
-                names = ", ".join(repr(h.spec.name or h.spec.op_id) for h in host.feed.hosts)
+        a Python call per record): so do we, once, at the end. Walking up from the chain's
+        end: each map, filter, flatMap or ``Operator`` whose outputs ended must have seen
+        its input end; a whole-partition function may stop reading its input early."""
+        i = len(self.hosts) - 1  # its outputs ended: the chain's did
+        while i >= 0:
+            if self.kinds[i] == "partition":
+                if not self.hosts[i].feed.ended:
+                    return  # it stopped reading: nothing upstream had to end
+                i -= 1  # its input ran out: the outputs of the host before it did
+                continue
+            first = i  # back to the nearest point whose end is known
+            while self.hosts[first].feed is None and self.kinds[first - 1] != "partition":
+                first -= 1
+            feed = self.hosts[first].feed
+            if not (feed.ended if feed is not None else self.hosts[first - 1].outputs_ended):
+                names = ", ".join(repr(h.spec.name or h.spec.op_id)
+                                  for h in self.hosts[first:i + 1])
                 error = RuntimeError(
                     f"Caught StopIteration thrown from user's code in one of {names}: its "
                     "outputs ended before its input did; failing the task")
-                error._icedtea_culprit = i  # type: ignore[attr-defined]
+                error._icedtea_culprit = first  # type: ignore[attr-defined]
                 raise error
+            i = first - 1
 
     def _end(self, exhausted: bool) -> None:
         for host in self.hosts:
@@ -225,6 +246,26 @@ def run_in_blocks(host: Any, kind: str, f: Callable, iterator: Iterable) -> Iter
     return chain_.add(host, kind, f, source, own_feed=bool(host.spec.theta))
 
 
+def run_partition_in_blocks(host: Any, fn: Callable, iterator: Iterable) -> Iterator:
+    """``host`` running a whole-partition function ``fn`` in blocks, on a feed of its own
+    (it may stop reading early, and its failures name the record it pulled last)."""
+    chain_ = chain_for(iterator)
+    source = chain_.outputs if chain_.hosts else iterator
+    return chain_.add(host, "partition", fn, source, own_feed=True)
+
+
+def code_of(f: Any) -> Any:
+    """The code object a traceback shows for ``f`` (a function, method, ``partial`` or
+    object with a Python ``__call__``), or None (a builtin: nothing to name)."""
+    while isinstance(f, partial):
+        f = f.func
+    if inspect.ismethod(f):
+        f = f.__func__
+    if not inspect.isfunction(f):
+        f = getattr(type(f), "__call__", None)
+    return f.__code__ if inspect.isfunction(f) else None
+
+
 def runs_in_blocks(f: Any) -> bool:
     """Whether a traceback names ``f``: a Python function or method, or an ``Operator``."""
     from .operator import Operator
@@ -234,10 +275,13 @@ def runs_in_blocks(f: Any) -> bool:
     return inspect.isfunction(f) or (inspect.ismethod(f) and inspect.isfunction(f.__func__))
 
 
-def _outputs(kind: str, f: Callable, inputs: Iterable) -> tuple[Iterator, Counter | None]:
+def _outputs(kind: str, f: Callable, inputs: Iterable,
+             host: Any) -> tuple[Iterator, Counter | None]:
     if kind == "map":
         return map(f, inputs), None
     counter = Counter()
+    if kind == "partition":
+        return counter.tap(chain.from_iterable(_partition(host, f, inputs))), counter
     if kind == "filter":
         return counter.tap(filter(f, inputs)), counter
     if kind == "flatMap":
@@ -245,11 +289,25 @@ def _outputs(kind: str, f: Callable, inputs: Iterable) -> tuple[Iterator, Counte
     return counter.tap(f(inputs)), counter  # an Operator: its own __call__
 
 
-def _culprit_finder(kind: str, f: Any) -> Callable[[FrameType, list], Any]:
+def _partition(host: Any, f: Callable, inputs: Iterable) -> Iterator[Iterable]:
+    """The outputs of a whole-partition function, as one item: ``f`` is called when they
+    are first pulled (as a generator would start), and their end is noted."""
+    outputs = host.started_partition(f(inputs))
+    yield () if outputs is None else outputs
+    host.outputs_ended = True
+
+
+def _culprit_finder(kind: str, f: Any, host: Any) -> Callable[[FrameType, list], Any]:
     """``(frame, inner frames) -> record``: the record being processed if ``frame`` runs
     this host's function, else ``_NOT_HERE``."""
     if kind == "operator":
         return lambda frame, inner: _operator_record(f, frame, inner)
+    if kind == "partition":
+        code, last = code_of(host.user_function), host.feed.last
+
+        def last_pulled(frame: FrameType, inner: list) -> Any:
+            return _NOT_HERE if frame.f_code is not code else last[0] if last else _NO_RECORD
+        return last_pulled
     function = f.__func__ if inspect.ismethod(f) else f
     code, position = function.__code__, 1 if inspect.ismethod(f) else 0
 

@@ -88,6 +88,7 @@ class WorkerHost:
         self.count_out: Callable[[], int] | None = None
         self.feed: Any = None
         self.culprit: Any = None
+        self.outputs_ended = False  # a whole-partition function in blocks: its outputs ran out
         self._lost = 0  # a failed map's record that produced no output
         self.tt = TimeTravel(self) if spec.in_g else None
         self.agents = self._start_agents()
@@ -123,12 +124,14 @@ class WorkerHost:
         return blocks.run_in_blocks(self, kind, f, iterator)
 
     def _in_blocks(self, f: Callable) -> bool:
-        """Blocks need Python code to name in a traceback, and no per-record feature
-        (agents observing records, θ's recorded inputs or --interact-when)."""
+        """Blocks need Python code to name in a traceback, and no per-record feature."""
+        return self._no_per_record_feature() and blocks.runs_in_blocks(f)
+
+    def _no_per_record_feature(self) -> bool:
+        """No agent observes records, and θ neither records its inputs nor evaluates
+        --interact-when on them."""
         tt = self.tt
-        if self.observers or (tt is not None and (tt.inputs is not None or tt.condition)):
-            return False
-        return blocks.runs_in_blocks(f)
+        return not self.observers and (tt is None or (tt.inputs is None and not tt.condition))
 
     def _map_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
         box, n, record = self.box, 0, _NO_RECORD
@@ -230,18 +233,32 @@ class WorkerHost:
 
     def run_partition(self, fn: Callable[[Iterator], Iterable], iterator: Iterable,
                       batches: bool = False) -> Iterator:
-        """Run a whole-partition function (mapPartitions, mapInPandas, Operator...)."""
-        inputs = self._input_batches(iterator) if batches else self._inputs(iterator)
-        self.inputs_gen = inputs
+        """Run a whole-partition function (mapPartitions, mapInPandas, an aggregation's
+        side...): in blocks if its code can be named (blocks.py), else record by record."""
         if self.user_function is None:
             self.user_function = fn.func if isinstance(fn, partial) else fn
+        if batches or not self._no_per_record_feature() \
+                or blocks.code_of(self.user_function) is None:
+            return self._run_partition_each(fn, iterator, batches)
+        if self.tt is not None and self.state_source is None:
+            self.tt.blocks_log()
+        return blocks.run_partition_in_blocks(self, fn, iterator)
+
+    def started_partition(self, outputs: Any) -> Any:
+        """What a whole-partition function returned: a generator's frame is its state."""
+        if inspect.isgenerator(outputs) and not _is_operator(self.user_function):
+            self.user_generator = outputs
+        return outputs
+
+    def _run_partition_each(self, fn: Callable[[Iterator], Iterable], iterator: Iterable,
+                            batches: bool) -> Iterator:
+        inputs = self._input_batches(iterator) if batches else self._inputs(iterator)
+        self.inputs_gen = inputs
         n_out = 0
         # outputs counted in C, unless each input logs the outputs so far (G(θ) generators)
         counter = None if batches or self._logs_outputs_per_input() else blocks.Counter()
         try:
-            outputs = fn(inputs)
-            if inspect.isgenerator(outputs) and not _is_operator(self.user_function):
-                self.user_generator = outputs
+            outputs = self.started_partition(fn(inputs))
             if outputs is not None and counter is not None:
                 self.count_out = counter.value
                 yield from counter.tap(outputs)
@@ -495,6 +512,8 @@ class WorkerHost:
         n_in = self.count_in()
         if not ended:
             self._check(n_in, self.count_out(), _NO_RECORD, processed=n_in)
+        else:
+            self._keep_final_locals()  # its input ran out: a generator's last state
         if self.tt is not None:
             self.tt.boundary(n_in, self.count_out())
 

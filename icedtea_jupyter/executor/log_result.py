@@ -18,7 +18,7 @@ replaying: ContextVar[Any] = ContextVar("icedtea_replaying", default=None)
 
 _LOOPS = {WorkerHost._map_records_each.__code__, WorkerHost._filter_records_each.__code__,
           WorkerHost._flat_map_records_each.__code__, WorkerHost._run_operator_each.__code__,
-          WorkerHost.run_partition.__code__}
+          WorkerHost._run_partition_each.__code__}
 
 
 def _calling_host() -> WorkerHost | None:

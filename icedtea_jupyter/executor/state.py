@@ -5,7 +5,11 @@ instance attributes, the local variables of a suspended generator, the running
 combiners of a key-based aggregation, a callable object's attributes.
 ``encode`` turns values into tagged JSON that ``decode`` (in the kernel) rebuilds
 without executing anything; values too large to ship are summarised, with a note.
-``delta`` keeps only what changed since the previous snapshot of the same worker.
+This module is the one tagged-JSON codec of the Python side (``encode_described`` tags a
+record a worker described); ``tests/vectors/tagged_json.json`` pins its output for both
+languages. ``same`` compares encoded values; what changed between two snapshots of a
+worker is in ``executor/incremental.py`` (on the worker) and ``snapshots/deltas.py``
+(in the kernel).
 """
 from __future__ import annotations
 
@@ -124,8 +128,8 @@ def _encode_other(value: Any, depth: int) -> Any:
     as_dict = getattr(value, "asDict", None)  # pyspark Row
     if callable(as_dict):
         try:
-            return {"$t": "row", "v": encode(as_dict(), depth + 1)}
-        except Exception:
+            return _row(encode(as_dict(), depth + 1))
+        except Exception:  # asDict raised: shown as an object below
             pass
     tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
     if callable(tolist) and type(value).__module__.startswith("numpy"):
@@ -134,10 +138,32 @@ def _encode_other(value: Any, depth: int) -> Any:
             return _summary(value, f"more than {MAX_ITEMS:,} elements")
         return encode(tolist(), depth + 1)
     attributes = instance_attributes(value)
-    encoded = {"$t": "object", "type": _type_name(value), "repr": _repr(value)}
+    encoded = _object(_type_name(value), _repr(value))
     if attributes:
         encoded["attrs"] = encode({str(k): v for k, v in attributes.items()}, depth + 1)
     return encoded
+
+
+def encode_described(described: dict | None) -> Any:
+    """Tagged JSON for a record known by its description (``records.describe_record``:
+    its JSON-able value, type name and repr), as the worker sends a condition's record:
+    scalars and Rows as ``encode`` gives them, others as objects known by type and repr."""
+    if not described:
+        return None
+    value, kind = described.get("value"), described.get("type")
+    if kind in ("int", "float", "str", "bool"):
+        return encode(value)
+    if kind == "Row" and isinstance(value, dict):
+        return _row(encode(value, 1))
+    return _object(kind or "object", described.get("repr", ""))
+
+
+def _row(fields: Any) -> dict:
+    return {"$t": "row", "v": fields}
+
+
+def _object(type_name: str, text: str) -> dict:
+    return {"$t": "object", "type": type_name, "repr": text}
 
 
 def _reencode(value: dict, depth: int) -> dict:
@@ -209,54 +235,7 @@ def bounded_state(state: dict[str, Any], limit: int = MAX_REPORTED_VALUES) -> di
     return bounded
 
 
-# --- deltas -----------------------------------------------------------------------------
-def _key(encoded: Any) -> Any:
-    """A hashable identity for an encoded dict key (cheap for the usual scalar keys)."""
-    if encoded is None or isinstance(encoded, (str, int, float, bool)):
-        return (type(encoded).__name__, encoded)
-    return ("json", json.dumps(encoded, sort_keys=True))
-
-
-def delta(previous: dict | None, current: dict) -> dict:
-    """What changed per variable: ``{"full": {...}}`` or ``{"set": ..., "keys": ..., "del": ...}``.
-
-    For dict-like variables only the changed keys travel (IcedTea §5.5)."""
-    if previous is None:
-        return {"full": current}
-    changes: dict[str, Any] = {"set": {}, "keys": {}, "del": []}
-    for name, value in current.items():
-        old = previous.get(name, _MISSING)
-        if same(old, value):
-            continue
-        keyed = _keyed_change(old, value)
-        if keyed is None:
-            changes["set"][name] = value
-        elif keyed["set"] or keyed["del"]:
-            changes["keys"][name] = keyed
-    changes["del"] = [name for name in previous if name not in current]
-    return changes
-
-
-def _keyed_change(old: Any, new: Any) -> dict | None:
-    plain = isinstance(old, dict) and isinstance(new, dict) and "$t" not in old and "$t" not in new
-    tagged = (isinstance(old, dict) and isinstance(new, dict) and old.get("$t") == "dict"
-              and new.get("$t") == "dict")
-    if not (plain or tagged):
-        return None
-    if plain:
-        return {"set": {k: v for k, v in new.items() if not same(old.get(k, _MISSING), v)},
-                "del": [k for k in old if k not in new]}
-    old_items = {_key(k): (k, v) for k, v in old["items"]}
-    new_items = {_key(k): (k, v) for k, v in new["items"]}
-    return {"tagged": True,
-            "set": [[k, v] for key, (k, v) in new_items.items()
-                    if not same(old_items.get(key, (None, _MISSING))[1], v)],
-            "del": [k for key, (k, _) in old_items.items() if key not in new_items]}
-
-
-_MISSING = object()
-
-
+# --- comparing encoded values ----------------------------------------------------------
 def same(a: Any, b: Any) -> bool:
     """Equal as JSON: 1, 1.0 and True differ."""
     if type(a) is not type(b):
@@ -266,44 +245,6 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(map(same, a, b))
     return a == b
-
-
-def changes(previous: dict | None, current: dict) -> dict:
-    """What changed between two encoded states, as the user reads it: variables set,
-    variables removed, and the changed keys (decoded) of dict-like variables."""
-    change = delta(previous or {}, current)
-    return {"variables": sorted(change["set"]), "removed": sorted(change["del"]),
-            "keys": {name: [decode(k) for k in (
-                [kv[0] for kv in keyed["set"]] if keyed.get("tagged") else keyed["set"])]
-                for name, keyed in change["keys"].items()}}
-
-
-def apply_delta(previous: dict | None, change: dict) -> dict:
-    """The encoded state after ``change`` (the inverse of ``delta``)."""
-    if "full" in change:
-        return dict(change["full"])
-    state = dict(previous or {})
-    state.update(change.get("set", {}))
-    for name, keyed in change.get("keys", {}).items():
-        state[name] = _apply_keyed(state.get(name), keyed)
-    for name in change.get("del", []):
-        state.pop(name, None)
-    return state
-
-
-def _apply_keyed(old: Any, keyed: dict) -> Any:
-    if not keyed.get("tagged"):
-        value = dict(old or {})
-        value.update(keyed["set"])
-        for key in keyed["del"]:
-            value.pop(key, None)
-        return value
-    items = {_key(k): [k, v] for k, v in (old or {"items": []})["items"]}
-    for k, v in keyed["set"]:
-        items[_key(k)] = [k, v]
-    for k in keyed["del"]:
-        items.pop(_key(k), None)
-    return {"$t": "dict", "items": list(items.values())}
 
 
 # --- decoding (kernel side) ----------------------------------------------------------------

@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..executor.state import decode, encode
-from .snapshot import DebugSnapshot
+from ..snapshots.debug_snapshot import DebugSnapshot
 
 
 def view_message(snapshot: DebugSnapshot, moved: list[tuple[str, int]]) -> dict:
     """The frame for a move: the moved workers' counts and encoded states."""
-    return {"index": snapshot.index, "step": snapshot.step, "notes": snapshot.notes,
+    return {"index": snapshot.index, "step": snapshot.step, "partition": snapshot.partition,
+            "operator": snapshot.operator, "notes": snapshot.notes,
             "outputs": encode(snapshot.outputs),
             "workers": [[op, p, snapshot._counts[(op, p)], snapshot._encoded[(op, p)]]
                         for op, p in moved]}
@@ -28,8 +29,10 @@ def apply_view(message: dict, previous: DebugSnapshot | None, jump: bool) -> Deb
     for op, p, count, state in message["workers"]:
         encoded[(op, p)] = state
         counts[(op, p)] = count
-    return DebugSnapshot(encoded, counts, previous, message["index"], message["step"],
-                         decode_records(message["outputs"]), message["notes"])
+    snapshot = DebugSnapshot(encoded, counts, previous, message["index"], message["step"],
+                             decode_records(message["outputs"]), message["notes"])
+    snapshot.partition, snapshot.operator = message["partition"], message["operator"]
+    return snapshot
 
 
 def decode_records(value: Any) -> Any:

@@ -1,6 +1,6 @@
 import { IcedteaClient, RequestError } from '../src/comm/client';
 import { COMM_TARGET, IEventMessage, IRequestMessage } from '../src/comm/protocol';
-import { FakeKernel, flush, later, sleep } from './fakeKernel';
+import { FakeKernel, flush, later } from './fakeKernel';
 
 function reply(id: number, result: unknown) {
   return { kind: 'reply', id, ok: true, result };
@@ -16,6 +16,11 @@ async function readyClient(options: IcedteaClient.IOptions = {}): Promise<[Icedt
 }
 
 describe('IcedteaClient', () => {
+  // Timeouts are tested with jest's fake timers, moved by hand: no test waits for real time.
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
   it('opens a comm to the icedtea target and says hello', async () => {
     const [client, kernel] = await readyClient();
     expect(kernel.comms).toHaveLength(1);
@@ -63,11 +68,14 @@ describe('IcedteaClient', () => {
   });
 
   it('rejects a request without reply after its timeout, and ignores a late reply', async () => {
+    jest.useFakeTimers();
     const [client, kernel] = await readyClient();
     let late: IRequestMessage | null = null;
     kernel.handler = request => (late = request);
     const started = Date.now();
-    await expect(client.request('runs.list', {}, 60)).rejects.toMatchObject({ type: 'timeout' });
+    const rejected = expect(client.request('runs.list', {}, 60)).rejects.toMatchObject({ type: 'timeout' });
+    await jest.advanceTimersByTimeAsync(60);
+    await rejected;
     expect(Date.now() - started).toBeGreaterThanOrEqual(50);
     expect(() => kernel.comm.push(reply(late!.id, { runs: [] }))).not.toThrow();
     expect(client.state).toBe('ready');
@@ -75,9 +83,12 @@ describe('IcedteaClient', () => {
   });
 
   it('uses the default request timeout', async () => {
+    jest.useFakeTimers();
     const [client, kernel] = await readyClient({ requestTimeout: 80 });
     kernel.handler = () => undefined;
-    await expect(client.request('run.get', { run: 'x' })).rejects.toMatchObject({ type: 'timeout' });
+    const rejected = expect(client.request('run.get', { run: 'x' })).rejects.toMatchObject({ type: 'timeout' });
+    await jest.advanceTimersByTimeAsync(80);
+    await rejected;
     client.dispose();
   });
 
@@ -119,13 +130,14 @@ describe('IcedteaClient', () => {
   });
 
   it('is unavailable when hello gets no answer, and tries again after code ran', async () => {
+    jest.useFakeTimers();
     const kernel = new FakeKernel();
     kernel.answerHello = false;
     const client = new IcedteaClient({ helloTimeout: 50 });
     const states: string[] = [];
     client.stateChanged.connect((_, s) => states.push(s));
     client.setKernel(kernel.asKernel);
-    await sleep(80);
+    await jest.advanceTimersByTimeAsync(80);
     expect(client.state).toBe('unavailable');
     kernel.answerHello = true;
     kernel.executeInput();
@@ -140,6 +152,7 @@ describe('IcedteaClient', () => {
   });
 
   it('does not start another attempt while one waits for its hello', async () => {
+    jest.useFakeTimers();
     const kernel = new FakeKernel();
     kernel.answerHello = false;
     const client = new IcedteaClient({ helloTimeout: 60 });
@@ -155,7 +168,7 @@ describe('IcedteaClient', () => {
     expect(client.state).toBe('connecting');
     // It timed out after code ran: a new hello, at once since the kernel is idle.
     kernel.answerHello = true;
-    await sleep(90);
+    await jest.advanceTimersByTimeAsync(90);
     await flush();
     expect(client.state).toBe('ready');
     expect(kernel.comms).toHaveLength(1);
@@ -184,11 +197,12 @@ describe('IcedteaClient', () => {
   });
 
   it('keeps waiting when hello times out while the kernel is busy', async () => {
+    jest.useFakeTimers();
     const kernel = new FakeKernel('busy');
     kernel.answerHello = false;
     const client = new IcedteaClient({ helloTimeout: 30 });
     client.setKernel(kernel.asKernel);
-    await sleep(60);
+    await jest.advanceTimersByTimeAsync(60);
     expect(client.state).toBe('connecting');
     kernel.answerHello = true;
     kernel.setStatus('idle');

@@ -146,7 +146,3 @@ export async function flush(times = 10): Promise<void> {
     await Promise.resolve();
   }
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, ms));
-}

@@ -175,7 +175,7 @@ describe('DebugModel', () => {
     const { kernel, tt } = await setupTimeTravel();
     kernel.jumped = true;
     kernel.position = 1;
-    kernel.event('debug.moved', { run: 'r1', view: kernel.view('step over on partition 0', null) });
+    kernel.event('debug.moved', { run: 'r1', view: kernel.view('step over on partition 0', null, [], 0) });
     expect(tt.debug.view?.step).toBe('step over on partition 0');
     expect(tt.debug.lastPartition).toBe(0);
     await flush(40);
@@ -184,6 +184,15 @@ describe('DebugModel', () => {
     // Another run's debugger is not ours.
     kernel.event('debug.moved', { run: 'zz', view: kernel.view('jump to I0', 0) });
     expect(tt.debug.view?.step).toBe('step over on partition 0');
+  });
+
+  it("takes a step's partition from the view's field, not from its text", async () => {
+    const { kernel, tt } = await setupTimeTravel();
+    kernel.jumped = true;
+    kernel.event('debug.moved', { run: 'r1', view: kernel.view('a step on the second one', null, [], 1) });
+    expect(tt.debug.lastPartition).toBe(1);
+    kernel.event('debug.moved', { run: 'r1', view: kernel.view('step over on partition 0', null) });
+    expect(tt.debug.lastPartition).toBe(1);
   });
 
   it('keeps the action log of the run', async () => {

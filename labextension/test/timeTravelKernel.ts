@@ -102,12 +102,20 @@ export class TimeTravelKernel extends FakeKernel {
     };
   }
 
-  view(step: string, index: number | null, outputs: Tagged[] = []): IDebugView {
+  view(
+    step: string,
+    index: number | null,
+    outputs: Tagged[] = [],
+    partition: number | null = null,
+    operator: string | null = null
+  ): IDebugView {
     const waitingDetect = this.atDetect.length;
     return {
       run: 'r1',
       index,
       step,
+      partition,
+      operator,
       chain: ['enrich', 'detect', 'filter'],
       workers: [
         { operator: 'enrich', partition: 0, count: this.position },
@@ -233,7 +241,12 @@ export class TimeTravelKernel extends FakeKernel {
         }
         const record = this.inputs[this.position++] as { v: { customer: string; amount: number } };
         return ok(
-          this.view(`step over on partition ${p.partition}`, null, [tuple(record.v.customer, record.v.amount)])
+          this.view(
+            `step over on partition ${p.partition}`,
+            null,
+            [tuple(record.v.customer, record.v.amount)],
+            p.partition
+          )
         );
       }
       case 'debug.step_into': {
@@ -243,7 +256,7 @@ export class TimeTravelKernel extends FakeKernel {
         } else {
           return fail('refused', `no record waits at '${p.operator}' on partition ${p.partition}`);
         }
-        return ok(this.view(`step into 'enrich' on partition ${p.partition}`, null));
+        return ok(this.view(`step into 'enrich' on partition ${p.partition}`, null, [], p.partition, 'enrich'));
       }
       case 'debug.step_out':
         if (!this.atDetect.length) {
@@ -252,7 +265,7 @@ export class TimeTravelKernel extends FakeKernel {
         this.atDetect = [];
         this.blacklist.push('Bob');
         this.frauds += 1;
-        return ok(this.view(`step out on partition ${p.partition}`, null));
+        return ok(this.view(`step out on partition ${p.partition}`, null, [], p.partition));
       case 'debug.state': {
         const state =
           p.operator === 'enrich'

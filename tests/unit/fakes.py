@@ -45,7 +45,8 @@ def host_with(monkeypatch, agents=(), api: str = "map"):
 
 class FakeComm:
     """A comm as the kernel hands it to the ``icedtea`` target; keeps what is sent (as
-    JSON, so anything that would not serialise fails here)."""
+    JSON, so anything that would not serialise fails here) and checks it against the
+    protocol's schema: ``reply``, ``events`` and ``close`` fail on a message that breaks it."""
 
     def __init__(self) -> None:
         import json
@@ -54,6 +55,8 @@ class FakeComm:
         self._json = json
         self.sent: list[dict] = []
         self._sent = threading.Condition()  # notified at each send: reply() waits on it
+        self.problems: list[str] = []  # where sent messages break comm/protocol.json
+        self.methods: dict[int, str] = {}  # request id -> method
         self._next_id = 0
 
     def on_msg(self, callback) -> None:
@@ -64,9 +67,15 @@ class FakeComm:
 
     def send(self, data: dict) -> None:
         message = self._json.loads(self._json.dumps(data))
+        problems = protocol_problems(message, self.methods)
         with self._sent:
+            self.problems += problems
             self.sent.append(message)
             self._sent.notify_all()
+
+    def _conforms(self) -> None:
+        assert not self.problems, "the kernel sent messages the schema refuses:\n" + \
+            "\n".join(self.problems)
 
     def request(self, method: str, **params) -> dict:
         """Send a request the way the frontend does; returns the reply."""
@@ -75,6 +84,7 @@ class FakeComm:
     def send_request(self, method: str, **params) -> int:
         """Send a request without waiting for its reply; returns its id."""
         self._next_id += 1
+        self.methods[self._next_id] = method
         message = {"kind": "request", "id": self._next_id, "method": method, "params": params}
         self._on_msg({"content": {"data": message}})
         return self._next_id
@@ -88,10 +98,28 @@ class FakeComm:
         with self._sent:
             if not self._sent.wait_for(found, timeout):
                 raise TimeoutError(f"no reply to request {request_id} in {timeout} s")
+            self._conforms()
             return found()[-1]
 
     def events(self, name: str) -> list[dict]:
+        self._conforms()
         return [m["data"] for m in self.sent if m["kind"] == "event" and m["event"] == name]
 
     def close(self) -> None:
         self._on_close({})
+        self._conforms()
+
+
+def protocol_problems(message: dict, methods: dict[int, str]) -> list[str]:
+    """Where a message the kernel sends breaks the comm's schema (empty: it conforms)."""
+    from icedtea_jupyter.comm.schema import SCHEMA, check, check_event, check_result
+
+    if message.get("kind") == "event":
+        name = message.get("event")
+        if name not in SCHEMA["events"]:
+            return [f"event {name!r} is not in the schema"]
+        return check_event(name, message.get("data"))
+    if message.get("ok") is False:
+        return check(message.get("error"), {"type": "str", "message": "str"}, "error")
+    method = methods.get(message.get("id"))
+    return [] if method is None else check_result(method, message.get("result"))

@@ -1,4 +1,5 @@
 """The icedtea comm: request/reply with ids, errors as replies, one message list per side."""
+import logging
 import pathlib
 import re
 
@@ -6,8 +7,9 @@ import pytest
 
 from icedtea_jupyter.comm import messages
 from icedtea_jupyter.comm.handlers import RUNS, HandlerRegistry, MethodTable
-from icedtea_jupyter.comm.target import default_handlers, handle
+from icedtea_jupyter.comm.target import CommChannel, default_handlers, handle
 from icedtea_jupyter.session import registry
+from tests.unit.fakes import FakeComm
 
 PROTOCOL_TS = pathlib.Path(__file__).parents[2] / "labextension" / "src" / "comm" / "protocol.ts"
 
@@ -77,3 +79,16 @@ def test_events_must_be_declared():
     assert messages.event("run.added", {"run": {}})["kind"] == "event"
     with pytest.raises(AssertionError):
         messages.event("run.exploded", {})
+
+
+def test_a_move_whose_reply_cannot_be_sent_is_logged(caplog):
+    class ClosedComm(FakeComm):
+        def send(self, data):
+            raise RuntimeError("the comm is closed")
+    comm = ClosedComm()
+    channel = CommChannel(comm)
+    with caplog.at_level(logging.ERROR, logger="icedtea_jupyter"):
+        comm.send_request("debug.jump", run="nope", index=0)  # answered on the moves thread
+        channel._moves.shutdown(wait=True)
+    assert "could not send the reply to 'debug.jump'" in caplog.text
+    assert "the comm is closed" in caplog.text

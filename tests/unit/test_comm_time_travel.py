@@ -10,9 +10,10 @@ from icedtea_jupyter.comm import messages, target
 from icedtea_jupyter.comm.target import handle
 from icedtea_jupyter.comm.time_travel import debug_view, interaction_json
 from icedtea_jupyter.replay.cursor import StepRefused
-from icedtea_jupyter.session.actions import FILE, ActionLog, acting_as
+from icedtea_jupyter.session.actions import ActionLog, acting_as
 from icedtea_jupyter.session.run import Run
-from icedtea_jupyter.store import RunStore
+from icedtea_jupyter.store.layout import ACTIONS as FILE
+from icedtea_jupyter.store.run_store import RunStore
 from tests.unit.fakes import FakeComm
 from tests.unit.test_replay_engine import DATA3, TARGETS3, debugger
 from tests.waiting import wait_until
@@ -203,6 +204,23 @@ def test_the_debug_view_is_small_and_json():
         assert best["records"][0] == {"$t": "tuple", "v": [1, 0]}
         assert view["options"] == {"step_over": 1, "step_into": 1, "refused": {}}
         assert (view["index"], view["step"], view["outputs"]) == (0, "jump to I0", [])
+
+
+def test_the_debug_view_names_the_partition_and_operator_of_the_last_step():
+    class FakeRun:
+        id = "run-x"
+    with debugger(DATA3, TARGETS3) as dbg:
+        dbg.jump(1)
+        view = debug_view(FakeRun(), dbg)
+        assert (view["partition"], view["operator"]) == (None, None)
+        dbg.step_into(1, "best")
+        view = debug_view(FakeRun(), dbg)
+        assert (view["partition"], view["operator"]) == (1, "best")
+        dbg.step_out(partition=1)
+        view = debug_view(FakeRun(), dbg)
+        assert (view["partition"], view["operator"]) == (1, None)
+        dbg.jump(0)
+        assert debug_view(FakeRun(), dbg)["partition"] is None
 
 
 def test_run_events_reach_an_open_frontend(stored_run):

@@ -115,6 +115,17 @@ def test_steps_and_refusals_in_the_active_process(kernel):
     assert k.ask(process, "ended", partition=1) is False  # and it still answers
 
 
+def test_a_steps_partition_and_operator_cross_as_fields(kernel):
+    k = kernel("small")
+    process = k.active(0)
+    jumped = apply_view(k.ask(process, "jump", index=1), None, True)
+    assert (jumped.partition, jumped.operator) == (None, None)
+    into = apply_view(k.ask(process, "step_into", partition=1, operator="best"), jumped, False)
+    assert (into.partition, into.operator) == (1, "best")
+    out = apply_view(k.ask(process, "step_out", partition=1), into, False)
+    assert (out.partition, out.operator) == (1, None)
+
+
 def test_a_cancelled_jump_fails_with_replay_cancelled_and_the_forks_stay(kernel, gate):
     k = kernel(f"held:{gate.directory}")  # "slow", but θ waits at the gate at record 200
     process = k.active(0)

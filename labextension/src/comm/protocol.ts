@@ -1,9 +1,11 @@
 /**
  * Messages of the `icedtea` comm between JupyterLab and the kernel.
  *
- * The kernel side is `icedtea_jupyter/comm/messages.py`; a Python test parses the
- * two literal arrays below and compares them with the Python lists, so keep them
- * literal arrays of strings.
+ * Their one schema is `icedtea_jupyter/comm/protocol.json`: `test/protocolSchema.spec.ts`
+ * reads the interfaces below with the TypeScript checker and fails unless every
+ * request's params and result and every event's data match it field by field (the
+ * kernel's side is checked against the same file). A Python test also parses the two
+ * literal arrays below, so keep them literal arrays of strings.
  */
 
 /** The comm target the kernel registers with `%load_ext icedtea_jupyter`. */
@@ -81,6 +83,14 @@ export interface IOperatorNode {
   theta?: boolean;
   /** In G(θ): θ or downstream of it. */
   in_g?: boolean;
+  /** Partitions of the RDD it produces, when known. */
+  partitions?: number | null;
+  /** A union: the partitions of each input, in order. */
+  input_partitions?: number[] | null;
+  /** A join or cogroup: each input's node id, in argument order. */
+  inputs?: number[] | null;
+  /** Applied straight to its parent's records in the same Python worker. */
+  chained?: boolean;
 }
 
 export interface IDag {
@@ -236,8 +246,12 @@ export interface IDebugView {
   run: string;
   /** The interaction jumped to; null once steps moved away from it. */
   index: number | null;
-  /** What brought it here: "jump to I1", "step over on partition 0". */
+  /** What brought it here, for people: "jump to I1", "step over on partition 0". */
   step: string;
+  /** The partition of the last step; null after a jump. */
+  partition: number | null;
+  /** The operator the last step stepped into; null after other moves. */
+  operator: string | null;
   /** The operators replayed, upstream (θ) first. */
   chain: string[];
   workers: { operator: string; partition: number; count: number }[];

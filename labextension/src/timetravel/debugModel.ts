@@ -363,9 +363,8 @@ export class DebugModel implements IDisposable {
     const same = key === this._viewKey;
     this._view = view;
     this._viewKey = key;
-    const match = /partition (\d+)/.exec(view.step ?? '');
-    if (match && !force) {
-      this._lastPartition = Number(match[1]);
+    if (typeof view.partition === 'number' && !force) {
+      this._lastPartition = view.partition;
     }
     if (!same || force) {
       this._error = null;

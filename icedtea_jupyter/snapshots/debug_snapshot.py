@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..executor.state import changes, decode
+from ..executor.state import decode
+from .deltas import changes
 
 
 class DebugSnapshot:
@@ -24,6 +25,8 @@ class DebugSnapshot:
         self.notes = notes or []  # where replay diverged from the run, and why
         self.started_from: int | None = None  # a jump's parked fork (replay process only)
         self.preparing: str | None = None  # said by a jump made while forks were placed
+        self.partition: int | None = None  # the last step's partition (None after a jump)
+        self.operator: str | None = None  # the operator a step-into moved
 
     def state(self, operator: str, partition: int) -> dict:
         """The worker's state variables by name, as ``Snapshot.state`` gives them."""

@@ -1,6 +1,7 @@
 """Time travel through the ``icedtea`` comm and the in-cell panel, on IcedTea's fraud
 pipeline: every request goes the comm target's way (a fake comm), every UI action lands
 in the run's action log as its Python call."""
+import os
 import time
 
 import pytest
@@ -227,7 +228,7 @@ def held_max(gate):
         best = None
         for x in rows:
             if x == 50:
-                gate.wait("replay")
+                gate.wait(str(os.getpid()))
             end = time.perf_counter() + 0.002
             while time.perf_counter() < end:
                 pass
@@ -250,7 +251,8 @@ def test_the_kernel_answers_while_a_long_jump_replays_and_the_jump_can_be_cancel
     gate.close()
     jump = frontend.send_request("debug.jump", run=run.id, index=last)
     # the replay process replays until the gate, and waits: the comm goes on answering
-    wait_until(gate.held, 60, "the jump's replay to reach the gate")
+    wait_until(lambda: (busy := run._debugger._busy) is not None and str(busy.pid) in gate.held(),
+               60, "the jump's replay process to reach the gate")
     start = time.perf_counter()
     listed = ask(frontend, "run.interactions", run=run.id)["interactions"]
     assert time.perf_counter() - start < 0.5 and len(listed) == last + 1

@@ -34,7 +34,7 @@ def held(gate):
         count = 0
         for x in records:
             if count == 200:
-                gate.wait("replay")
+                gate.wait(str(os.getpid()))
             count += 1
             yield x
     return slow

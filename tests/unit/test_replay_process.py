@@ -130,7 +130,8 @@ def test_a_cancelled_jump_fails_with_replay_cancelled_and_the_forks_stay(kernel,
     k = kernel(f"held:{gate.directory}")  # "slow", but θ waits at the gate at record 200
     process = k.active(0)
     pending = k.hub.request(process, "jump", index=2)  # 400 records of replay
-    wait_until(gate.held, 30, "the jump to replay up to the gate")
+    wait_until(lambda: str(process.pid) in gate.held(), 30,
+               "the jump's process to replay up to the gate")
     k.hub.kill(process)
     with pytest.raises(ReplayCancelled, match="cancelled"):
         pending.result(5)

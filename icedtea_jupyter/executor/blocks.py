@@ -187,8 +187,7 @@ class HostChain:
 
     def _end(self, exhausted: bool) -> None:
         for host in self.hosts:
-            host.exhausted = host.exhausted or (exhausted and host.status != "failed")
-            host.end_in_blocks()
+            host.end_in_blocks(exhausted)
 
     def _failed(self, exc: BaseException) -> None:
         failing, record = self._find_culprit(exc)

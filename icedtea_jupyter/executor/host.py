@@ -4,6 +4,7 @@ The per-record path is a local counter and one comparison against ``box[0]``; ev
 so often (about every 50 ms, adapted to the record rate) the host syncs its counts,
 samples a record's size, delivers control messages and lets agents beat. The
 control reader thread sets ``box[0] = 0`` to make the very next record check.
+The host's status is a ``status.WorkerStatus``, changed only by ``advance``.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from .records import NO_RECORD as _NO_RECORD
 from .records import describe_record
 from .spec import OperatorSpec
 from .state import capture
+from .status import ENDED_EVENT, EXHAUSTED_EVENT, FAILED_EVENT, WorkerStatus
 from .timetravel import TimeTravel
 
 CHECK_PERIOD = 0.05
@@ -69,10 +71,8 @@ class WorkerHost:
         self._t0 = perf_counter()
         self._last_beat = self._t0
         self._last_check = (0, self._t0)
-        self.status = "running"
+        self.status = WorkerStatus.RUNNING
         self.error: dict | None = None
-        self.exhausted = False
-        self.ended = False
         self.per_call = False  # UDFs and grouped maps: ended by the next task or a flush
         self.tag_counts: dict[str, dict[str, int]] = {}
         self.user_function: Any = None  # whose attributes/closure are the state
@@ -141,14 +141,14 @@ class WorkerHost:
                 if n >= box[0]:
                     self._check(n, n - 1, record)
                 yield f(record)
-            self.exhausted = True
+            self.advance(EXHAUSTED_EVENT)
         except GeneratorExit:
             raise
         except BaseException as exc:
             self._fail(exc, record)
             raise
         finally:
-            self._end(n, n if self.status != "failed" else n - 1)
+            self._end(n, n - 1 if self.status.failed else n)
 
     def _filter_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
         box, n, n_out, record = self.box, 0, 0, _NO_RECORD
@@ -163,7 +163,7 @@ class WorkerHost:
                     yield record
                 elif dropped is not None:
                     dropped(n - 1)
-            self.exhausted = True
+            self.advance(EXHAUSTED_EVENT)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -187,7 +187,7 @@ class WorkerHost:
                 n_out += k
                 if k != 1 and log is not None:
                     log(n - 1, k)
-            self.exhausted = True
+            self.advance(EXHAUSTED_EVENT)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -222,7 +222,7 @@ class WorkerHost:
                 for out in final:
                     n_out += 1
                     yield out
-            self.exhausted = True
+            self.advance(EXHAUSTED_EVENT)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -267,7 +267,7 @@ class WorkerHost:
                     n_out += _batch_rows(out) if batches else 1
                     self.records_out = n_out
                     yield out
-            self.exhausted = True
+            self.advance(EXHAUSTED_EVENT)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -357,7 +357,7 @@ class WorkerHost:
         self._end(self.records_in, self.records_out)
 
     def end_calls(self) -> None:
-        self.exhausted = True
+        self.advance(EXHAUSTED_EVENT)
         self._end(self.records_in, self.records_out)
 
     # --- checks, control, agents --------------------------------------------------
@@ -527,12 +527,23 @@ class WorkerHost:
                 self._lost = 1  # the record it failed on has no output
         self._fail(exc, record)
 
-    def end_in_blocks(self) -> None:
+    def end_in_blocks(self, exhausted: bool) -> None:
+        if exhausted:
+            self.advance(EXHAUSTED_EVENT)
         self._end(self.count_in(), self.count_out())
 
-    # --- the end -----------------------------------------------------------------
+    # --- status, the end ---------------------------------------------------------
+    def advance(self, event: str) -> bool:
+        """The one place the status changes (status.py's table); False, and the status
+        stays, if the table has no such transition."""
+        after = self.status.after(event)
+        if after is None:
+            return False
+        self.status = after
+        return True
+
     def _fail(self, exc: BaseException, record: Any) -> None:
-        self.status = "failed"
+        self.advance(FAILED_EVENT)
         owner = getattr(exc, "_icedtea_owner", None)
         if owner is not None:
             return  # raised by an operator upstream in the same task
@@ -549,12 +560,9 @@ class WorkerHost:
         }
 
     def _end(self, n_in: int, n_out: int) -> None:
-        if self.ended:
+        if not self.advance(ENDED_EVENT):
             return
-        self.ended = True
         self.records_in, self.records_out = n_in, n_out
-        if self.status == "running":
-            self.status = "ok"
         self._beat()
         for agent in list(self.agents):
             self._call(agent, "finish")
@@ -562,10 +570,10 @@ class WorkerHost:
         log, body = self.tt.on_end(n_in) if self.tt is not None else (None, b"")
         if self.order is not None:
             log, body = self.order.replay_log(log, n_in)
-        message = {"type": "worker_end", "worker": self.worker, "status": self.status,
+        message = {"type": "worker_end", "worker": self.worker, "status": self.status.wire,
                    "records_in": n_in, "records_out": n_out, "bytes_in": counts["bytes_in"],
                    "seconds": counts["seconds"], "started": self.started, "ended": time.time(),
-                   "exhausted": self.exhausted, "error": self.error, "tags": self.tag_counts,
+                   "exhausted": self.status.exhausted, "error": self.error, "tags": self.tag_counts,
                    "log": log}
         self.channel.end_worker(message, body)
         self.channel.unregister(self)

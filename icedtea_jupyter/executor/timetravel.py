@@ -67,7 +67,7 @@ class TimeTravel:
         """θ's worker and the G(θ) workers of the same task, upstream first."""
         task = self.host.worker["task"]
         return [h for h in list(self.host.channel.hosts)
-                if h.worker["task"] == task and h.tt is not None and not h.ended]
+                if h.worker["task"] == task and h.tt is not None and not h.status.ended]
 
     def theta_in_task(self) -> bool:
         task = self.host.worker["task"]
@@ -137,7 +137,7 @@ class TimeTravel:
         """The final snapshot, and the replay log that travels with ``worker_end``."""
         if self.started or self.theta:
             self.send(FINAL, "end", records_in, "final")
-        if self.host.spec.run.checkpoint in ("all", "online") and self.host.status == "ok" \
+        if self.host.spec.run.checkpoint in ("all", "online") and self.host.status.wire == "ok" \
                 and self.in_chain:
             self.checkpoint(FINAL, records_in, records_in, True)
         if self.inputs is not None:

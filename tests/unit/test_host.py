@@ -171,3 +171,19 @@ def test_a_state_too_large_to_send_travels_in_summary_and_the_next_report_is_who
     big[1] = [1]
     again = apply_delta(view, tt.report(2, "manual", 11, "running")["delta"])
     assert again == {"combiners": {"$t": "dict", "items": [[1, [1]]]}, "seen": 7}
+
+
+def test_the_status_table_and_its_wire_strings():
+    from icedtea_jupyter.executor.status import WorkerStatus as S
+
+    def run(*events):
+        status = S.RUNNING
+        for event in events:
+            status = status.after(event) or status
+        return status, status.wire, status.exhausted
+
+    assert run("exhausted", "ended") == (S.FINISHED, "ok", True)
+    assert run("ended") == (S.STOPPED, "ok", False)
+    assert run("failed", "exhausted", "ended") == (S.FAILED, "failed", False)
+    assert run("ended", "failed", "ended") == (S.STOPPED, "ok", False)  # it stays as it ended
+    assert S.RUNNING.after("running") is None and not S.EXHAUSTED.ended

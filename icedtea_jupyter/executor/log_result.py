@@ -12,6 +12,7 @@ from typing import Any, Callable
 from .blocks import host_calling
 from .host import WorkerHost
 from .state import encode
+from .timetravel import TimeTravel
 
 #: set by the replay engine: an object with ``next_result()``
 replaying: ContextVar[Any] = ContextVar("icedtea_replaying", default=None)
@@ -44,6 +45,7 @@ def log_result(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return replay.next_result()
     value = fn(*args, **kwargs)
     host = _calling_host()
-    if host is not None and host.tt is not None:
-        host.tt.results.append(encode(value))
+    tt = host.plugin(TimeTravel) if host is not None else None
+    if tt is not None:
+        tt.results.append(encode(value))
     return value

@@ -187,3 +187,17 @@ def test_the_status_table_and_its_wire_strings():
     assert run("failed", "exhausted", "ended") == (S.FAILED, "failed", False)
     assert run("ended", "failed", "ended") == (S.STOPPED, "ok", False)  # it stays as it ended
     assert S.RUNNING.after("running") is None and not S.EXHAUSTED.ended
+
+
+class FailsInInit(Agent):
+    def init(self, context):
+        raise RuntimeError("init bug")
+
+
+def test_an_agent_failing_in_init_becomes_an_alert(monkeypatch):
+    host, channel = host_with(monkeypatch, agents=(FailsInInit, Tagger))
+    assert list(host.map_records(abs, range(5))) == list(range(5))
+    (alert,) = channel.of_type("alert")
+    assert "init bug" in alert["message"] and alert["source"] == "FailsInInit"
+    assert channel.ended[0]["status"] == "ok" and channel.ended[0]["tags"] == {
+        "Tagger": {"even": 3}}

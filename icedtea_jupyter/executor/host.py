@@ -1,6 +1,6 @@
 """The worker host: runs one operator on one partition (one task attempt) with its plugins.
 
-The host runs the operator's record loop — per record or in blocks of C
+The host runs the operator's record loop — per record (``loops.py``) or in blocks of C
 iterators (``blocks.py``) — counts, names the record a failure happened on, and ends
 the worker with one ``worker_end`` message. Everything else is a plugin
 (``plugin.py``): the run's agents always, time travel for workers of G(θ).
@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Iterator
 from . import blocks
 from .agent import AgentPlugin
 from .channel import channel_for
+from .loops import record_loop
 from .plugin import HOOKS, WorkerPlugin, overrides
 from .records import NO_RECORD as _NO_RECORD
 from .records import describe_record
@@ -154,125 +155,26 @@ class WorkerHost:
     # --- loops ---------------------------------------------------------------------------
     def map_records(self, f: Callable, iterator: Iterable) -> Iterator:
         """``map``: in blocks if ``f`` is Python code (blocks.py), else record by record."""
-        return self._records("map", f, iterator, self._map_records_each)
+        return self._records("map", f, iterator)
 
     def filter_records(self, f: Callable, iterator: Iterable) -> Iterator:
-        return self._records("filter", f, iterator, self._filter_records_each)
+        return self._records("filter", f, iterator)
 
     def flat_map_records(self, f: Callable, iterator: Iterable) -> Iterator:
-        return self._records("flatMap", f, iterator, self._flat_map_records_each)
+        return self._records("flatMap", f, iterator)
 
     def run_operator(self, op: Any, iterator: Iterable) -> Iterator:
         """An ``Operator`` record by record (the semantics of ``Operator.__call__``)."""
         self.user_function = op
-        return self._records("operator", op, iterator, self._run_operator_each)
+        return self._records("operator", op, iterator)
 
-    def _records(self, kind: str, f: Callable, iterator: Iterable,
-                 each: Callable[[Callable, Iterable], Iterator]) -> Iterator:
+    def _records(self, kind: str, f: Callable, iterator: Iterable) -> Iterator:
         if self.user_function is None:
             self.user_function = f
         if self._needs_records() or not blocks.runs_in_blocks(f):
-            return each(f, iterator)
+            return record_loop(self, kind, f, iterator)
         self.loop_log(kind, in_blocks=True)
         return blocks.run_in_blocks(self, kind, f, iterator)
-
-    def _map_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
-        box, n, record = self.box, 0, _NO_RECORD
-        try:
-            for record in self.observed(iterator):
-                n += 1
-                if n >= box[0]:
-                    self.check(n, n - 1, record)
-                yield f(record)
-            self.advance(EXHAUSTED_EVENT)
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            self.fail(exc, record)
-            raise
-        finally:
-            self.end(n, n - 1 if self.status.failed else n)
-
-    def _filter_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
-        box, n, n_out, record = self.box, 0, 0, _NO_RECORD
-        dropped = self.loop_log("filter", in_blocks=False)
-        try:
-            for record in self.observed(iterator):
-                n += 1
-                if n >= box[0]:
-                    self.check(n, n_out, record)
-                if f(record):
-                    n_out += 1
-                    yield record
-                elif dropped is not None:
-                    dropped(n - 1)
-            self.advance(EXHAUSTED_EVENT)
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            self.fail(exc, record)
-            raise
-        finally:
-            self.end(n, n_out)
-
-    def _flat_map_records_each(self, f: Callable, iterator: Iterable) -> Iterator:
-        box, n, n_out, record = self.box, 0, 0, _NO_RECORD
-        log = self.loop_log("flatMap", in_blocks=False)
-        try:
-            for record in self.observed(iterator):
-                n += 1
-                if n >= box[0]:
-                    self.check(n, n_out, record)
-                k = 0
-                for out in f(record):
-                    k += 1
-                    yield out
-                n_out += k
-                if k != 1 and log is not None:
-                    log(n - 1, k)
-            self.advance(EXHAUSTED_EVENT)
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            self.fail(exc, record)
-            raise
-        finally:
-            self.end(n, n_out)
-
-    def _run_operator_each(self, op: Any, iterator: Iterable) -> Iterator:
-        """In G(θ) it logs the inputs whose number of outputs is not one (IcedTea's output
-        counts, kept as exceptions to the common case)."""
-        box, n, n_out, record = self.box, 0, 0, _NO_RECORD
-        log = self.loop_log("operator", in_blocks=False)
-        try:
-            op.open()
-            for record in self.observed(iterator):
-                n += 1
-                if n >= box[0]:
-                    self.check(n, n_out, record)
-                outputs = op.process(record)
-                k = 0
-                if outputs is not None:
-                    for out in outputs:
-                        k += 1
-                        yield out
-                n_out += k
-                if k != 1 and log is not None:
-                    log(n - 1, k)
-            record = _NO_RECORD
-            final = op.close()
-            if final is not None:
-                for out in final:
-                    n_out += 1
-                    yield out
-            self.advance(EXHAUSTED_EVENT)
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            self.fail(exc, record)
-            raise
-        finally:
-            self.end(n, n_out)
 
     def run_partition(self, fn: Callable[[Iterator], Iterable], iterator: Iterable,
                       batches: bool = False) -> Iterator:
@@ -281,68 +183,9 @@ class WorkerHost:
         if self.user_function is None:
             self.user_function = fn.func if isinstance(fn, partial) else fn
         if batches or self._needs_records() or blocks.code_of(self.user_function) is None:
-            return self._run_partition_each(fn, iterator, batches)
+            return record_loop(self, "batches" if batches else "partition", fn, iterator)
         self.loop_log("partition", in_blocks=True)
         return blocks.run_partition_in_blocks(self, fn, iterator)
-
-    def _run_partition_each(self, fn: Callable[[Iterator], Iterable], iterator: Iterable,
-                            batches: bool) -> Iterator:
-        log = self.loop_log("batches" if batches else "partition", in_blocks=False)
-        inputs = self._input_batches(iterator) if batches else self._inputs(iterator, log)
-        self.inputs_gen = inputs
-        n_out = 0
-        # outputs counted in C, unless each input logs the outputs so far
-        counter = None if batches or log is not None else blocks.Counter()
-        try:
-            outputs = self.started_partition(fn(inputs))
-            if outputs is not None and counter is not None:
-                self.count_out = counter.value
-                yield from counter.tap(outputs)
-            elif outputs is not None:
-                for out in outputs:
-                    n_out += _batch_rows(out) if batches else 1
-                    self.records_out = n_out
-                    yield out
-            self.advance(EXHAUSTED_EVENT)
-        except GeneratorExit:
-            raise
-        except BaseException as exc:
-            frame = inputs.gi_frame
-            self.fail(exc, frame.f_locals.get("record", _NO_RECORD) if frame else _NO_RECORD)
-            raise
-        finally:
-            inputs.close()
-            self.end(self.records_in, counter.value() if counter is not None else n_out)
-
-    def _inputs(self, iterator: Iterable, log: Callable | None) -> Iterator:
-        box, n = self.box, 0
-        try:
-            for record in self.observed(iterator):
-                n += 1
-                if log is not None:
-                    log(self.records_out)
-                if n >= box[0]:
-                    self.check(n, self.count_out() if self.count_out else self.records_out,
-                               record)
-                yield record
-            if log is not None:
-                log(self.records_out)
-            self.keep_final_locals()
-        finally:
-            self.records_in = n
-
-    def _input_batches(self, iterator: Iterable) -> Iterator:
-        n = 0
-        try:
-            for record in iterator:
-                rows = _batch_rows(record)
-                n += rows
-                self.bytes_in += _batch_bytes(record)
-                self.check(n, self.records_out, _NO_RECORD, processed=n - rows)
-                yield record
-            self.keep_final_locals()
-        finally:
-            self.records_in = n
 
     def _needs_records(self) -> bool:
         """Whether a plugin must see every input record (the per-record loop)."""
@@ -578,24 +421,3 @@ def _is_operator(f: Any) -> bool:
     from .operator import Operator
 
     return isinstance(f, Operator)
-
-
-def _batch_rows(batch: Any) -> int:
-    if isinstance(batch, tuple):  # several columns of an iterator UDF
-        batch = batch[0] if batch else ()
-    try:
-        return len(batch)
-    except TypeError:
-        return 1
-
-
-def _batch_bytes(batch: Any) -> int:
-    if isinstance(batch, tuple):
-        return sum(_batch_bytes(part) for part in batch)
-    nbytes = getattr(batch, "nbytes", None)
-    if isinstance(nbytes, int):
-        return nbytes
-    try:
-        return int(batch.memory_usage(index=False, deep=False).sum())
-    except Exception:
-        return 0

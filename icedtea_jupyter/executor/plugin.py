@@ -1,7 +1,7 @@
 """Worker plugins: what lives beside a worker host, plugged into its documented hooks.
 
 A ``WorkerHost`` runs one operator on one partition: its record loop (per record, or in
-blocks of C iterators — ``blocks.py``), its counts, its checks between
+blocks of C iterators — ``loops.py``, ``blocks.py``), its counts, its checks between
 records, its end. Everything else a worker does is a plugin, in the manner of
 dask.distributed's scheduler plugins: a plain object whose hooks are no-ops here,
 overriding only the ones it needs. Time travel (``timetravel.TimeTravel``, registered

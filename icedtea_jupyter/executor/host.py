@@ -28,7 +28,7 @@ from . import blocks
 from .agent import AgentPlugin
 from .channel import channel_for
 from .loops import record_loop
-from .plugin import HOOKS, WorkerPlugin, overrides
+from .plugin import PluginSet
 from .records import NO_RECORD as _NO_RECORD
 from .records import describe_record
 from .spec import OperatorSpec
@@ -97,52 +97,17 @@ class WorkerHost:
         self.culprit: Any = None
         self.outputs_ended = False  # a whole-partition function in blocks: its outputs ran out
         self._lost = 0  # a failed map's record that produced no output
-        self.plugins: list[WorkerPlugin] = []
-        self._hooks: dict[str, tuple[WorkerPlugin, ...]] = {}
-        if spec.in_g:
-            self.add_plugin(TimeTravel(self))
-        self.add_plugin(AgentPlugin(self))
+        self.plugins = PluginSet(self)
+        self._start_plugins()
         self.channel.register(self)
         self.channel.send({"type": "worker_start", "worker": self.worker, "api": spec.api,
                            "pid": os.getpid(), "started": self.started})
 
-    # --- plugins -------------------------------------------------------------------------
-    def add_plugin(self, plugin: WorkerPlugin) -> None:
-        """Plug ``plugin`` in, after the others (see plugin.py for the order of hooks)."""
-        self.plugins.append(plugin)
-        self._index_hooks()
-
-    def remove_plugin(self, plugin: WorkerPlugin) -> None:
-        if plugin in self.plugins:
-            self.plugins.remove(plugin)
-            self._index_hooks()
-
-    def plugin(self, cls: type) -> Any:
-        """This host's plugin of class ``cls``, or None."""
-        for plugin in self.plugins:
-            if isinstance(plugin, cls):
-                return plugin
-        return None
-
-    def _index_hooks(self) -> None:
-        """Per hook, the plugins that override it (a new dict: the reader thread may be
-        iterating the old one's tuples)."""
-        self._hooks = {hook: tuple(p for p in self.plugins if overrides(p, hook))
-                       for hook in HOOKS}
-
-    def _call(self, plugin: WorkerPlugin, hook: str, *args: Any) -> Any:
-        if plugin.essential:
-            return getattr(plugin, hook)(self, *args)
-        try:
-            return getattr(plugin, hook)(self, *args)
-        except Exception as exc:
-            self.alert(plugin.plugin_name(), hook, exc, kind="plugin")
-            self.remove_plugin(plugin)
-            return None
-
-    def _run_hook(self, hook: str, *args: Any) -> None:
-        for plugin in self._hooks[hook]:
-            self._call(plugin, hook, *args)
+    def _start_plugins(self) -> None:
+        """What lives beside this worker (plugin.py): features register here."""
+        if self.spec.in_g:
+            self.plugins.add(TimeTravel(self))
+        self.plugins.add(AgentPlugin(self))
 
     def alert(self, source: str, hook: str, exc: BaseException, kind: str = "agent") -> None:
         """Tell the run that ``source`` (an agent, a plugin, a part of one) failed."""
@@ -173,7 +138,7 @@ class WorkerHost:
             self.user_function = f
         if self._needs_records() or not blocks.runs_in_blocks(f):
             return record_loop(self, kind, f, iterator)
-        self.loop_log(kind, in_blocks=True)
+        self.outputs_log(kind, in_blocks=True)
         return blocks.run_in_blocks(self, kind, f, iterator)
 
     def run_partition(self, fn: Callable[[Iterator], Iterable], iterator: Iterable,
@@ -184,24 +149,24 @@ class WorkerHost:
             self.user_function = fn.func if isinstance(fn, partial) else fn
         if batches or self._needs_records() or blocks.code_of(self.user_function) is None:
             return record_loop(self, "batches" if batches else "partition", fn, iterator)
-        self.loop_log("partition", in_blocks=True)
+        self.outputs_log("partition", in_blocks=True)
         return blocks.run_partition_in_blocks(self, fn, iterator)
 
     def _needs_records(self) -> bool:
         """Whether a plugin must see every input record (the per-record loop)."""
-        return any(self._call(p, "needs_records") for p in self._hooks["needs_records"])
+        return any(self.plugins.results("needs_records"))
 
     def observed(self, iterator: Iterable) -> Iterable:
         """The per-record loop's input, wrapped by the plugins that see every record."""
-        for plugin in self._hooks["records"]:
-            wrapped = self._call(plugin, "records", iterator)
+        for plugin in self.plugins.by_hook["records"]:
+            wrapped = self.plugins.call(plugin, "records", iterator)
             iterator = iterator if wrapped is None else wrapped
         return iterator
 
-    def loop_log(self, kind: str, in_blocks: bool) -> Callable | None:
+    def outputs_log(self, kind: str, in_blocks: bool) -> Callable | None:
         """The loop of ``kind`` starts: the plugins' log of outputs per input, if any."""
-        logs = [log for log in (self._call(p, "loop", kind, in_blocks)
-                                for p in self._hooks["loop"]) if log is not None]
+        logs = [log for log in self.plugins.results("outputs_log", kind, in_blocks)
+                if log is not None]
         if len(logs) <= 1:
             return logs[0] if logs else None
 
@@ -248,14 +213,14 @@ class WorkerHost:
         self.processed = n_in - 1 if processed is None else processed
         if not self._checked:
             self._checked = True
-            self._run_hook("first_record")
+            self.plugins.run("first_record")
         self.handle_control()
         now = perf_counter()
         if record is not _NO_RECORD:
             self._sample_bytes(record)
         if now - self._last_beat >= HEARTBEAT_PERIOD:
             self._last_beat = now
-            self._run_hook("beat")
+            self.plugins.run("beat")
         last_n, last_t = self._last_check
         rate = (n_in - last_n) / max(now - last_t, 1e-6)
         self._last_check = (n_in, now)
@@ -264,15 +229,15 @@ class WorkerHost:
         self.box[0] = n_in + self._step
         if self.mailbox:
             self.box[0] = 0
-        self._run_hook("boundary", self.processed, n_out)
+        self.plugins.run("boundary", self.processed, n_out)
 
     def handle_control(self) -> None:
         """Hand the queued control messages to the plugins, now (between two records)."""
         self.mail.clear()
         while self.mailbox:
             message = self.mailbox.popleft()
-            for plugin in self._hooks["control"]:
-                if self._call(plugin, "control", message):
+            for plugin in self.plugins.by_hook["control"]:
+                if self.plugins.call(plugin, "control", message):
                     break
 
     def hold(self, until: Callable[[], bool], timeout: float) -> None:
@@ -293,7 +258,7 @@ class WorkerHost:
             return
         self._sampled[0] += len(pickled)
         self._sampled[1] += 1
-        self._run_hook("sample", self.processed, pickled)
+        self.plugins.run("sample", self.processed, pickled)
 
     def counts(self) -> dict:
         """Live counts of this worker: what the progress agent reports."""
@@ -324,7 +289,7 @@ class WorkerHost:
             if self.per_call:
                 self.end_calls()
             return
-        if not any(self._call(p, "accepts", message) for p in self._hooks["accepts"]):
+        if not any(self.plugins.results("accepts", message)):
             return
         target = message.get("operator")
         if target is not None and target != self.worker["operator"]:
@@ -351,7 +316,7 @@ class WorkerHost:
             self.check(n_in, self.count_out(), _NO_RECORD, processed=n_in)
         else:
             self.keep_final_locals()  # its input ran out: a generator's last state
-            self._run_hook("boundary", n_in, self.count_out())
+            self.plugins.run("boundary", n_in, self.count_out())
 
     def outputs_of_map(self) -> int:
         return self.count_in() - self._lost
@@ -409,8 +374,8 @@ class WorkerHost:
                    "exhausted": status.exhausted, "error": self.error, "tags": {},
                    "log": None}
         body = b""
-        for plugin in reversed(self._hooks["end"]):
-            body = self._call(plugin, "end", message) or body
+        for plugin in reversed(self.plugins.by_hook["end"]):
+            body = self.plugins.call(plugin, "end", message) or body
         if self.order is not None:
             message["log"], body = self.order.replay_log(message["log"], n_in)
         self.channel.end_worker(message, body)

@@ -42,7 +42,7 @@ def log_result(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return replay.next_result()
     value = fn(*args, **kwargs)
     host = _calling_host()
-    tt = host.plugin(TimeTravel) if host is not None else None
+    tt = host.plugins.get(TimeTravel) if host is not None else None
     if tt is not None:
         tt.results.append(encode(value))
     return value

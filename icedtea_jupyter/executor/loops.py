@@ -29,7 +29,7 @@ def record_loop(host: Any, kind: str, f: Callable, iterator: Iterable) -> Iterat
     ``partition``/``batches`` (``f`` a whole-partition function: it pulls its inputs
     through ``partition_inputs``/``input_batches``, and they count and check)."""
     box, n, n_out, record = host.box, 0, 0, _NO_RECORD
-    log = host.loop_log(kind, in_blocks=False)  # plugins' log of outputs per input
+    log = host.outputs_log(kind, in_blocks=False)  # plugins' log of outputs per input
     inputs = counter = None
     if kind in ("partition", "batches"):
         inputs = partition_inputs(host, iterator, log) if kind == "partition" \

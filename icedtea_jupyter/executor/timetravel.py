@@ -84,7 +84,7 @@ class TimeTravel(WorkerPlugin):
             records = self.conditioned(records)
         return records
 
-    def loop(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
+    def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
         """How this worker logs its outputs per input (IcedTea's output counts). An
         aggregation's outputs all follow its inputs: it logs none (see on_end)."""
         if host.state_source is not None:
@@ -94,7 +94,7 @@ class TimeTravel(WorkerPlugin):
                 self.blocks_log()
             return None
         if kind == "filter":
-            return self.dropped(host)
+            return self.drops_log()
         if kind in ("flatMap", "operator"):
             return self.deviations_log()
         if kind == "partition":
@@ -131,7 +131,7 @@ class TimeTravel(WorkerPlugin):
         task = self.host.worker["task"]
         hosts = [h for h in list(self.host.channel.hosts)
                  if h.worker["task"] == task and not h.status.ended]
-        return [tt for tt in (h.plugin(TimeTravel) for h in hosts) if tt is not None]
+        return [tt for tt in (h.plugins.get(TimeTravel) for h in hosts) if tt is not None]
 
     def theta_in_task(self) -> bool:
         task = self.host.worker["task"]
@@ -278,7 +278,7 @@ class TimeTravel(WorkerPlugin):
         self.deviations.append(index)
         self.deviations.append(outputs)
 
-    def dropped(self, host: Any) -> Any:
+    def drops_log(self) -> Any:
         """A filter logs only the inputs it drops (every other input has one output)."""
         self.kind = "drops"
         self.drops = array("I")

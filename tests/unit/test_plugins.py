@@ -40,7 +40,7 @@ def test_a_plugin_sees_the_checks_the_end_and_every_record_if_it_asks(
     monkeypatch.setattr(host_module, "CHECK_PERIOD", 0.0)  # a check at every record
     host, channel = host_with(monkeypatch)
     plugin = Counting(per_record)
-    host.add_plugin(plugin)
+    host.plugins.add(plugin)
     assert list(host.map_records(function, range(20))) == list(range(20))
     assert plugin.calls == [("first_record", 0), ("end", "ok", 20)]
     assert plugin.seen == (list(range(20)) if per_record or function is abs else [])
@@ -62,13 +62,13 @@ class Broken(WorkerPlugin):
 
 def test_a_failing_plugin_becomes_an_alert_and_is_switched_off(monkeypatch):
     host, channel = host_with(monkeypatch)
-    host.add_plugin(Broken())
+    host.plugins.add(Broken())
     assert list(host.map_records(abs, range(10))) == list(range(10))
     (alert,) = channel.of_type("alert")
     assert alert["source"] == "broken" and "plugin 'broken' failed in boundary" in alert["message"]
     (end,) = channel.ended
     assert end["status"] == "ok" and "broken" not in end
-    assert host.plugin(Broken) is None
+    assert host.plugins.get(Broken) is None
 
 
 class Essential(Broken):
@@ -77,7 +77,7 @@ class Essential(Broken):
 
 def test_an_essential_plugin_fails_the_task_as_time_travel_does(monkeypatch):
     host, channel = host_with(monkeypatch)
-    host.add_plugin(Essential())
+    host.plugins.add(Essential())
     with pytest.raises(RuntimeError, match="plugin bug"):
         list(host.map_records(abs, range(10)))
     assert not channel.of_type("alert")
@@ -98,7 +98,7 @@ class Listener(WorkerPlugin):
 def test_control_messages_reach_the_plugin_that_accepts_them_between_records(monkeypatch):
     host, _ = host_with(monkeypatch)
     listener = Listener()
-    host.add_plugin(listener)
+    host.plugins.add(listener)
     outputs = host.map_records(abs, range(100))
     next(outputs)
     host.deliver({"type": "pause"})

@@ -207,8 +207,9 @@ class WorkerHost:
 
     # --- checks, control -----------------------------------------------------------------
     def check(self, n_in: int, n_out: int, record: Any, processed: int | None = None) -> None:
-        """Between two records: ``n_in`` taken (``processed`` of them done: all but the
-        last, unless given), ``n_out`` handed on; ``record``, the next input, if known."""
+        """Between two records: ``n_in`` inputs taken, ``processed`` of them done (all
+        but the last one taken, unless given), ``n_out`` outputs handed on; ``record``:
+        the input taken and not yet processed, if there is one (sampled)."""
         self.records_in, self.records_out = n_in, max(n_out, self.records_out)
         self.processed = n_in - 1 if processed is None else processed
         if not self._checked:

@@ -10,7 +10,7 @@ import { operatorRate, operatorTitle, partsText, shortPath } from '../src/runs/t
 import { stepCountsText } from '../src/timetravel/debugModel';
 import { moreWaiting } from '../src/timetravel/snapshotModel';
 import { dodge, MARKER_GAP } from '../src/timetravel/timelineGeometry';
-import { formatShortCount, plural, verb } from '../src/widgets/format';
+import { formatRate, formatShortCount, plural, verb } from '../src/widgets/format';
 import { flush } from './fakeKernel';
 import { setupTimeTravel } from './timeTravelKernel';
 
@@ -36,6 +36,10 @@ describe('words and numbers', () => {
     expect(formatShortCount(45_600_000)).toBe('45.6M');
     expect(formatShortCount(2_500_000_000)).toBe('2.50B');
     expect(formatShortCount(null)).toBe('–');
+    // Rates fit a quarter of the sidebar too: at most 6 characters.
+    expect(formatRate(130_100)).toBe('130k/s');
+    expect(formatRate(12_345)).toBe('12.3k/s');
+    expect(formatRate(2_500_000)).toBe('2.5M/s');
   });
 
   it("names an aggregation's sides as the kernel does, the phase in the tooltip only", () => {
@@ -72,7 +76,7 @@ describe('words and numbers', () => {
 
   it("keeps a run store's path short: its last folders", () => {
     expect(shortPath('/tmp/pytest-of-root/lab0/notebooks/.icedtea/runs/20261123-164722-618a28')).toBe(
-      '…/.icedtea/runs/20261123-164722-618a28'
+      '…/runs/20261123-164722-618a28'
     );
     expect(shortPath('runs/r1')).toBe('runs/r1');
   });
@@ -88,7 +92,7 @@ describe('step buttons and the status line', () => {
     const over = tt.debug.stepOverState(1);
     expect(over.enabled).toBe(false);
     expect(over.reason).toContain('nothing is left to step over');
-    expect(tt.debug.partitionNote(1).text).toBe('ended: every record is processed');
+    expect(tt.debug.partitionNote(1).text).toBe('all processed');
     const counts = tt.debug.stepCounts();
     expect(counts).toEqual({ partitions: 2, over: 1, into: 1, out: 0 });
     expect(counts.over).toBe(view.options.step_over);
@@ -102,7 +106,7 @@ describe('step buttons and the status line', () => {
     await tt.debug.stepInto(0, 'enrich');
     expect(tt.debug.stepOutState(0).reason).toBe('Finish the current scope: 1 record waits downstream of θ');
     expect(tt.debug.partitionNote(0)).toEqual({
-      text: '⚠ Over refused: 1 record of this scope waits downstream; step out first',
+      text: 'step out first',
       refused: true
     });
     const counts = tt.debug.stepCounts();
@@ -153,7 +157,7 @@ describe('what the highlighted changes compare with', () => {
     expect(tt.snapshot.comparison).toMatchObject({
       kind: 'interaction',
       index: 0,
-      text: expect.stringContaining('since I0, the interaction before')
+      text: expect.stringContaining('changes since I0, the interaction before')
     });
     const asked = kernel.requests.filter(r => r.method === 'run.state').map(r => r.params);
     expect(asked).toContainEqual({ run: 'r1', index: 1, operator: 'detect', partition: 0 });

@@ -370,12 +370,15 @@ function updatePartitionRow(row: HTMLElement, r: IPartitionRow): void {
     `stage ${r.stage}, partition ${r.partition}, attempt ${r.attempt}` +
     (r.task !== null && r.task !== undefined ? `, task ${r.task}` : '');
   name.title = where;
-  row.title = `${where}: ${formatCount(r.records_in)} records in, ${formatCount(r.records_out)} out, ${r.status}`;
   setText(recordsIn, `in ${formatShortCount(r.records_in)}`);
   setText(recordsOut, `out ${formatShortCount(r.records_out)}`);
   setText(stage, `stage ${r.stage}`);
   const live = r.status === 'running';
   const average = !live && typeof r.seconds === 'number' && r.seconds > 0 ? (r.records_in ?? 0) / r.seconds : 0;
-  setText(rate, formatRate(live ? (r.rate ?? 0) : average));
+  const speed = formatRate(live ? (r.rate ?? 0) : average);
+  setText(rate, speed);
   rate.classList.toggle('jp-icedtea-mod-average', !live);
+  row.title =
+    `${where}: ${formatCount(r.records_in)} records in, ${formatCount(r.records_out)} out, ${r.status}` +
+    (speed ? `, ${speed}${live ? '' : ' on average'}` : '');
 }

@@ -67,8 +67,8 @@ export function operatorStatus(summary: IRunSummary, p: IOperatorProgress): stri
   return p.done > 0 ? 'done' : 'not run';
 }
 
-/** A run store's path for a narrow line: its last three folders (`…/.icedtea/runs/<id>`). */
+/** A run store's path for a narrow line: its last two folders (`…/runs/<id>`). */
 export function shortPath(path: string): string {
   const parts = path.split(/[\\/]/).filter(Boolean);
-  return parts.length > 3 ? `…/${parts.slice(-3).join('/')}` : path;
+  return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : path;
 }

@@ -353,25 +353,23 @@ export class DebugModel implements IDisposable {
   }
 
   /**
-   * One short line under a partition's buttons saying why step over is not possible
-   * there (the ⚠ of a refused step-over), or '' when it is.
+   * A few words beside a partition's buttons (they fit the sidebar's default width) when
+   * step over is not possible there: refused (the ⚠: records of the current scope still
+   * wait downstream), ended, or not one of θ's partitions; '' when it is possible. The
+   * whole reason is in the note's tooltip and under the list for the selected partition.
    */
   partitionNote(partition: number): { text: string; refused: boolean } {
     if (!this._view || this._blocked()) {
       return { text: '', refused: false };
     }
     if (!this.isThetaPartition(partition)) {
-      return { text: 'fed after a shuffle or union: no steps of its own', refused: false };
+      return { text: 'no steps: not θ’s', refused: false };
     }
     if (this._view.options.refused[String(partition)]) {
-      const waiting = this.waitingDownstream(partition);
-      return {
-        text: `⚠ Over refused: ${plural(waiting, 'record')} of this scope ${verb(waiting, 'waits', 'wait')} downstream; step out first`,
-        refused: true
-      };
+      return { text: 'step out first', refused: true };
     }
     if (this.ended(partition)) {
-      return { text: 'ended: every record is processed', refused: false };
+      return { text: 'all processed', refused: false };
     }
     return { text: '', refused: false };
   }

@@ -160,7 +160,7 @@ export class PartitionSteps extends Widget {
     const selected = p === snapshot.selectedPartition;
     row.classList.toggle('jp-mod-selected', selected);
     row.setAttribute('aria-selected', String(selected));
-    const [name, warn, counts, next, note, over, into, out] = parts(row);
+    const [name, counts, next, note, warn, noteText, over, into, out] = parts(row);
     setText(name, `p${p}`);
     setText(
       counts,
@@ -187,8 +187,8 @@ export class PartitionSteps extends Widget {
     const partitionNote = debugging ? debug.partitionNote(p) : { text: '', refused: false };
     row.dataset.refused = String(partitionNote.refused);
     warn.hidden = !partitionNote.refused;
-    setText(note, partitionNote.text);
-    note.title = partitionNote.refused ? debug.view!.options.refused[String(p)] : partitionNote.text;
+    setText(noteText, partitionNote.text);
+    note.title = partitionNote.text ? `Step over: ${debug.stepOverState(p).reason}` : '';
     note.dataset.refused = String(partitionNote.refused);
     setButton(over, debug.stepOverState(p), p);
     const intoState = debug.stepIntoState(p);
@@ -246,12 +246,7 @@ function createRow(): HTMLElement {
   const row = el('div', 'jp-icedtea-partition-steps');
   row.setAttribute('role', 'option');
   const top = el('div', 'jp-icedtea-steps-line');
-  const warn = el('span', 'jp-icedtea-steps-warn', '⚠');
-  warn.title = 'Step over is refused here: records of the current scope still wait downstream. Step out first.';
-  warn.setAttribute('role', 'img');
-  warn.setAttribute('aria-label', 'Step over refused: a scope is still in progress on this partition');
-  warn.hidden = true;
-  top.append(el('span', 'jp-icedtea-steps-partition'), warn, el('span', 'jp-icedtea-steps-counts jp-icedtea-muted'));
+  top.append(el('span', 'jp-icedtea-steps-partition'), el('span', 'jp-icedtea-steps-counts jp-icedtea-muted'));
   const middle = el('div', 'jp-icedtea-steps-line');
   middle.append(el('span', 'jp-icedtea-steps-next'));
   const bottom = el('div', 'jp-icedtea-steps-line');
@@ -266,17 +261,24 @@ function createRow(): HTMLElement {
     button.dataset.action = action;
     buttons.append(button);
   }
-  bottom.append(buttons, el('span', 'jp-icedtea-steps-note'));
+  // Beside the buttons, why Over is not possible: "⚠ step out first" (refused), "all processed".
+  const note = el('span', 'jp-icedtea-steps-note');
+  const warn = el('span', 'jp-icedtea-steps-warn', '⚠ ');
+  warn.setAttribute('aria-label', 'Step over refused: records of the current scope still wait downstream.');
+  warn.hidden = true;
+  note.append(warn, el('span', 'jp-icedtea-steps-note-text'));
+  bottom.append(buttons, note);
   row.append(top, middle, bottom);
   return row;
 }
 
 function parts(row: HTMLElement): HTMLElement[] {
   const [top, middle, bottom] = Array.from(row.children) as HTMLElement[];
-  const [name, warn, counts] = Array.from(top.children) as HTMLElement[];
+  const [name, counts] = Array.from(top.children) as HTMLElement[];
   const [next] = Array.from(middle.children) as HTMLElement[];
   const [buttons, note] = Array.from(bottom.children) as HTMLElement[];
-  return [name, warn, counts, next, note, ...(Array.from(buttons.children) as HTMLElement[])];
+  const [warn, noteText] = Array.from(note.children) as HTMLElement[];
+  return [name, counts, next, note, warn, noteText, ...(Array.from(buttons.children) as HTMLElement[])];
 }
 
 function setButton(button: HTMLElement, state: IStepState, partition: number): void {

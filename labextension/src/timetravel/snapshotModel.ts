@@ -104,20 +104,19 @@ export class SnapshotModel implements IDisposable {
     }
     const index = this._mode === 'debug' ? (this._debug.view?.index ?? null) : this._index;
     if (this._mode === 'debug' && index === null) {
-      const step = this._debug.view?.step ?? 'the last step';
       return {
         kind: 'step',
         index: null,
-        text: `Highlighted: what the last step (${step}) changed; "was" is the value before it.`
+        text: 'Highlighted: what the last step changed ("was": the value before it)'
       };
     }
     if (index === null || index <= 0) {
-      return { kind: 'none', index: null, text: 'I0 holds the initial states: nothing before it to compare with.' };
+      return { kind: 'none', index: null, text: 'I0: the initial states, nothing earlier to compare with' };
     }
     return {
       kind: 'interaction',
       index: index - 1,
-      text: `Highlighted: what changed since I${index - 1}, the interaction before; "was" is the value at I${index - 1}.`
+      text: `Highlighted: changes since I${index - 1}, the interaction before ("was": at I${index - 1})`
     };
   }
 

@@ -87,7 +87,7 @@ export class SnapshotView extends Widget {
         ? snapshot.mode === 'empty'
           ? 'No snapshot shown yet: click an interaction (Interactions) to see the states recorded then, or, once the run has ended, to jump there.'
           : 'This snapshot holds no worker of G(θ).'
-        : `Partition ${partition}` + (snapshot.partitions.length > 1 ? ' (pick another in Partitions and steps)' : '');
+        : `Partition ${partition}` + (snapshot.partitions.length > 1 ? ' · others in Partitions and steps' : '');
     setText(this._message, message);
     this._message.hidden = !message;
     const comparison = snapshot.loading ? null : snapshot.comparison;

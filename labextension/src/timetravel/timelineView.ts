@@ -45,15 +45,9 @@ export class TimelineView extends Widget {
     const zoomIn = zoomButton('+', 'Zoom in', 1);
     this._zoomLabel = el('span', 'jp-icedtea-muted jp-icedtea-zoom-label');
     const toolbar = el('div', 'jp-icedtea-timeline-toolbar');
-    toolbar.append(
-      this._interact,
-      this._count,
-      this._follow,
-      el('span', 'jp-icedtea-spacer'),
-      zoomOut,
-      this._zoomLabel,
-      zoomIn
-    );
+    const zoom = el('span', 'jp-icedtea-zoom-group');
+    zoom.append(zoomOut, this._zoomLabel, zoomIn);
+    toolbar.append(this._interact, this._count, this._follow, el('span', 'jp-icedtea-spacer'), zoom);
 
     this._scroller = el('div', 'jp-icedtea-timeline-scroll');
     this._spacer = el('div', 'jp-icedtea-timeline-spacer');

@@ -59,16 +59,16 @@ export function verb(count: number, singular: string, pluralForm: string): strin
   return count === 1 ? singular : pluralForm;
 }
 
-/** Records per second: `"12.3k/s"`; empty when nothing runs. */
+/** Records per second: `"12.3k/s"`, `"130k/s"` (at most 6 characters); empty when nothing runs. */
 export function formatRate(value: number | null | undefined): string {
   if (!value || !isFinite(value) || value <= 0) {
     return '';
   }
   if (value >= 1e6) {
-    return `${(value / 1e6).toFixed(1)}M/s`;
+    return `${(value / 1e6).toFixed(value >= 1e8 ? 0 : 1)}M/s`;
   }
   if (value >= 1e3) {
-    return `${(value / 1e3).toFixed(1)}k/s`;
+    return `${(value / 1e3).toFixed(value >= 1e5 ? 0 : 1)}k/s`;
   }
   return `${value.toFixed(value < 10 ? 1 : 0)}/s`;
 }

@@ -30,6 +30,7 @@ export class RunView extends Widget {
     this.addClass('jp-icedtea-RunView');
     this._header = createHeader();
     this._loading = el('div', 'jp-icedtea-loading', 'Loading the run…');
+    this._empty = el('div', 'jp-icedtea-muted', 'No run shown: the notebook followed has none yet.');
     this._error = el('div', 'jp-icedtea-error');
     this._error.setAttribute('role', 'alert');
     this._warnings = el('div', 'jp-icedtea-warnings');
@@ -64,7 +65,7 @@ export class RunView extends Widget {
     const picker = [this._runs.node];
     if (!summary) {
       const loading = this._model.selectedId !== null;
-      setChildren(this.node, loading ? [this._loading, ...picker] : picker);
+      setChildren(this.node, [loading ? this._loading : this._empty, ...picker]);
       return;
     }
     this._renderHeader(summary, runs);
@@ -189,6 +190,7 @@ export class RunView extends Widget {
   private _picking = false;
   private _header: IHeader;
   private _loading: HTMLElement;
+  private _empty: HTMLElement;
   private _error: HTMLElement;
   private _warnings: HTMLElement;
   private _alerts: HTMLElement;

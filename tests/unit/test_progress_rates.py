@@ -1,6 +1,6 @@
 """The operators' rates the sidebar and the panel show: live, then the average."""
 from icedtea_jupyter.session.registry import open_run
-from icedtea_jupyter.store import RunStore
+from icedtea_jupyter.store.run_store import RunStore
 
 
 def ended(partition: int, records: int, started: float, ended: float) -> dict:

@@ -36,10 +36,10 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from icedtea_jupyter import Operator  # noqa: E402
 from icedtea_jupyter.examples import fraud  # noqa: E402
-from icedtea_jupyter.replay.checkpointing import measure  # noqa: E402
+from icedtea_jupyter.checkpoints.phase import measure  # noqa: E402
 from icedtea_jupyter.replay.cursor import StepRefused  # noqa: E402
 from icedtea_jupyter.replay.debugger import Debugger  # noqa: E402 - the in-kernel engine: its plans
-from icedtea_jupyter.replay.plan import InfeasiblePlan, make_plan  # noqa: E402
+from icedtea_jupyter.checkpoints.planner import InfeasiblePlan, make_plan  # noqa: E402
 from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -181,7 +181,7 @@ class Targets:
 
 
 def replay_costs(dbg, targets: Targets) -> list:
-    """The library's ``checkpointing.measure`` with every target looked up beforehand
+    """The library's ``checkpoints.phase.measure`` with every target looked up beforehand
     (the debugger's log reader answers from ``targets`` for the duration): the cost of
     each interaction as replay, checkpoint bytes and restore time only."""
     logs = dbg.logs
@@ -252,7 +252,7 @@ def jumps(dbg, tau: float, targets: Targets, repeats: int, margin: float) -> dic
     ``repeats`` passes (one for ``none``, whose jumps are long), timing each jump and the
     garbage collector's pauses inside it. With ``margin`` (< 1), online and offline are
     also planned under ``margin`` × τ and judged against τ."""
-    from icedtea_jupyter.replay.plan import InteractionCost, Plan
+    from icedtea_jupyter.checkpoints.planner import InteractionCost, Plan
 
     results = {}
     n = dbg.logs.interactions

@@ -10,19 +10,21 @@ snapshot latency from request to the last report (target: <= 0.5 s).
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import statistics
 
 from overhead import plain, prepare, recorded
 
-LOG_FILES = ("logs/*.arrow", "snapshots.jsonl", "interactions.jsonl", "interactions.json")
+from icedtea_jupyter.store import layout
 
 
 def log_bytes(run) -> int:
-    return sum(os.path.getsize(f) for pattern in LOG_FILES
-               for f in glob.glob(os.path.join(run.path, pattern)))
+    """The replay logs, the interactions and the snapshot reports, in bytes."""
+    files = [path for _, path in layout.replay_logs(run.path)]
+    files += [layout.snapshots_path(run.path), layout.interactions_log_path(run.path),
+              layout.interactions_path(run.path)]
+    return sum(os.path.getsize(f) for f in files if os.path.exists(f))
 
 
 def theta_input_bytes(run) -> int:

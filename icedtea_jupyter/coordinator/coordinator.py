@@ -8,13 +8,13 @@ import time
 import traceback
 from typing import Any, Callable
 
+from ..checkpoints.policy import CheckpointPolicy
 from ..executor.spec import RunSpec
 from ..dag import Dag
-from ..store import RunStore
+from ..store.run_store import RunStore
 from ..executor.worker_file import write_replay_log
 from .agent import CoordinatorAgent
-from .interactions import (CONDITION, MANUAL, CheckpointPolicy, InteractionBook,
-                           PeriodicInteractions)
+from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractions
 from .server import Connection, ControlServer
 
 Emit = Callable[[str, dict], None]
@@ -50,8 +50,7 @@ class Coordinator:
         self._lock = threading.Lock()
         self._ended = threading.Condition(self._lock)
         started = time.time()
-        policy = CheckpointPolicy(checkpoint, tau, started) \
-            if checkpoint in ("all", "online") else None
+        policy = CheckpointPolicy.during_run(checkpoint, tau, started)
         self.book = InteractionBook(store.path, self._running_theta_workers,
                                     self.server.broadcast, started, policy,
                                     on_change=self._interaction_changed)

@@ -1,17 +1,19 @@
 """The coordinator's side of interactions: ordering them, announcing them, collecting
 the snapshots workers send, and keeping both in the run store as they arrive.
 
-Files (JSON lines, append-only, so nothing recorded is lost on a crash):
-``interactions.jsonl`` one line per interaction as it is requested;
-``snapshots.jsonl`` one line per worker report (count, status, state delta).
+Both are JSON-lines files, appended to, so nothing recorded is lost on a crash: one
+line per interaction as it is requested, one per worker report (count, status, state
+delta); at the end, the final list of interactions (``store/layout.py``).
 """
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from typing import Any, Callable
+
+from ..store import layout
+from ..store.run_store import append_lines
 
 INITIAL, MANUAL, PERIODIC, CONDITION = "initial", "manual", "periodic", "condition"
 
@@ -39,12 +41,11 @@ class InteractionBook:
 
     def _add(self, interaction: dict) -> None:
         self.interactions.append(interaction)
-        self._append("interactions.jsonl", interaction)
+        self._append(layout.interactions_log_path(self.path), interaction)
 
-    def _append(self, name: str, *rows: dict) -> None:
-        lines = "".join(json.dumps(row, default=str) + "\n" for row in rows)
-        with self._files_lock, open(os.path.join(self.path, name), "a", encoding="utf-8") as f:
-            f.write(lines)
+    def _append(self, path: str, *rows: dict) -> None:
+        with self._files_lock:
+            append_lines(path, *rows)
 
     def request(self, trigger: str, record: Any = None, origin: int | None = None,
                 request: int | None = None) -> int:
@@ -65,7 +66,7 @@ class InteractionBook:
     def on_snapshots(self, reports: list[tuple[dict, tuple]]) -> None:
         """Workers' snapshot messages, with their worker keys, in the order sent."""
         entries = [{k: v for k, v in message.items() if k != "type"} for message, _ in reports]
-        self._append("snapshots.jsonl", *entries)
+        self._append(layout.snapshots_path(self.path), *entries)
         completed = []
         with self._cond:
             for entry, (message, key) in zip(entries, reports):
@@ -131,7 +132,7 @@ class InteractionBook:
         """The final list, with latencies, beside the append-only log."""
         with self._cond:
             data = list(self.interactions)
-        with open(os.path.join(self.path, "interactions.json"), "w", encoding="utf-8") as f:
+        with open(layout.interactions_path(self.path), "w", encoding="utf-8") as f:
             json.dump(data, f, default=str)
 
 
@@ -151,20 +152,3 @@ class PeriodicInteractions:
     def stop(self) -> None:
         self._stop.set()
 
-
-class CheckpointPolicy:
-    """When θ's workers checkpoint during a run: at every interaction (``all``), or when a
-    jump from the latest checkpoint would take longer than τ (``online``, IcedTea §6.2).
-    The online estimate is the work since that checkpoint: seconds elapsed times θ's
-    running workers, as the kernel replays partitions one after another about as fast
-    as Spark's workers ran them."""
-
-    def __init__(self, plan: str, tau: float, started: float) -> None:
-        self.plan, self.tau = plan, tau
-        self.last = started
-
-    def __call__(self, running: int, now: float) -> bool:
-        if self.plan == "all" or (now - self.last) * running > self.tau:
-            self.last = now
-            return True
-        return False

@@ -14,6 +14,7 @@ import sys
 import threading
 from typing import Protocol
 
+from ..store import layout
 from . import protocol
 from .spec import RunSpec
 from .worker_file import append_local_event, write_replay_log, write_worker_file
@@ -182,7 +183,7 @@ def _open(run: RunSpec) -> Channel:
 
 def _run_has_ended(run: RunSpec) -> bool:
     try:
-        with open(os.path.join(run.store_path, "manifest.json"), encoding="utf-8") as f:
+        with open(layout.manifest_path(run.store_path), encoding="utf-8") as f:
             return json.load(f).get("status") != "running"
     except (OSError, ValueError):
         return False

@@ -19,7 +19,8 @@ import zlib
 from array import array
 from typing import Any, Iterable, Iterator
 
-from .checkpoint_file import CheckpointWriter, checkpoint_path, saved_state
+from ..store.layout import checkpoint_key, checkpoint_path
+from ..checkpoints.file import CheckpointWriter, saved_state
 from .incremental import IncrementalState
 from .records import describe_record
 from .state import bounded_state
@@ -122,7 +123,7 @@ class TimeTravel:
             return
         if self.writer is None:
             self.writer = CheckpointWriter()
-        key = f"op{host.spec.op_id}-t{host.worker['task']}"  # θ on two paths: two tasks
+        key = checkpoint_key(host.spec.op_id, host.worker["task"])  # θ on two paths: two tasks
         extra = {"processed": processed, "position": position, "results": len(self.results),
                  "ended": ended}
         try:

@@ -1,23 +1,20 @@
-"""The per-worker result file of the run store: one Arrow IPC file per task attempt.
+"""The files of the run store written per task attempt: the worker's row, its replay
+log, θ's recorded inputs, local events (where each goes: ``store/layout.py``).
 
 Written by the coordinator when a worker reports its end, or by the worker itself
-when it cannot reach the coordinator. ``pandas.read_feather`` opens these files.
+when it cannot reach the coordinator. ``pandas.read_feather`` opens the Arrow files.
 """
 from __future__ import annotations
 
 import json
 import os
 
-WORKERS_DIR = "workers"
-LOCAL_EVENTS_DIR = "local"
+from ..store import layout
+
 COLUMNS = (
     "operator", "partition", "stage", "attempt", "task", "status", "records_in",
     "records_out", "bytes_in", "seconds", "started", "ended", "exhausted", "local", "error",
 )
-
-
-def worker_file_name(worker: dict) -> str:
-    return "op{operator}-p{partition}-s{stage}-a{attempt}-t{task}.arrow".format(**worker)
 
 
 def worker_row(message: dict, local: bool) -> dict:
@@ -36,11 +33,9 @@ def write_worker_file(store_path: str, message: dict, local: bool) -> str:
     """Write the row of one finished task attempt; atomic (temp file, then rename)."""
     import pyarrow as pa
 
-    directory = os.path.join(store_path, WORKERS_DIR)
-    os.makedirs(directory, exist_ok=True)
     row = worker_row(message, local)
     table = pa.Table.from_pylist([row], schema=worker_schema())
-    return _write_atomically(table, os.path.join(directory, worker_file_name(message["worker"])),
+    return _write_atomically(table, layout.worker_path(store_path, message["worker"]),
                              "uncompressed")
 
 
@@ -48,7 +43,8 @@ def _write_atomically(table, path: str, compression: str = "zstd") -> str:
     """An Arrow IPC file that readers see whole or not at all (temp file, then rename)."""
     import pyarrow.feather as feather
 
-    tmp = f"{path}.{os.getpid()}.tmp"
+    layout.with_parent(path)
+    tmp = layout.temp_path(path)
     feather.write_feather(table, tmp, compression=compression)
     os.replace(tmp, path)
     return path
@@ -68,19 +64,14 @@ def worker_schema():
 
 def append_local_event(store_path: str, worker: dict, message: dict) -> None:
     """Keep an agent message or alert of a worker that has no coordinator."""
-    directory = os.path.join(store_path, LOCAL_EVENTS_DIR)
-    os.makedirs(directory, exist_ok=True)
-    name = worker_file_name(worker).replace(".arrow", ".jsonl")
-    with open(os.path.join(directory, name), "a", encoding="utf-8") as out:
+    path = layout.with_parent(layout.local_events_path(store_path, worker))
+    with open(path, "a", encoding="utf-8") as out:
         out.write(json.dumps(message, default=str) + "\n")
-
-
-LOGS_DIR = "logs"
 
 
 def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
     """The replay log of a G(θ) worker, in its compact form (read it with
-    ``icedtea_jupyter.store.replay_logs.outputs_per_input``): the kind of log, the
+    ``icedtea_jupyter.store.replay_logs.read_replay_log``): the kind of log, the
     uint32 values the worker sent, the input count, and the ``log_result`` values."""
     import zlib
 
@@ -99,19 +90,12 @@ def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
         "records_in": str(message.get("records_in") or 0),
         "records_out": str(message.get("records_out") or 0),
     })
-    directory = os.path.join(store_path, LOGS_DIR)
-    os.makedirs(directory, exist_ok=True)
-    return _write_atomically(table, os.path.join(directory, worker_file_name(message["worker"])))
-
-
-INPUTS_DIR = "inputs"
+    return _write_atomically(table, layout.replay_log_path(store_path, message["worker"]))
 
 
 def write_inputs(store_path: str, worker: dict, pickled: list) -> str:
     """θ's input records of one task attempt (``--record-inputs``), pickled, in order."""
     import pyarrow as pa
 
-    directory = os.path.join(store_path, INPUTS_DIR)
-    os.makedirs(directory, exist_ok=True)
     table = pa.table({"record": pa.array(pickled, pa.binary())})
-    return _write_atomically(table, os.path.join(directory, worker_file_name(worker)))
+    return _write_atomically(table, layout.recorded_inputs_path(store_path, worker))

@@ -13,16 +13,16 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from ..executor.timetravel import FINAL
-from . import checkpointing
-from .checkpoints import CheckpointStore, restore
+from ..checkpoints import phase
+from ..checkpoints.file import CheckpointStore
+from ..checkpoints.restore import base_checkpoint, restore_paths
 from .cursor import PartitionCursor, StepRefused
 from .inputs import ReplayInputs
-from .later import FedStage
+from .fed_workers import FedWorkers
 from .logs import Logs, RunLogs
 from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
 from .paths import PartitionPaths
-from .snapshot import DebugSnapshot
+from ..snapshots.debug_snapshot import DebugSnapshot
 from .worker import ReplayWorker, replay_spec
 
 OnMove = Callable[[str, DebugSnapshot], None]  # (the equivalent Python call, the new view)
@@ -42,7 +42,7 @@ class Debugger:
         self.lock = threading.RLock()
         self.inputs = inputs  # an object with records(partition) -> list
         self.cursors: dict[int, PartitionPaths] = {}
-        self.fed: list[FedStage] = []  # workers fed by θ's cursors (after a shuffle, a union)
+        self.fed: list[FedWorkers] = []  # workers fed by θ's cursors (after a shuffle, a union)
         self.restored_from: dict[int, int | None] = {}
         self.current: DebugSnapshot | None = None
         self.divergences: list[str] = []
@@ -66,7 +66,7 @@ class Debugger:
         checkpoints (``none``, ``all``, ``online`` or ``offline``); later jumps use them."""
         if self.store is None:
             raise RuntimeError("this debugger has no run store to keep checkpoints in")
-        summary = self._call(checkpointing.take, self, self.store, plan, tau)
+        summary = self._call(phase.take, self, self.store, plan, tau)
         self.plan = summary
         return summary
 
@@ -199,7 +199,7 @@ class Debugger:
             for cursor in cursors.values():  # the debugger stays where it was
                 cursor.abandon()
             raise
-        fed = self._fed_stages(cursors)
+        fed = self._fed_workers(cursors)
         self._abandon_all()
         self.cursors, self.fed = cursors, fed
         self.restored_from = bases  # partition -> the checkpoint restored (None: from I0)
@@ -274,16 +274,11 @@ class Debugger:
         return self.store is not None and not self.logs.fed
 
     def _base(self, found: dict[int, set], index: int, partition: int) -> int | None:
-        """The checkpoint to restore before replaying to ``index``: the latest one at or
-        before it that holds every worker of θ's tree, or the partition's final one when
-        θ had ended there on every path."""
+        """The checkpoint to restore before replaying to ``index`` (``base_checkpoint``)."""
         keys = {self.logs.key(name, partition, i)
                 for i, path in enumerate(self.logs.paths) for name in path}
-        usable = [i for i, have in found.items() if keys <= have]
-        if FINAL in usable and all(self.logs.target(index, partition, i).finished
-                                   for i in range(len(self.logs.paths))):
-            return FINAL
-        return max((i for i in usable if 0 < i <= index), default=None)
+        return base_checkpoint(found, keys, index, lambda: all(
+            self.logs.target(index, partition, i).finished for i in range(len(self.logs.paths))))
 
     def _restored_cursor(self, partition: int, index: int) -> PartitionPaths | None:
         """θ's tree restored from the checkpoint at ``index`` (None: not restorable)."""
@@ -292,14 +287,8 @@ class Debugger:
             cursor.abandon()
             return None  # a generator operator: replay from the partition's start
         try:
-            for i, path in enumerate(cursor.paths):
-                saved = [self.store.read(index, partition, self.logs.key(n, partition, i))
-                         for n in path.names]
-                for worker, (state, extra) in zip(path.workers, saved):
-                    restore(worker, state)
-                    worker.processed = extra["processed"]
-                    worker.results.position = extra["results"]
-                path.position, path.ended = saved[0][1]["position"], saved[0][1]["ended"]
+            restore_paths(cursor, self.store, index,
+                          lambda name, path: self.logs.key(name, partition, path))
         except FileNotFoundError:
             cursor.abandon()
             return None
@@ -327,12 +316,12 @@ class Debugger:
         wrapper.spec = replay_spec(-1, name, "replay")
         return ReplayWorker(name, wrapper, partition, feed)
 
-    def _fed_stages(self, cursors: dict[int, PartitionPaths]) -> list[FedStage]:
+    def _fed_workers(self, cursors: dict[int, PartitionPaths]) -> list[FedWorkers]:
         """The workers fed by θ's cursors, given what those have emitted so far."""
-        stages: list[FedStage] = []
+        stages: list[FedWorkers] = []
         try:
             for fed in self.logs.fed:
-                stage = FedStage(fed.partitions,
+                stage = FedWorkers(fed.partitions,
                                  lambda q, fed=fed: self._chain(q, fed.names, []),
                                  lambda q, fed=fed: self._source(fed, q))
                 stages.append(stage)

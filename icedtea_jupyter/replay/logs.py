@@ -6,11 +6,10 @@ before the run, each worker's replay log, and each interaction's target counts.
 """
 from __future__ import annotations
 
-import glob
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from ..store import layout
 from ..store.operator_images import read_operator_image
 from ..store.replay_logs import ReplayLog, read_replay_log
 
@@ -91,7 +90,7 @@ class RunLogs:
     def key(self, name: str, partition: int, path: int = 0) -> str:
         """How checkpoint files name the worker: operator id and Spark task (names can
         change; θ on two paths runs in two tasks)."""
-        return f"op{self.dag.node(name).id}-t{self.task(partition, path)}"
+        return layout.checkpoint_key(self.dag.node(name).id, self.task(partition, path))
 
     def task(self, partition: int, path: int = 0) -> int:
         """The successful Spark task that ran ``path`` of θ's tree on ``partition``: its
@@ -128,14 +127,8 @@ class RunLogs:
         return self._counts[key]
 
     def _successful_logs(self, ok: set[int]) -> dict[tuple[int, int, int], ReplayLog]:
-        logs = {}
-        for path in glob.glob(os.path.join(self.run.path, "logs", "*.arrow")):
-            name = os.path.basename(path)[:-len(".arrow")]
-            fields = dict((part[0], part[1:]) for part in name.split("-") if part[:1] in "pt")
-            op = int(name.split("-")[0][2:])
-            if int(fields["t"]) in ok:
-                logs[(op, int(fields["p"]), int(fields["t"]))] = read_replay_log(path)
-        return logs
+        return {(name.operator, name.partition, name.task): read_replay_log(path)
+                for name, path in layout.replay_logs(self.run.path) if name.task in ok}
 
 
 def reduce_side_of(dag: Any, last: Any) -> Any:

@@ -12,22 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..snapshots.history import busiest
 from .cursor import PartitionCursor, StepRefused
 from .logs import Target
 from .worker import ReplayWorker
-
-
-def busiest(status: str, count: int | None) -> tuple[int, int]:
-    """Which of an operator's workers on one partition is shown when it ran in several
-    tasks: one running past its first record, then a finished one, then the rest; the
-    furthest along among equals. (``History.view`` and the debugger share this rule.)"""
-    if status == "running" and count:
-        rank = 3
-    elif status == "finished":
-        rank = 2
-    else:
-        rank = 0 if status == "not started" else 1
-    return rank, count or 0
 
 
 class PartitionPaths:

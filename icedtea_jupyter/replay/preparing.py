@@ -4,9 +4,9 @@ The root loads the run, puts θ's tree at I0 and parks a fork there. On ``prepar
 replays the run once, interaction after interaction, timing each, and parks a fork
 whenever the replay since the last one reaches a quarter of the budget: candidates,
 dense enough for any plan. At the end it measures the memory each parked fork holds
-alone, and the offline planner (``plan.py``, IcedTea §6.2, with a fork's memory as the
-checkpoint cost and the fork itself as the restore) keeps the cheapest set under τ
-within the memory cap; the kernel closes the others.
+alone, and the offline planner (``checkpoints/planner.py``, IcedTea §6.2, with a fork's
+memory as the checkpoint cost and the fork itself as the restore) keeps the cheapest set
+under τ within the memory cap; the kernel closes the others.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import time
 from time import perf_counter
 from typing import Any
 
-from .plan import InfeasiblePlan, InteractionCost, make_plan
+from ..checkpoints.planner import InfeasiblePlan, InteractionCost, make_plan
 from .process import Connection, fork_child, hand_over, parked, private_bytes, reap, serve
 from .wire import WireError
 
@@ -28,20 +28,43 @@ MAX_CANDIDATES = 96  # beyond this the candidates are thinned (every other one c
 PROGRESS_PERIOD = 0.25
 
 
+class StoredRun:
+    """A run as the replay process reads it from its store: what ``RunLogs`` and
+    ``ReplayInputs`` ask of a ``Run``, without the session (nor Spark)."""
+
+    recorder = None  # no pipeline to regenerate inputs with: the kernel staged them
+
+    def __init__(self, path: str) -> None:
+        from ..dag import Dag
+        from ..store.run_store import RunStore
+
+        self.store = RunStore.open(path)
+        self.path = self.store.path
+        self.manifest = self.store.read_manifest()
+        self.id = self.manifest.get("id")
+        self.dag = Dag.from_json(self.manifest.get("dag", {}))
+
+    def history(self) -> Any:
+        from ..snapshots.history import History
+
+        return History.from_store(self.store, self.dag, self.store.worker_table().to_pylist())
+
+    def recorded_inputs(self, partition: int) -> list:
+        records = self.store.recorded_inputs(self.dag.interesting.id, partition)
+        if records is None:
+            raise LookupError(f"no recorded inputs on partition {partition}")
+        return records
+
+
 def engine_for_run(run_path: str) -> Any:
     """The engine of the run stored at ``run_path``, its inputs loaded (every failure to
     load shows now, not in the middle of the pass). No Spark: inputs that were not
     recorded were staged in the store by the kernel."""
-    from ..dag import Dag
-    from ..session.run import Run
-    from ..store import RunStore
     from .debugger import Debugger
     from .inputs import ReplayInputs
     from .logs import RunLogs
 
-    store = RunStore.open(run_path)
-    manifest = store.read_manifest()
-    run = Run(store, manifest, Dag.from_json(manifest.get("dag", {})))
+    run = StoredRun(run_path)
     logs = RunLogs(run)
     inputs = ReplayInputs(run, logs)
     for partition in logs.partitions:

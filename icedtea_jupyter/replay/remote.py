@@ -15,14 +15,14 @@ import threading
 from typing import Any, Callable
 
 from ..executor.state import decode
+from ..store import layout
 from .client import Link, ReplayCancelled, ReplayHub, remote_error
 from .cursor import StepRefused
-from .snapshot import DebugSnapshot
+from ..snapshots.debug_snapshot import DebugSnapshot
 from .views import apply_view, decode_records
 
 OnMove = Callable[[str, DebugSnapshot], None]
 OnProgress = Callable[[dict], None]
-LOG_FILE = os.path.join("replay", "replay.log")
 
 
 def default_memory_cap() -> int:
@@ -119,8 +119,8 @@ class RemoteDebugger:
 
             self.inputs = ReplayInputs(self.run, RunLogs(self.run))
             self.inputs.stage()  # regenerates with Spark what was not recorded
-            os.makedirs(os.path.join(self.run.path, "replay"), exist_ok=True)
-            root = self._hub.start(self.run.path, os.path.join(self.run.path, LOG_FILE))
+            log_file = layout.with_parent(layout.replay_log_file(self.run.path))
+            root = self._hub.start(self.run.path, log_file)
             self._info = self._hub.request(root, "info").result()
             self._ready.set()
             if not self._phase_wanted.is_set():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..executor.state import decode, encode
-from .snapshot import DebugSnapshot
+from ..snapshots.debug_snapshot import DebugSnapshot
 
 
 def view_message(snapshot: DebugSnapshot, moved: list[tuple[str, int]]) -> dict:

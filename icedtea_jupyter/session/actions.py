@@ -4,7 +4,7 @@ Interactions, jumps and steps record themselves, from whichever side they come: 
 sidebar (comm requests), the in-cell panel or the user's own code (``"api"``, the
 default). A caller states its side with ``with acting_as("panel"): ...`` around the
 API call; the source lives in a context variable, so it is per thread and per call.
-The log persists append-only to ``actions.jsonl`` in the run store and is reloaded
+The log persists append-only in the run store (``store/layout.py``) and is reloaded
 when the run is reopened, so a debugging session can be replayed or exported.
 """
 from __future__ import annotations
@@ -12,14 +12,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import os
 import threading
 import time
 from typing import Callable, Iterator
 
-from .snapshots import read_lines
+from ..store import layout
+from ..store.run_store import read_lines
 
-FILE = "actions.jsonl"
 SOURCES = ("api", "sidebar", "panel")
 _SOURCE: contextvars.ContextVar[str] = contextvars.ContextVar("icedtea_source", default="api")
 
@@ -40,7 +39,7 @@ class ActionLog:
     """``{"time", "source", "call"}`` dicts in the order they happened (thread-safe)."""
 
     def __init__(self, store_path: str, on_added: Callable[[dict], None]) -> None:
-        self.path = os.path.join(store_path, FILE)
+        self.path = layout.actions_path(store_path)
         self.on_added = on_added
         self._actions = read_lines(self.path)
         self._lock = threading.RLock()

@@ -15,8 +15,8 @@ from typing import Any
 from ..agents.progress import ProgressAgent
 from ..coordinator.coordinator import Coordinator
 from ..instrument import Recorder, recording
-from ..store import RunStore
-from ..store.run_store import new_run_id
+from ..store import layout
+from ..store.run_store import RunStore, new_run_id
 from . import registry
 from ..dag import Dag
 from .run import Run
@@ -100,7 +100,7 @@ def _interpreter_warnings() -> list[str]:
 def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
     """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
-    root = options.store or os.path.join(os.getcwd(), ".icedtea", "runs")
+    root = options.store or layout.default_root()
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
@@ -180,22 +180,17 @@ def _prepare_time_travel(run: Run) -> None:
 
 def _take_checkpoints(run: Run) -> list[str]:
     """The checkpointing phase of --checkpoint: replay the logs, plan, write checkpoints."""
-    from ..replay.checkpoints import CheckpointStore
+    from ..checkpoints.file import CheckpointStore
+    from ..checkpoints.policy import DURING_RUN, summarise_run
     from ..replay.debugger import Debugger
     from ..replay.inputs import ReplayInputs
     from ..replay.logs import RunLogs
 
     options = run.options
-    if options["checkpoint"] in ("all", "online"):  # the workers took them during the run
+    if options["checkpoint"] in DURING_RUN:  # the workers took them during the run
         interactions, _ = run.coordinator.book.copies()
-        store = CheckpointStore(run.path)
-        written = {k for found in store.available().values() for k in found}
-        marked = [i["index"] for i in interactions if i.get("checkpoint")]
-        # a marked interaction whose workers all ended before their next check has none
-        summary = {"plan": options["checkpoint"], "tau": options["tau"], "taken": "during the run",
-                   "marked": marked, "checkpoints": [k for k in marked if k in written]}
-        store.save_plan(summary)
-        run.manifest["checkpoints"] = summary
+        run.manifest["checkpoints"] = summarise_run(run.path, options["checkpoint"],
+                                                    options["tau"], interactions)
         return []
     try:
         logs = RunLogs(run)

@@ -5,7 +5,7 @@ import logging
 import os
 import threading
 
-from ..store import RunStore
+from ..store.run_store import RunStore
 from ..dag import Dag
 from .run import Run
 

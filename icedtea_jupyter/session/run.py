@@ -9,12 +9,14 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from ..store import RunStore
 from ..dag import Dag
+from ..store import layout
+from ..store.run_store import RunStore
 from ..replay.cursor import StepRefused  # the refusal the views show
 from .actions import ActionLog
 from .metrics import metrics_frame
-from .snapshots import History, Interaction, Snapshot
+from ..snapshots.history import History, Interaction
+from ..snapshots.snapshot import Snapshot
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -177,7 +179,7 @@ class Run:
         coordinator = self.coordinator
         if coordinator is None:
             rows = self.store.worker_table().to_pylist()
-            return History.from_store(self.path, self.dag, rows)
+            return History.from_store(self.store, self.dag, rows)
         interactions, entries = coordinator.book.copies()
         workers = [state for _, state in coordinator.worker_states()]
         return History(interactions, entries, self.dag, workers)
@@ -258,14 +260,13 @@ class Run:
     def _merge_order(self, op: int, inputs: list[int], partition: int) -> list[tuple[str, int]]:
         import os
 
-        from ..executor.worker_file import LOGS_DIR, worker_file_name
         from ..store.replay_logs import read_replay_log
 
         names = [self.dag.node(i).name for i in inputs]
         rows = [r for r in self.store.worker_table().to_pylist()
                 if r["operator"] == op and r["partition"] == partition and r["status"] == "ok"]
         for row in sorted(rows, key=lambda r: r["started"] or 0.0):
-            path = os.path.join(self.path, LOGS_DIR, worker_file_name(row))
+            path = layout.replay_log_path(self.path, row)
             order = read_replay_log(path).order if os.path.exists(path) else None
             if order is not None:
                 return [(names[int(i)], int(n)) for i, n in order]
@@ -274,21 +275,10 @@ class Run:
 
     def recorded_inputs(self, partition: int) -> list:
         """θ's input records on ``partition`` in processing order (needs --record-inputs)."""
-        import glob
-        import os
-        import pickle
-
-        import pyarrow.feather as feather
-
         theta = self.dag.interesting
-        pattern = os.path.join(self.path, "inputs", f"op{theta.id}-p{partition}-*.arrow")
-        ok = {(row["task"]) for row in self.store.worker_table().to_pylist()
-              if row["operator"] == theta.id and row["status"] == "ok"}
-        for path in sorted(glob.glob(pattern)):
-            task = int(path.rsplit("-t", 1)[1].split(".")[0])
-            if task in ok:  # files written by this run's own workers
-                return [pickle.loads(b) for b in feather.read_table(path).column("record")
-                        .to_pylist()]
+        records = self.store.recorded_inputs(theta.id, partition)
+        if records is not None:
+            return records
         raise LookupError(f"no recorded inputs of {theta.name!r} on partition {partition}: "
                           "record the run with --record-inputs")
 

@@ -1,4 +1,4 @@
-"""The operators of a run as they were before it ran (``operators/op{id}.pkl``).
+"""The operators of a run as they were before it ran (``operators/`` in ``layout.py``).
 
 The replay engine starts every replayed worker from a fresh copy of its operator: the
 wrapper Spark shipped (kind of loop, the user's function or ``Operator``), pickled with
@@ -11,11 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-OPERATORS_DIR = "operators"
-
-
-def image_path(store_path: str, op_id: int) -> str:
-    return os.path.join(store_path, OPERATORS_DIR, f"op{op_id}.pkl")
+from . import layout
 
 
 def write_operator_image(store_path: str, op_id: int, wrapper: Any) -> None:
@@ -26,9 +22,8 @@ def write_operator_image(store_path: str, op_id: int, wrapper: Any) -> None:
     clone.__dict__.update(vars(wrapper))
     clone.spec = None
     data = cloudpickle.dumps(clone)
-    path = image_path(store_path, op_id)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp"
+    path = layout.with_parent(layout.operator_image_path(store_path, op_id))
+    tmp = layout.temp_path(path)
     with open(tmp, "wb") as out:
         out.write(data)
     os.replace(tmp, path)
@@ -37,7 +32,7 @@ def write_operator_image(store_path: str, op_id: int, wrapper: Any) -> None:
 def read_operator_image(store_path: str, op_id: int) -> bytes:
     """The pickled wrapper of ``op_id``; ``LookupError`` if the run did not keep one."""
     try:
-        with open(image_path(store_path, op_id), "rb") as f:
+        with open(layout.operator_image_path(store_path, op_id), "rb") as f:
             return f.read()
     except FileNotFoundError:
         raise LookupError(f"the run kept no replayable copy of operator {op_id}") from None

@@ -1,11 +1,4 @@
-"""One run on disk.
-
-Layout of ``<root>/<run-id>/``::
-
-    manifest.json            run id, status, options, cell source, DAG, error, warnings
-    workers/op{o}-p{p}-s{s}-a{a}-t{t}.arrow   one row per task attempt of a worker
-    alerts.jsonl             alerts, one JSON object per line, in arrival order
-    local/*.jsonl            what workers that had no coordinator recorded themselves
+"""One run on disk: ``RunStore`` (the directory's entries are in ``layout.py``).
 
 Every file is written atomically or appended line by line, so a crash loses at most
 the line being written. ``pandas.read_feather`` opens the worker files;
@@ -13,7 +6,6 @@ the line being written. ``pandas.read_feather`` opens the worker files;
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import secrets
@@ -23,11 +15,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.feather as feather
 
-from ..executor.worker_file import (LOCAL_EVENTS_DIR, WORKERS_DIR, worker_schema,
-                                    write_worker_file)
+from ..executor.worker_file import worker_schema, write_worker_file
+from . import layout
 
 FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
 
 
 class StoreError(LookupError):
@@ -44,15 +35,15 @@ class RunStore:
 
     @classmethod
     def create(cls, root: str, run_id: str) -> "RunStore":
-        path = os.path.join(root, run_id)
-        os.makedirs(os.path.join(path, WORKERS_DIR), exist_ok=True)
+        path = layout.run_dir(root, run_id)
+        os.makedirs(layout.workers_dir(path), exist_ok=True)
         return cls(path)
 
     @classmethod
     def open(cls, path: str) -> "RunStore":
         store = cls(path)
-        if not os.path.isfile(os.path.join(store.path, MANIFEST)):
-            raise StoreError(f"{path!r} is not an icedtea run: it has no {MANIFEST}")
+        if not os.path.isfile(layout.manifest_path(store.path)):
+            raise StoreError(f"{path!r} is not an icedtea run: it has no {layout.MANIFEST}")
         manifest = store.read_manifest()
         if manifest.get("format") != FORMAT_VERSION:
             raise StoreError(f"{path!r} has store format {manifest.get('format')!r}; "
@@ -62,15 +53,15 @@ class RunStore:
     # --- manifest -----------------------------------------------------------------
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         manifest = dict(manifest, format=FORMAT_VERSION)
-        target = os.path.join(self.path, MANIFEST)
-        tmp = f"{target}.tmp"
+        target = layout.manifest_path(self.path)
+        tmp = layout.temp_path(target)
         with open(tmp, "w", encoding="utf-8") as out:
             json.dump(manifest, out, indent=1, default=str)
         os.replace(tmp, target)
 
     def read_manifest(self) -> dict[str, Any]:
         try:
-            with open(os.path.join(self.path, MANIFEST), encoding="utf-8") as f:
+            with open(layout.manifest_path(self.path), encoding="utf-8") as f:
                 return json.load(f)
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot read the manifest of {self.path!r}: {exc}") from None
@@ -81,28 +72,61 @@ class RunStore:
 
     def worker_table(self) -> pa.Table:
         """Every recorded task attempt of every worker, successful or not."""
-        files = sorted(glob.glob(os.path.join(self.path, WORKERS_DIR, "*.arrow")))
-        tables = [feather.read_table(f) for f in files]
+        tables = [feather.read_table(f) for f in layout.worker_files(self.path)]
         if not tables:
             return worker_schema().empty_table()
         return pa.concat_tables(tables)
 
+    def recorded_inputs(self, operator: int, partition: int) -> list | None:
+        """``operator``'s input records on ``partition`` in processing order, from its
+        successful task attempt (``--record-inputs``); None if none were recorded."""
+        import pickle
+
+        ok = {row["task"] for row in self.worker_table().to_pylist()
+              if row["operator"] == operator and row["status"] == "ok"}
+        for name, path in layout.recorded_inputs(self.path, operator, partition):
+            if name.task in ok:  # files written by this run's own workers
+                return [pickle.loads(b) for b in feather.read_table(path).column("record")
+                        .to_pylist()]
+        return None
+
     # --- alerts and local events ----------------------------------------------------
     def append_alert(self, alert: dict) -> None:
-        with open(os.path.join(self.path, "alerts.jsonl"), "a", encoding="utf-8") as out:
-            out.write(json.dumps(alert, default=str) + "\n")
+        append_lines(layout.alerts_path(self.path), alert)
 
     def alerts(self) -> list[dict]:
-        return _read_lines(os.path.join(self.path, "alerts.jsonl"))
+        return read_lines(layout.alerts_path(self.path))
 
     def local_events(self) -> list[dict]:
         events: list[dict] = []
-        for path in sorted(glob.glob(os.path.join(self.path, LOCAL_EVENTS_DIR, "*.jsonl"))):
-            events.extend(_read_lines(path))
+        for path in layout.local_event_files(self.path):
+            events.extend(read_lines(path))
         return events
 
+    # --- interactions and snapshots ---------------------------------------------------
+    def interactions(self) -> list[dict]:
+        """The run's interactions: the final list if the run saved one, else as logged."""
+        saved = layout.interactions_path(self.path)
+        if os.path.exists(saved):
+            with open(saved, encoding="utf-8") as f:
+                return json.load(f)
+        return read_lines(layout.interactions_log_path(self.path))
 
-def _read_lines(path: str) -> list[dict]:
+    def snapshot_reports(self) -> list[dict]:
+        """Every worker's snapshot report, in arrival order."""
+        return read_lines(layout.snapshots_path(self.path))
+
+
+def append_lines(path: str, *rows: dict) -> None:
+    """Append ``rows`` to a JSON-lines file in one write."""
+    lines = "".join(json.dumps(row, default=str) + "\n" for row in rows)
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(lines)
+
+
+def read_lines(path: str) -> list[dict]:
+    """The objects of a JSON-lines file (none if it is missing; a line cut short by a
+    crash is skipped)."""
     if not os.path.exists(path):
         return []
     rows = []

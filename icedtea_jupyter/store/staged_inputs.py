@@ -1,4 +1,4 @@
-"""θ's inputs regenerated for replay, kept for the replay process (``replay/inputs/p{p}.pkl``).
+"""θ's inputs regenerated for replay, kept for the replay process (``replay/inputs/``).
 
 Without ``--record-inputs`` the kernel regenerates θ's inputs on a partition with Spark
 when a run is first debugged, checks them against the run's logs and writes them here,
@@ -11,19 +11,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-STAGED_DIR = os.path.join("replay", "inputs")
-
-
-def staged_path(store_path: str, partition: int) -> str:
-    return os.path.join(store_path, STAGED_DIR, f"p{partition}.pkl")
+from . import layout
 
 
 def write_staged_inputs(store_path: str, partition: int, records: list) -> None:
     from pyspark import cloudpickle
 
-    path = staged_path(store_path, partition)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp"
+    path = layout.with_parent(layout.staged_inputs_path(store_path, partition))
+    tmp = layout.temp_path(path)
     with open(tmp, "wb") as out:
         cloudpickle.dump(records, out)
     os.replace(tmp, path)
@@ -36,7 +31,7 @@ def read_staged_inputs(store_path: str, partition: int) -> list[Any]:
     from pyspark import cloudpickle  # noqa: F401 - registers what the records need
 
     try:
-        with open(staged_path(store_path, partition), "rb") as f:
+        with open(layout.staged_inputs_path(store_path, partition), "rb") as f:
             return pickle.load(f)
     except FileNotFoundError:
         raise LookupError(f"no staged inputs for partition {partition}") from None

@@ -208,7 +208,7 @@ def test_refusals_and_bad_requests_come_back_as_the_apis_errors(record):
 def test_a_run_reopened_after_a_restart_gets_a_fresh_replay_process(record):
     from icedtea_jupyter.dag import Dag
     from icedtea_jupyter.session.run import Run
-    from icedtea_jupyter.store import RunStore
+    from icedtea_jupyter.store.run_store import RunStore
 
     code, theta = SHAPES["reduceByKey after theta"]
     run = record(code, NAMESPACE, interesting=theta, interact_every=0.12)

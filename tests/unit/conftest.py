@@ -4,7 +4,7 @@ import pytest
 from icedtea_jupyter.dag import Dag
 from icedtea_jupyter.session import registry
 from icedtea_jupyter.session.run import Run
-from icedtea_jupyter.store import RunStore
+from icedtea_jupyter.store.run_store import RunStore
 
 
 @pytest.fixture

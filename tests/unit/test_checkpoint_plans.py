@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icedtea_jupyter.replay.plan import (
+from icedtea_jupyter.checkpoints.planner import (
     InfeasiblePlan, InteractionCost, Plan, make_plan, plan_all, plan_none, plan_offline,
     plan_online,
 )

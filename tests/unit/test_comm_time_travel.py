@@ -10,9 +10,10 @@ from icedtea_jupyter.comm import messages, target
 from icedtea_jupyter.comm.target import handle
 from icedtea_jupyter.comm.time_travel import debug_view, interaction_json
 from icedtea_jupyter.replay.cursor import StepRefused
-from icedtea_jupyter.session.actions import FILE, ActionLog, acting_as
+from icedtea_jupyter.session.actions import ActionLog, acting_as
 from icedtea_jupyter.session.run import Run
-from icedtea_jupyter.store import RunStore
+from icedtea_jupyter.store.layout import ACTIONS as FILE
+from icedtea_jupyter.store.run_store import RunStore
 from tests.unit.fakes import FakeComm
 from tests.unit.test_replay_engine import DATA3, TARGETS3, debugger
 

@@ -6,11 +6,12 @@ import pytest
 from icedtea_jupyter.comm import messages, target
 from icedtea_jupyter.comm.schema import SCHEMA, check, check_result, fields, names
 from icedtea_jupyter.dag import Dag
-from icedtea_jupyter.executor.state import delta, encode_state
+from icedtea_jupyter.executor.state import encode_state
 from icedtea_jupyter.session import registry
 from icedtea_jupyter.session.run import Run
-from icedtea_jupyter.session.snapshots import History
-from icedtea_jupyter.store import RunStore
+from icedtea_jupyter.snapshots.deltas import delta
+from icedtea_jupyter.snapshots.history import History
+from icedtea_jupyter.store.run_store import RunStore
 from tests.unit.fakes import FakeComm
 from tests.unit.test_replay_engine import DATA3, TARGETS3, debugger
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from icedtea_jupyter import Operator
 from icedtea_jupyter.executor import state as st_mod
+from icedtea_jupyter.snapshots import deltas
 
 
 class Enrich(Operator):
@@ -88,23 +89,23 @@ def test_deltas_carry_only_changed_keys_and_rebuild_the_state():
                                  "by_id": {1: "a", 2: "b"}})
     second = st_mod.encode_state({"highest": {"alice": 10, "bob": 5000}, "count": 1,
                                   "by_id": {1: "a", 3: "c"}})
-    change = st_mod.delta(first, second)
+    change = deltas.delta(first, second)
     assert change["keys"]["highest"] == {"set": {"bob": 5000}, "del": []}
     assert "count" not in change["set"]
-    assert st_mod.apply_delta(first, change) == {**second, "by_id": st_mod.apply_delta(
+    assert deltas.apply_delta(first, change) == {**second, "by_id": deltas.apply_delta(
         first, change)["by_id"]}
-    rebuilt = st_mod.decode(st_mod.apply_delta(first, change))
+    rebuilt = st_mod.decode(deltas.apply_delta(first, change))
     assert rebuilt == {"highest": {"alice": 10, "bob": 5000}, "count": 1, "by_id": {1: "a", 3: "c"}}
-    assert st_mod.apply_delta(None, st_mod.delta(None, first)) == first
+    assert deltas.apply_delta(None, deltas.delta(None, first)) == first
 
 
 def test_a_number_that_changes_type_is_a_change():
     before = st_mod.encode_state({"flag": 1, "table": {"a": 1, 2: 0}})
     after = st_mod.encode_state({"flag": True, "table": {"a": 1.0, 2: False}})
-    seen = st_mod.changes(before, after)
+    seen = deltas.changes(before, after)
     assert seen["variables"] == ["flag"]
     assert seen["keys"] == {"table": ["a", 2]}
-    rebuilt = st_mod.apply_delta(before, st_mod.delta(before, after))
+    rebuilt = deltas.apply_delta(before, deltas.delta(before, after))
     assert json.dumps(rebuilt, sort_keys=True) == json.dumps(after, sort_keys=True)
 
 

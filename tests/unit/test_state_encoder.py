@@ -3,7 +3,8 @@ encoding after every change, and its changes rebuild it."""
 from hypothesis import given, settings, strategies as st
 
 from icedtea_jupyter.executor.incremental import IncrementalState
-from icedtea_jupyter.executor.state import apply_delta, decode, encode_state
+from icedtea_jupyter.executor.state import decode, encode_state
+from icedtea_jupyter.snapshots.deltas import apply_delta
 
 KEYS = st.one_of(st.sampled_from(["a", "b", "c", "$x"]), st.integers(0, 5),
                  st.tuples(st.integers(0, 2), st.text(max_size=2)))

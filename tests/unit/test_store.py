@@ -8,7 +8,7 @@ import pytest
 from icedtea_jupyter.executor.worker_file import worker_schema
 from icedtea_jupyter.session.metrics import metrics_frame, successful_attempts
 from icedtea_jupyter.session.registry import open_run
-from icedtea_jupyter.store import RunStore, StoreError
+from icedtea_jupyter.store.run_store import RunStore, StoreError
 
 
 def end(op, part, attempt, task, status="ok", n=10, stage=0):

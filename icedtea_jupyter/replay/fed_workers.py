@@ -1,4 +1,4 @@
-"""Fed stages: workers of G(θ) outside θ's Python worker, fed what θ's cursors emit.
+"""Fed workers: the workers of G(θ) outside θ's Python worker, fed what θ's cursors emit.
 
 An aggregation's reduce side (after the shuffle) gets the combiners the map sides
 emitted, in the order the shuffle delivered them in the run (``OriginOrder``); the
@@ -13,7 +13,10 @@ from typing import Any, Callable
 from .cursor import PartitionCursor
 
 
-class FedStage:
+class FedWorkers:
+    """One chain of fed workers (``logs.Fed``) on each of its partitions: a cursor per
+    partition, and the source that hands it what θ's cursors have emitted."""
+
     def __init__(self, partitions: list[int], make_cursor: Callable[[int], PartitionCursor],
                  source_of: Callable[[int], Any]) -> None:
         self.cursors = {q: make_cursor(q) for q in partitions}

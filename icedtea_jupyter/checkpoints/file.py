@@ -2,23 +2,24 @@
 
 Written by θ's host during the run (``--checkpoint all|online``: at the interactions the
 coordinator marks, and by each worker when its partition ends) or by the kernel's
-checkpointing phase (``offline``). One pickle per worker and interaction,
-``checkpoints/i{index}-p{partition}-{key}.pkl``; dict values hold only the keys changed
-since the same worker's previous checkpoint (IcedTea §5.5), which ``read_checkpoint``
-applies back. These files hold the user's objects: load them only from run stores you
+checkpointing phase (``offline``). One pickle per worker and interaction (named in
+``store/layout.py``); dict values hold only the keys changed since the same worker's
+previous checkpoint (IcedTea §5.5), which ``read_checkpoint``
+applies back. ``CheckpointStore`` lists, reads and writes a run's checkpoints and keeps
+its plan. These files hold the user's objects: load them only from run stores you
 trust, as any pickle.
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import zlib
 from typing import Any
 
-from .attributes import instance_attributes
-from .state import _closure_variables, _is_plain_function
-
-CHECKPOINTS_DIR = "checkpoints"
+from ..executor.attributes import instance_attributes
+from ..executor.state import _closure_variables, _is_plain_function
+from ..store import layout
 
 
 def saved_state(host: Any) -> dict[str, Any]:
@@ -29,10 +30,6 @@ def saved_state(host: Any) -> dict[str, Any]:
     if _is_plain_function(function):
         return {f"cell:{k}": v for k, v in _closure_variables(function).items()}
     return {f"attr:{k}": v for k, v in instance_attributes(function).items()}
-
-
-def checkpoint_path(store_path: str, index: int, partition: int, key: str) -> str:
-    return os.path.join(store_path, CHECKPOINTS_DIR, f"i{index}-p{partition}-{key}.pkl")
 
 
 class CheckpointWriter:
@@ -55,8 +52,7 @@ class CheckpointWriter:
                     continue
             entries[name] = ("full", value)
         data = pickle.dumps({"base": self.previous, "entries": entries, "extra": extra}, 5)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
+        tmp = layout.temp_path(layout.with_parent(path))
         with open(tmp, "wb") as out:
             out.write(data)
         os.replace(tmp, path)
@@ -66,7 +62,7 @@ class CheckpointWriter:
 
 def read_checkpoint(store_path: str, index: int, partition: int, key: str) -> tuple[dict, dict]:
     """The state and extra fields of a checkpoint, its incremental chain applied."""
-    with open(checkpoint_path(store_path, index, partition, key), "rb") as f:
+    with open(layout.checkpoint_path(store_path, index, partition, key), "rb") as f:
         saved = pickle.load(f)
     base: dict = {}
     if saved["base"] is not None:
@@ -89,3 +85,45 @@ def _crc(value: Any) -> int:
         return zlib.crc32(pickle.dumps(value, 5))
     except Exception:
         return -1
+
+
+class CheckpointStore:
+    """The checkpoints of one run: what exists, reading, and writing (offline phase)."""
+
+    def __init__(self, store_path: str) -> None:
+        self.store_path = store_path
+        self._writers: dict[tuple[str, int], CheckpointWriter] = {}
+
+    def clear(self) -> None:
+        """Remove every checkpoint (before a new plan is taken)."""
+        self._writers = {}
+        for _, path in list(layout.checkpoints(self.store_path)):
+            os.remove(path)
+
+    def available(self) -> dict[int, dict[int, set[str]]]:
+        """``{partition: {index: {worker keys}}}`` of the checkpoints on disk."""
+        found: dict[int, dict[int, set[str]]] = {}
+        for name, _ in layout.checkpoints(self.store_path):
+            found.setdefault(name.partition, {}).setdefault(name.index, set()).add(name.key)
+        return found
+
+    def write(self, index: int, partition: int, key: str, state: dict, extra: dict) -> int:
+        writer = self._writers.setdefault((key, partition), CheckpointWriter())
+        return writer.write(layout.checkpoint_path(self.store_path, index, partition, key),
+                            index, state, extra)
+
+    def read(self, index: int, partition: int, key: str) -> tuple[dict, dict]:
+        return read_checkpoint(self.store_path, index, partition, key)
+
+    def save_plan(self, plan: dict) -> None:
+        with open(layout.with_parent(layout.checkpoint_plan_path(self.store_path)), "w",
+                  encoding="utf-8") as out:
+            json.dump(plan, out, indent=1)
+
+    def load_plan(self) -> dict | None:
+        try:
+            with open(layout.checkpoint_plan_path(self.store_path), encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+

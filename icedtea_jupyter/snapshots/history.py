@@ -1,22 +1,35 @@
-"""Interactions and snapshots as the user reads them: ``run.interactions``, ``run.snapshot(k)``.
+"""The interaction history of a run: ``run.interactions``, and each worker's view at an
+interaction, behind ``run.snapshot(k)`` (``snapshot.py``).
 
 Built from two lists, live from the coordinator or reloaded from the store: the
 interactions in order, and every worker's reports (count, status, state delta).
 """
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..dag import Dag
-from ..executor.state import Summary, apply_delta, changes, decode
+from ..executor.state import decode
 from ..executor.timetravel import FINAL
-from ..replay.paths import busiest
+from .deltas import apply_delta
+from .snapshot import Snapshot
 
 
 OUTSIDE = "outside θ's chain"  # a later stage, or another Python process after a union
+
+
+def busiest(status: str, count: int | None) -> tuple[int, int]:
+    """Which of an operator's workers on one partition is shown when it ran in several
+    tasks: one running past its first record, then a finished one, then the rest; the
+    furthest along among equals. (``History.view`` and the debugger share this rule.)"""
+    if status == "running" and count:
+        rank = 3
+    elif status == "finished":
+        rank = 2
+    else:
+        rank = 0 if status == "not started" else 1
+    return rank, count or 0
 
 
 @dataclass(frozen=True)
@@ -59,14 +72,9 @@ class History:
             self._attempts.setdefault((w["operator"], w["partition"]), []).append(w)
 
     @classmethod
-    def from_store(cls, path: str, dag: Dag, workers: list[dict]) -> "History":
-        saved = os.path.join(path, "interactions.json")
-        if os.path.exists(saved):
-            with open(saved, encoding="utf-8") as f:
-                interactions = json.load(f)
-        else:
-            interactions = read_lines(os.path.join(path, "interactions.jsonl"))
-        return cls(interactions, read_lines(os.path.join(path, "snapshots.jsonl")), dag, workers)
+    def from_store(cls, store: Any, dag: Dag, workers: list[dict]) -> "History":
+        """The history a ``RunStore`` kept."""
+        return cls(store.interactions(), store.snapshot_reports(), dag, workers)
 
     def _chains_by_worker(self) -> dict[tuple, list[dict]]:
         chains: dict[tuple, list[dict]] = {}
@@ -111,7 +119,7 @@ class History:
 
         An operator that ran in several successful tasks on one partition (on two paths
         from an uncached θ, or in two jobs) shows the task where it was running, the
-        furthest along if several were (``replay.paths.busiest``)."""
+        furthest along if several were (``busiest``)."""
         when = self.interaction_time(index) if when is None else when
         tasks = {task for task, _ in self._by_worker.get((node.id, partition), [])}
         tasks |= {w["task"] for w in self._attempts.get((node.id, partition), [])}
@@ -169,7 +177,7 @@ class History:
             return WorkerView(operator, partition, "finished", final["count"], encoded)
         return None
 
-    def snapshot(self, index: int) -> "Snapshot":
+    def snapshot(self, index: int) -> Snapshot:
         return Snapshot(self, self._interaction(self._raw(index)))
 
     def final_state(self, node: Any, partition: int) -> dict | None:
@@ -190,100 +198,3 @@ class History:
             raise IndexError(f"no interaction I{index}: this run has I0..I{len(self.raw) - 1}")
         return self.raw[index]
 
-
-class Snapshot:
-    """The states of G(θ)'s workers at one interaction."""
-
-    def __init__(self, history: History, interaction: Interaction) -> None:
-        self.history = history
-        self.interaction = interaction
-
-    @property
-    def index(self) -> int:
-        return self.interaction.index
-
-    def _view(self, operator: str, partition: int) -> WorkerView:
-        node = self.history.dag.node(operator)
-        if not node.in_g:
-            names = ", ".join(n.name for n in self.history.dag.g_theta) or "none"
-            raise KeyError(f"{operator!r} is not in G(θ); snapshots hold {names}")
-        return self.history.view(self.index, node, partition)
-
-    def worker(self, operator: str, partition: int) -> WorkerView:
-        """The worker at this interaction: status, count and state as tagged JSON."""
-        return self._view(operator, partition)
-
-    def state(self, operator: str, partition: int) -> dict | None:
-        """The worker's state variables by name. A worker that had not started shows its
-        initial state (the operator before its first record, as ``dbg.state`` does);
-        None only for one that never reported a state (outside θ's chain, or lost)."""
-        view = self._view(operator, partition)
-        return None if view.encoded is None else decode(view.encoded)
-
-    def page(self, operator: str, partition: int, variable: str, start: int = 0,
-             size: int = 100) -> dict:
-        """One page of a large state variable: ``{"total", "start", "items"}``; items are
-        (key, value) pairs of a dict-like value, values of a list, set or tuple."""
-        state = self.state(operator, partition) or {}
-        if variable not in state:
-            raise KeyError(f"{operator!r} on partition {partition} has no state variable "
-                           f"{variable!r} (it has: {', '.join(sorted(state)) or 'none'})")
-        value = state[variable]
-        if isinstance(value, Summary):
-            return {"total": value.get("len"), "start": 0, "items": value.get("sample", []),
-                    "note": value.get("note")}
-        if isinstance(value, dict):
-            items = list(value.items())
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            items = list(value)
-        else:
-            items = [value]
-        return {"total": len(items), "start": start, "items": items[start:start + size]}
-
-    def status(self, operator: str, partition: int) -> str:
-        return self._view(operator, partition).status
-
-    def changed(self, operator: str, partition: int) -> dict:
-        """What changed since the previous interaction: variables, and keys of dict-like ones."""
-        current = self._view(operator, partition).encoded or {}
-        previous = {}
-        if self.index > 0:
-            previous = self.history.view(self.index - 1, self.history.dag.node(operator),
-                                         partition).encoded or {}
-        return changes(previous, current)
-
-    def workers(self) -> list[dict]:
-        """Every worker of G(θ) at this interaction, one row per operator and partition."""
-        return [{"operator": v.operator, "partition": v.partition, "status": v.status,
-                 "count": v.count} for v in self.history.views(self.index)]
-
-    def task_chains(self) -> dict[int, list[dict]]:
-        """The workers that reported, grouped by Spark task: each group is one chain of
-        operators pulling records through each other, snapshotted at one moment. (An
-        operator on two paths to a union runs in two tasks, one per path.)"""
-        when = self.history.interaction_time(self.index)
-        chains: dict[int, list[dict]] = {}
-        for (op, part, task), chain in sorted(self.history._chains.items(), key=lambda c: c[0][2]):
-            node = self.history.dag.node(op)
-            view = self.history._from_chain(chain, self.index, node.name, part, when)
-            if view is not None and view.status == "running":
-                chains.setdefault(task, []).append({"operator": node.name, "partition": part,
-                                                    "count": view.count})
-        return chains
-
-    def __repr__(self) -> str:
-        return f"<Snapshot I{self.index} ({self.interaction.trigger})>"
-
-
-def read_lines(path: str) -> list[dict]:
-    """The objects of a JSON-lines file (none if it is missing; a line cut short by a
-    crash is skipped)."""
-    rows = []
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    continue
-    return rows

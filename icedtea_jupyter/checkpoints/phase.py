@@ -13,8 +13,8 @@ from time import perf_counter
 from typing import Any
 
 from ..executor.state import encode_state
-from .checkpoints import CheckpointStore, saved_state
-from .plan import InteractionCost, make_plan
+from .file import CheckpointStore, saved_state
+from .planner import InteractionCost, make_plan
 
 
 HEADROOM = 0.8  # plan for 80% of τ: garbage collection and a busy machine take the rest

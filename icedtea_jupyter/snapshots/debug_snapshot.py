@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..executor.state import changes, decode
+from ..executor.state import decode
+from .deltas import changes
 
 
 class DebugSnapshot:

@@ -1,0 +1,244 @@
+"""The layout of the run store: every entry of a run directory, its name, its parsing.
+
+This module is the only one that builds a path inside a run directory or reads a
+file's name back. It imports only the standard library: Spark's Python workers use it
+to write their own files. One directory per run, ``<root>/<run-id>/``, where the root
+is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
+
+    manifest.json             run id, status, options, cell, DAG, error, warnings, jobs,
+                              checkpoint summary (store/run_store.py)
+    workers/<worker>.arrow    one row per task attempt of a worker (executor/worker_file.py)
+    local/<worker>.jsonl      agent messages and alerts of a worker that could not reach
+                              the coordinator, for the coordinator to take at the end
+    alerts.jsonl              alerts, in arrival order
+    logs/<worker>.arrow       a G(θ) worker's replay log: outputs per input, input order,
+                              log_result values (executor/worker_file.py, store/replay_logs.py)
+    inputs/<worker>.arrow     θ's input records, pickled (--record-inputs)
+    interactions.jsonl        one line per interaction as it is requested
+    interactions.json         the final list of interactions, with latencies
+    snapshots.jsonl           one line per worker report: count, status, state delta
+                              (coordinator/interactions.py, snapshots/history.py)
+    actions.jsonl             the debugging session as Python calls (session/actions.py)
+    operators/op<o>.pkl       each operator as Spark took it, for replay
+                              (store/operator_images.py)
+    checkpoints/i<i>-p<p>-<key>.pkl
+                              a worker's restorable state at interaction i (-1: when its
+                              partition ended); <key> is op<o>-t<task> (checkpoints/file.py)
+    checkpoints/plan.json     the checkpoint plan taken, with its measured costs
+    replay/inputs/p<p>.pkl    θ's regenerated inputs, staged for the replay process
+                              (store/staged_inputs.py)
+    replay/replay.log         what the replay processes print
+
+``<worker>`` is ``op<operator>-p<partition>-s<stage>-a<attempt>-t<task>``: one task
+attempt of one operator. Whole files are written under ``temp_path`` and renamed;
+JSON-lines files are appended a line at a time.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterator, Mapping, NamedTuple
+
+DEFAULT_ROOT = os.path.join(".icedtea", "runs")
+
+MANIFEST = "manifest.json"
+WORKERS = "workers"
+LOCAL = "local"
+ALERTS = "alerts.jsonl"
+LOGS = "logs"
+INPUTS = "inputs"
+INTERACTIONS_LOG = "interactions.jsonl"
+INTERACTIONS = "interactions.json"
+SNAPSHOTS = "snapshots.jsonl"
+ACTIONS = "actions.jsonl"
+OPERATORS = "operators"
+CHECKPOINTS = "checkpoints"
+PLAN = "plan.json"
+REPLAY = "replay"
+STAGED = os.path.join(REPLAY, INPUTS)
+REPLAY_LOG = os.path.join(REPLAY, "replay.log")
+
+ARROW, PICKLE, LINES = ".arrow", ".pkl", ".jsonl"
+
+_WORKER = re.compile(r"^op(-?\d+)-p(-?\d+)-s(-?\d+)-a(-?\d+)-t(-?\d+)$")
+_CHECKPOINT = re.compile(r"^i(-?\d+)-p(\d+)-(.+)\.pkl$")
+
+
+class WorkerName(NamedTuple):
+    """The fields of a ``<worker>`` file name: one task attempt of one operator."""
+
+    operator: int
+    partition: int
+    stage: int
+    attempt: int
+    task: int
+
+
+class CheckpointName(NamedTuple):
+    """The fields of a checkpoint file name."""
+
+    index: int
+    partition: int
+    key: str
+
+
+# --- the run directory ------------------------------------------------------------------
+def default_root(cwd: str | None = None) -> str:
+    """Where runs go without ``--store``: ``.icedtea/runs`` under ``cwd`` (default: here)."""
+    return os.path.join(cwd or os.getcwd(), DEFAULT_ROOT)
+
+
+def run_dir(root: str, run_id: str) -> str:
+    return os.path.join(root, run_id)
+
+
+def temp_path(path: str) -> str:
+    """Where a whole file is written before it is renamed to ``path`` (per process)."""
+    return f"{path}.{os.getpid()}.tmp"
+
+
+def with_parent(path: str) -> str:
+    """``path``, once the folder that holds it exists."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
+
+
+def manifest_path(run: str) -> str:
+    return os.path.join(run, MANIFEST)
+
+
+def alerts_path(run: str) -> str:
+    return os.path.join(run, ALERTS)
+
+
+def interactions_log_path(run: str) -> str:
+    return os.path.join(run, INTERACTIONS_LOG)
+
+
+def interactions_path(run: str) -> str:
+    return os.path.join(run, INTERACTIONS)
+
+
+def snapshots_path(run: str) -> str:
+    return os.path.join(run, SNAPSHOTS)
+
+
+def actions_path(run: str) -> str:
+    return os.path.join(run, ACTIONS)
+
+
+# --- one file per task attempt: workers/, local/, logs/, inputs/ ------------------------
+def worker_name(worker: Mapping) -> str:
+    """``op<o>-p<p>-s<s>-a<a>-t<t>`` of a worker dict (operator, partition, stage, ...)."""
+    return "op{operator}-p{partition}-s{stage}-a{attempt}-t{task}".format(**worker)
+
+
+def parse_worker_name(name: str) -> WorkerName | None:
+    """The fields of a ``<worker>`` file name (with or without its suffix); None if it is
+    not one."""
+    match = _WORKER.match(name.split(".", 1)[0])
+    return WorkerName(*map(int, match.groups())) if match else None
+
+
+def workers_dir(run: str) -> str:
+    return os.path.join(run, WORKERS)
+
+
+def worker_path(run: str, worker: Mapping) -> str:
+    return os.path.join(run, WORKERS, worker_name(worker) + ARROW)
+
+
+def local_events_path(run: str, worker: Mapping) -> str:
+    return os.path.join(run, LOCAL, worker_name(worker) + LINES)
+
+
+def replay_log_path(run: str, worker: Mapping) -> str:
+    return os.path.join(run, LOGS, worker_name(worker) + ARROW)
+
+
+def recorded_inputs_path(run: str, worker: Mapping) -> str:
+    return os.path.join(run, INPUTS, worker_name(worker) + ARROW)
+
+
+def worker_files(run: str) -> list[str]:
+    """Every worker file, sorted."""
+    return _files(os.path.join(run, WORKERS), ARROW)
+
+
+def local_event_files(run: str) -> list[str]:
+    """Every file of local events, sorted."""
+    return _files(os.path.join(run, LOCAL), LINES)
+
+
+def replay_logs(run: str) -> Iterator[tuple[WorkerName, str]]:
+    """Every replay log, with the task attempt it belongs to."""
+    return _named(os.path.join(run, LOGS))
+
+
+def recorded_inputs(run: str, operator: int, partition: int) -> Iterator[tuple[WorkerName, str]]:
+    """The files of ``operator``'s recorded inputs on ``partition``, one per task attempt,
+    sorted by name."""
+    return ((name, path) for name, path in _named(os.path.join(run, INPUTS))
+            if name.operator == operator and name.partition == partition)
+
+
+# --- operators/, checkpoints/, replay/ -------------------------------------------------
+def operator_image_path(run: str, op_id: int) -> str:
+    return os.path.join(run, OPERATORS, f"op{op_id}{PICKLE}")
+
+
+def checkpoint_key(op_id: int, task: int) -> str:
+    """How a checkpoint names its worker: the operator and its Spark task (θ on two paths
+    runs in two tasks on one partition; names of operators can change)."""
+    return f"op{op_id}-t{task}"
+
+
+def checkpoints_dir(run: str) -> str:
+    return os.path.join(run, CHECKPOINTS)
+
+
+def checkpoint_path(run: str, index: int, partition: int, key: str) -> str:
+    return os.path.join(run, CHECKPOINTS, f"i{index}-p{partition}-{key}{PICKLE}")
+
+
+def checkpoints(run: str) -> Iterator[tuple[CheckpointName, str]]:
+    """Every checkpoint file, with its interaction, partition and worker key."""
+    directory = os.path.join(run, CHECKPOINTS)
+    for entry in _listing(directory):
+        match = _CHECKPOINT.match(entry)
+        if match:
+            index, partition, key = match.groups()
+            yield CheckpointName(int(index), int(partition), key), os.path.join(directory, entry)
+
+
+def checkpoint_plan_path(run: str) -> str:
+    return os.path.join(run, CHECKPOINTS, PLAN)
+
+
+def staged_inputs_path(run: str, partition: int) -> str:
+    return os.path.join(run, STAGED, f"p{partition}{PICKLE}")
+
+
+def replay_log_file(run: str) -> str:
+    """What the run's replay processes print."""
+    return os.path.join(run, REPLAY_LOG)
+
+
+# --- listing ---------------------------------------------------------------------------
+def _listing(directory: str) -> list[str]:
+    try:
+        return sorted(os.listdir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _files(directory: str, suffix: str) -> list[str]:
+    return [os.path.join(directory, entry) for entry in _listing(directory)
+            if entry.endswith(suffix)]
+
+
+def _named(directory: str) -> Iterator[tuple[WorkerName, str]]:
+    for path in _files(directory, ARROW):
+        name = parse_worker_name(os.path.basename(path))
+        if name is not None:
+            yield name, path

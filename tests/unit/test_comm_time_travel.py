@@ -202,7 +202,7 @@ def test_the_debug_view_is_small_and_json():
         best = view["pending"]["0"]["best"]
         assert best["count"] == 50 and len(best["records"]) == 20
         assert best["records"][0] == {"$t": "tuple", "v": [1, 0]}
-        assert view["options"] == {"step_over": 1, "step_into": 1, "refused": {}}
+        assert view["options"] == {"step_over": 1, "step_into": 1, "refused": {}, "ended": []}
         assert (view["index"], view["step"], view["outputs"]) == (0, "jump to I0", [])
 
 

@@ -1,13 +1,11 @@
 """The quickstart notebook in JupyterLab: the in-cell panel and the IcedTea sidebar.
 
 Run with ``pytest -m browser tests/browser``; screenshots go to ``test-artifacts/``
-and the sidebar one is copied to ``docs/images/sidebar.png`` for the README.
+(``scripts/docs_images.sh`` refreshes the README's images; tests never write there).
 """
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +13,6 @@ pytestmark = pytest.mark.browser
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-DOCS_IMAGE = Path(__file__).resolve().parents[2] / "docs" / "images" / "sidebar.png"
 KERNEL_READY = 90_000  # kernel start, and the status bar catching up
 RUN_FINISHED = 180_000  # Spark session start (~10 s), then the first job (~10 s) and more
 
@@ -121,8 +118,6 @@ def test_quickstart_panel_and_sidebar(page, lab_server, artifacts):
     panel.scroll_into_view_if_needed()
     sidebar.screenshot(path=str(artifacts / "sidebar-panel.png"))
     page.screenshot(path=str(artifacts / "sidebar.png"))
-    DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(artifacts / "sidebar.png", DOCS_IMAGE)
 
     problems = [e for e in page.console_errors if "icedtea" in e.lower()]
     assert not problems, problems

@@ -7,15 +7,13 @@ that the snapshot view shows what the Python API gives. A second test records a 
 pipeline to click "Interact now" while the run records.
 
 Run with ``pytest -m browser tests/browser``; screenshots go to ``test-artifacts/`` and
-the time-travel one is copied to ``docs/images/time_travel.png`` for the README.
+``scripts/docs_images.sh`` refreshes the README's images (tests never write there).
 """
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -29,7 +27,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 PlaywrightTimeout = sync_api.TimeoutError
 
-DOCS_IMAGE = Path(__file__).resolve().parents[2] / "docs" / "images" / "time_travel.png"
 STEP = 30_000  # a jump or a step, and the states it shows
 
 
@@ -197,8 +194,6 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
     timeline.evaluate("el => el.scrollIntoView({block: 'start'})")  # timeline, steps, snapshot
     page.screenshot(path=str(artifacts / "time_travel.png"))
     sidebar.screenshot(path=str(artifacts / "time-travel-sidebar.png"))
-    DOCS_IMAGE.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(artifacts / "time_travel.png", DOCS_IMAGE)
 
     # Exactly what the API gives: the same debugger, read from Python.
     printed = run_code(page, notebook,

@@ -25,13 +25,13 @@ call fail was already reported). ``WorkerStatus.after`` applies the table;
 
 On the wire (``worker_end``) the three ended statuses are ``status`` and ``exhausted``:
 
-=========  ==========  ===========
-status     ``status``  ``exhausted``
-=========  ==========  ===========
+=========  ============  =============
+status     ``status``    ``exhausted``
+=========  ============  =============
 FINISHED   ``"ok"``      true
 STOPPED    ``"ok"``      false (whoever pulled its outputs stopped first)
 FAILED     ``"failed"``  false
-=========  ==========  ===========
+=========  ============  =============
 
 The coordinator, the run store and the UI read those strings; they do not change.
 """

@@ -120,7 +120,7 @@ class IcedteaMagics(Magics):
             show(run)
         if options.wait:
             run.wait()
-            exc = getattr(run, "cell_exception", None)
+            exc = run.cell_exception
             if exc is not None:
                 if run.error and run.error.get("operator"):
                     raise RunFailed(failure_message(run)) from exc

@@ -188,7 +188,7 @@ def debug_cancel(params: dict) -> dict:
 def debug_progress(params: dict) -> dict:
     """Where the replay process stands in placing its fork checkpoints (None: no debugger)."""
     dbg = run_of(params).current_debugger
-    return {"progress": getattr(dbg, "progress", None)}
+    return {"progress": dbg.progress if dbg is not None else None}
 
 
 @TIME_TRAVEL.handles("run.actions")

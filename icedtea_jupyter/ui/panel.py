@@ -78,7 +78,8 @@ class RunPanel:
         run.subscribe(self._on_event)
         self.refresh()
         self.debug.update()
-        self.debug.show_progress(getattr(run.current_debugger, "progress", None))
+        debugger = run.current_debugger
+        self.debug.show_progress(debugger.progress if debugger is not None else None)
         threading.Thread(target=self._loop, daemon=True, name=f"icedtea-panel-{run.id}").start()
 
     def _loop(self) -> None:

@@ -40,7 +40,8 @@ class CheckpointWriter:
         self.crcs: dict[str, dict] = {}
 
     def write(self, path: str, index: int, state: dict, extra: dict) -> int:
-        entries, crcs = {}, {}
+        entries: dict[str, tuple] = {}  # name -> ("keys", changed, removed) | ("full", value)
+        crcs: dict[str, dict] = {}
         for name, value in state.items():
             if isinstance(value, dict):
                 crcs[name] = {k: _crc(v) for k, v in value.items()}

@@ -120,7 +120,7 @@ def serve(conn: Connection, handlers: dict[str, Callable[[dict], Any]],
         op = request.get("op")
         if op == "exit":
             return
-        handler = handlers.get(op)
+        handler = handlers.get(op) if isinstance(op, str) else None
         try:
             if handler is None:
                 raise ValueError(f"unknown request {op!r} (known: {', '.join(sorted(handlers))})")

@@ -9,7 +9,7 @@ at which the run's snapshots were taken.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, Iterator
 
 import greenlet
 import numpy as np
@@ -72,7 +72,7 @@ class ReplayWorker:
             append(out)
         self.finished = True
 
-    def _feed(self):
+    def _feed(self) -> Iterator[Any]:
         parent, queue, out, starts = self._let.parent, self._queue, self._out, self._starts
         while True:
             while not queue:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..agents.progress import ProgressAgent
 from ..coordinator.coordinator import Coordinator
+from ..executor.agent import Agent
 from ..instrument import recording
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
@@ -49,7 +50,7 @@ class RunOptions:
     bind: str | None = None
     advertise: str | None = None
     advertise_port: int | None = None
-    agents: list = field(default_factory=list)
+    agents: list[type[Agent]] = field(default_factory=list)
     interesting: str | None = None
     interact_every: float | None = None
     interact_when: str | None = None

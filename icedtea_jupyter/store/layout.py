@@ -77,7 +77,9 @@ class WorkerName(NamedTuple):
 class CheckpointName(NamedTuple):
     """The fields of a checkpoint file name."""
 
-    index: int
+    # a field named ``index`` hides tuple.index, which Python allows and typeshed's
+    # tuple does not foresee
+    index: int  # type: ignore[assignment]
     partition: int
     key: str
 

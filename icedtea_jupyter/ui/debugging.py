@@ -144,7 +144,8 @@ class DebugControls:
 
     def show_progress(self, progress: dict | None) -> None:
         """The replay process placing its fork checkpoints: how far it is."""
-        state = (progress or {}).get("state")
+        progress = progress or {}
+        state = progress.get("state")
         if state in ("starting", "preparing"):
             done, of = progress.get("done", 0), progress.get("of", 0)
             text = f"{100 * done // of}%" if of else "starting…"

@@ -14,8 +14,7 @@ from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
-from .messages import (DEFAULT_SOURCE, RequestError, error_reply, event, reply,
-                       validate_request)
+from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
 from .time_travel import EVENTS, TIME_TRAVEL
 
 LOG = logging.getLogger("icedtea_jupyter")

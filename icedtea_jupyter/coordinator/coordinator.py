@@ -9,11 +9,11 @@ import traceback
 from typing import Any, Callable
 
 from ..checkpoints.policy import CheckpointPolicy
+from ..dag import Dag
 from ..executor.agent import Agent
 from ..executor.spec import RunSpec
-from ..dag import Dag
-from ..store.run_store import RunStore
 from ..executor.worker_file import write_replay_log
+from ..store.run_store import RunStore
 from .agent import CoordinatorAgent
 from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractions
 from .server import Connection, ControlServer

@@ -4,9 +4,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from ..dag import Dag, OperatorNode
 from ..executor import shipping
 from ..executor.spec import OperatorSpec, RunSpec
-from ..dag import Dag, OperatorNode
 from ..store.operator_images import write_operator_image
 from .naming import default_name
 from .nondeterminism import nondeterminism_warnings

@@ -16,13 +16,13 @@ from typing import Any, Callable
 from ..checkpoints import phase
 from ..checkpoints.file import CheckpointStore
 from ..checkpoints.restore import base_checkpoint, restore_paths
+from ..snapshots.debug_snapshot import DebugSnapshot
 from .cursor import PartitionCursor, StepRefused
-from .inputs import ReplayInputs
 from .fed_workers import FedWorkers
+from .inputs import ReplayInputs
 from .logs import Fed, Logs, RunLogs
 from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
 from .paths import PartitionPaths
-from ..snapshots.debug_snapshot import DebugSnapshot
 from .worker import ReplayWorker, replay_spec
 
 OnMove = Callable[[str, DebugSnapshot], None]  # (the equivalent Python call, the new view)

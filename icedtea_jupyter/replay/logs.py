@@ -101,9 +101,9 @@ class RunLogs:
 
     def operator(self, name: str) -> Callable[[], Any]:
         """A function returning a fresh copy of the operator as it was before the run."""
-        from pyspark import cloudpickle  # noqa: F401 - registers what images need
-
         import pickle
+
+        from pyspark import cloudpickle  # noqa: F401 - registers what images need
 
         data = read_operator_image(self.run.path, self.dag.node(name).id)
         return lambda: pickle.loads(data)

@@ -15,10 +15,10 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..executor.state import decode
+from ..snapshots.debug_snapshot import DebugSnapshot
 from ..store import layout
 from .client import Link, ReplayCancelled, ReplayHub, remote_error
 from .cursor import StepRefused
-from ..snapshots.debug_snapshot import DebugSnapshot
 from .views import apply_view, decode_records
 
 if TYPE_CHECKING:

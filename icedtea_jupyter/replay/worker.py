@@ -15,9 +15,9 @@ import greenlet
 import numpy as np
 
 from ..executor.channel import _CHANNELS, NullChannel
+from ..executor.incremental import IncrementalState
 from ..executor.log_result import replaying
 from ..executor.spec import OperatorSpec, RunSpec
-from ..executor.incremental import IncrementalState
 from ..executor.state import capture
 
 _END = object()

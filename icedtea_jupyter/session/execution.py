@@ -13,12 +13,12 @@ from typing import Any
 
 from ..agents.progress import ProgressAgent
 from ..coordinator.coordinator import Coordinator
+from ..dag import Dag
 from ..executor.agent import Agent
 from ..instrument import recording
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
-from ..dag import Dag
 from .live_run import LiveRun
 from .run import Listener, Run
 

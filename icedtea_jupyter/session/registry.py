@@ -6,8 +6,8 @@ import os
 import threading
 from typing import Callable
 
-from ..store.run_store import RunStore
 from ..dag import Dag
+from ..store.run_store import RunStore
 from .run import Run
 
 LOG = logging.getLogger("icedtea_jupyter")

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any, Callable
 import pandas as pd
 
 from ..dag import Dag
-from ..store import layout
-from ..store.run_store import RunStore
 from ..replay.cursor import StepRefused  # the refusal the views show
-from .actions import ActionLog
-from .metrics import metrics_frame
 from ..snapshots.history import History, Interaction
 from ..snapshots.snapshot import Snapshot
+from ..store import layout
+from ..store.run_store import RunStore
+from .actions import ActionLog
+from .metrics import metrics_frame
 
 if TYPE_CHECKING:
     from ..coordinator.coordinator import Coordinator

@@ -15,7 +15,6 @@ from ..executor.timetravel import FINAL
 from .deltas import apply_delta
 from .snapshot import Snapshot
 
-
 OUTSIDE = "outside θ's chain"  # a later stage, or another Python process after a union
 
 

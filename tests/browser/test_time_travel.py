@@ -19,7 +19,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 from conftest import notebook_json
 from test_sidebar import KERNEL_READY, RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
 

@@ -142,7 +142,7 @@ class Dag:
                 "stages": {str(k): v for k, v in sorted(self.stages.items())}}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Dag":
+    def from_json(cls, data: dict) -> Dag:
         nodes = [OperatorNode(**n) for n in data.get("operators", [])]
         stages = {int(k): list(v) for k, v in data.get("stages", {}).items()}
         return cls(nodes, stages)

@@ -21,10 +21,10 @@ LOG = logging.getLogger("icedtea_jupyter")
 
 TARGET = "icedtea"
 PROGRESS_PERIOD = 0.25
-_OPEN: list["CommChannel"] = []
+_OPEN: list[CommChannel] = []
 _LOCK = threading.Lock()
 _WATCHING = False
-_WATCHED: "weakref.WeakSet[Run]" = weakref.WeakSet()  # runs whose events are forwarded
+_WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forwarded
 
 
 def default_handlers() -> HandlerRegistry:

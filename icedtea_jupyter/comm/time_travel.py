@@ -8,7 +8,8 @@ user's code interleaves with it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..executor.state import encode, encode_described
 from ..session.run import Run

@@ -6,7 +6,8 @@ import secrets
 import threading
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..checkpoints.policy import CheckpointPolicy
 from ..dag import Dag

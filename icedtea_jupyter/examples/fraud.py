@@ -6,7 +6,8 @@ blacklist) → Fraud Filter (counts frauds, lets approved payments through).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from icedtea_jupyter import Operator
 

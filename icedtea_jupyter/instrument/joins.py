@@ -10,7 +10,8 @@ the same order. The DAG has one Python node for the operator, reading all its in
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyspark.core.rdd import RDD
 

@@ -3,7 +3,8 @@ class's name, else the API's (for lambdas)."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar, cast
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 F = TypeVar("F", bound=Callable)
 ATTRIBUTE = "__icedtea_name__"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dis
 import types
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 _RANDOM = "unseeded randomness"
 _CLOCK = "the wall clock"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyspark.core.context import SparkContext
 from pyspark.core.rdd import RDD

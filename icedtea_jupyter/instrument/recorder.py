@@ -1,8 +1,9 @@
 """The per-run state of instrumentation: the DAG being built and the operators' specs."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from ..dag import Dag, OperatorNode
 from ..executor import shipping

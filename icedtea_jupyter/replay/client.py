@@ -18,8 +18,9 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any
 
 from .wire import FrameReader, WireError, send_frame
 

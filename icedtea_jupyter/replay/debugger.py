@@ -10,8 +10,9 @@ In a replay process (``replay/process.py``) the engine runs on the process's one
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from ..checkpoints import phase
 from ..checkpoints.file import CheckpointStore
@@ -54,7 +55,7 @@ class Debugger:
         self.why_in_kernel: str | None = None  # set when a replay process was not possible
 
     @classmethod
-    def for_run(cls, run: Any, on_move: OnMove | None = None) -> "Debugger":
+    def for_run(cls, run: Any, on_move: OnMove | None = None) -> Debugger:
         if run.status == "running":
             raise RuntimeError(f"run {run.id} is still running: debug it once it has ended "
                                "(run.wait()); while it runs, take interactions with run.interact()")

@@ -8,7 +8,8 @@ or the union — and end when their sources have ended and everything has arrive
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .cursor import PartitionCursor
 from .paths import PartitionPaths

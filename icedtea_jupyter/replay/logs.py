@@ -6,8 +6,9 @@ before the run, each worker's replay log, and each interaction's target counts.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..store import layout
 from ..store.operator_images import read_operator_image

@@ -87,7 +87,7 @@ class Root:
         self.prepared: dict | None = None
 
     @classmethod
-    def start(cls, conn: Connection, engine: Any) -> "Root":
+    def start(cls, conn: Connection, engine: Any) -> Root:
         """The root with its engine at I0, parked there once."""
         engine.jump(0)
         root = cls(conn, engine)

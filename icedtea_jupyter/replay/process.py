@@ -25,7 +25,8 @@ import select
 import socket
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .wire import FrameReader, WireError, error_of, send_frame
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..executor.state import decode
 from ..snapshots.debug_snapshot import DebugSnapshot
@@ -43,7 +44,7 @@ def fork_available() -> bool:
     return hasattr(os, "fork") and os.environ.get("ICEDTEA_REPLAY", "process") != "kernel"
 
 
-_LIVE: list["RemoteDebugger"] = []  # the runs whose replay processes are kept, oldest first
+_LIVE: list[RemoteDebugger] = []  # the runs whose replay processes are kept, oldest first
 MAX_LIVE = 3
 _LIVE_LOCK = threading.Lock()
 

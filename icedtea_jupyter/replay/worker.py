@@ -9,7 +9,8 @@ at which the run's snapshots were taken.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import greenlet
 import numpy as np

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..agents.progress import ProgressCoordinator
 from ..coordinator.coordinator import Coordinator

@@ -12,7 +12,8 @@ import json
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -98,7 +99,7 @@ class Run:
         return dict(self.manifest.get("options", {}))
 
     # --- waiting and events ---------------------------------------------------------
-    def wait(self, timeout: float | None = None) -> "Run":
+    def wait(self, timeout: float | None = None) -> Run:
         """Block until the run has ended; raises TimeoutError after ``timeout`` seconds."""
         if not self._done.wait(timeout):
             raise TimeoutError(f"run {self.id} still running after {timeout} s")

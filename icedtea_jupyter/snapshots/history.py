@@ -71,7 +71,7 @@ class History:
             self._attempts.setdefault((w["operator"], w["partition"]), []).append(w)
 
     @classmethod
-    def from_store(cls, store: Any, dag: Dag, workers: list[dict]) -> "History":
+    def from_store(cls, store: Any, dag: Dag, workers: list[dict]) -> History:
         """The history a ``RunStore`` kept."""
         return cls(store.interactions(), store.snapshot_reports(), dag, workers)
 

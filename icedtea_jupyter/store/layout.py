@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterator, Mapping, NamedTuple
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
 DEFAULT_ROOT = os.path.join(".icedtea", "runs")
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import html
 import reprlib
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as widgets
 

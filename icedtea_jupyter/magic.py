@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import shlex
 import sys
@@ -13,6 +14,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .session import registry
 from .session.execution import RunFailed, RunOptions, failure_message, start_run
+
+LOG = logging.getLogger("icedtea_jupyter")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -152,8 +155,8 @@ def load(ipython: Any) -> None:
         from .comm.target import register_target
 
         register_target()
-    except ImportError:  # not in a kernel with a comm manager (plain IPython)
-        pass
+    except ImportError as exc:  # the sidebar and the panel's comm cannot work: say why
+        LOG.warning("icedtea: the JupyterLab sidebar's comm target is not registered: %s", exc)
 
 
 def unload(ipython: Any) -> None:

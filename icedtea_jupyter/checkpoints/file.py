@@ -84,7 +84,7 @@ def read_checkpoint(store_path: str, index: int, partition: int, key: str) -> tu
 def _crc(value: Any) -> int:
     try:
         return zlib.crc32(pickle.dumps(value, 5))
-    except Exception:
+    except Exception:  # unpicklable: no checksum (-1); writing the value itself will say why
         return -1
 
 

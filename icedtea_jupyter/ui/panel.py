@@ -6,6 +6,7 @@ for users outside JupyterLab. Every action is a call of the run's API."""
 from __future__ import annotations
 
 import html
+import logging
 import threading
 import time
 from typing import Any
@@ -18,6 +19,7 @@ from ..session.run import Run
 from .debugging import DebugControls
 from .timeline import TimelineRow
 
+LOG = logging.getLogger("icedtea_jupyter")
 REFRESH_PERIOD = 0.25
 _STATUS_COLOURS = {"running": "#1a73e8", "finished": "#188038", "failed": "#d93025"}
 
@@ -104,8 +106,8 @@ class RunPanel:
             try:
                 with acting_as("panel"):
                     self.run.interact()
-            except RuntimeError:
-                pass
+            except RuntimeError as exc:  # the run ended between the click and the call
+                LOG.warning("icedtea: 'Interact now' did nothing: %s", exc)
             self._dirty.set()
         threading.Thread(target=interact, daemon=True).start()
 

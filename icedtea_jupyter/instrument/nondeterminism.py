@@ -31,8 +31,10 @@ def _code_objects(f: Any) -> Iterator[types.CodeType]:
             if isinstance(method, types.FunctionType):
                 yield from _nested(method.__code__)
         return
-    code = getattr(target, "__code__", None) or getattr(getattr(target, "__call__", None),
-                                                         "__code__", None)
+    code = getattr(target, "__code__", None)
+    if code is None:  # a callable object: its __call__ method's code
+        call = getattr(target, "__call__", None)  # noqa: B004 - the method, not a callable test
+        code = getattr(call, "__code__", None)
     if code is not None:
         yield from _nested(code)
 

@@ -235,7 +235,7 @@ out = up.union(down).mapPartitions(Tally()).setName('meet').collect()
     assert [run.input_order("meet", q)[0][0] for q in range(4)] == ["up", "up", "down", "down"]
     chains_seen = 0
     for interaction in run.interactions[1:]:
-        for task, chain in run.snapshot(interaction.index).task_chains().items():
+        for chain in run.snapshot(interaction.index).task_chains().values():
             names = sorted(w["operator"] for w in chain)
             assert names in (["theta", "up"], ["down", "theta"]), chain
             assert len({w["count"] for w in chain}) == 1, chain  # one record in, one out

@@ -52,7 +52,8 @@ def debug_view(run: Run, dbg: Any) -> dict:
             "pending": {str(p): {op: _queue(row) for op, row in ops.items()}
                         for p, ops in pending.items()},
             "options": {"step_over": options["step_over"], "step_into": options["step_into"],
-                        "refused": {str(p): why for p, why in options["refused"].items()}},
+                        "refused": {str(p): why for p, why in options["refused"].items()},
+                        "ended": list(options["ended"])},
             "outputs": [encode(record) for record in snapshot.outputs],
             "notes": list(snapshot.notes), "preparing": snapshot.preparing,
             "started_from": snapshot.started_from}

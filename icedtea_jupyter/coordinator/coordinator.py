@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import threading
 import time
@@ -20,6 +21,8 @@ from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractio
 from .server import Connection, ControlServer
 
 Emit = Callable[[str, dict], None]
+Handler = Callable[[dict, bytes], None]
+log = logging.getLogger(__name__)
 
 
 def worker_key(worker: dict) -> tuple:
@@ -62,6 +65,16 @@ class Coordinator:
             coordinator_side = getattr(cls, "coordinator", None)
             if coordinator_side is not None:
                 self.agents[cls.agent_name()] = coordinator_side()
+        # a handler per worker message type (executor/protocol.py's WORKER_MESSAGES)
+        self._handlers: dict[str, Handler] = {
+            "worker_start": lambda message, body: self._worker_started(message),
+            "worker_end": lambda message, body: self._worker_ended(message, body=body),
+            "agent": lambda message, body: self._agent_message(message),
+            "alert": lambda message, body: self._alert_message(message),
+            "snapshot": lambda message, body: self._snapshots([message]),
+            "snapshots": lambda message, body: self._snapshots(message["reports"]),
+            "interact_request": lambda message, body: self._interact_request(message),
+        }
 
     def start_agents(self, run: Any) -> None:
         for name, agent in self.agents.items():
@@ -73,26 +86,28 @@ class Coordinator:
 
     # --- messages -----------------------------------------------------------------
     def _on_message(self, message: dict, body: bytes, connection: Connection | None) -> None:
-        kind = message["type"]
-        if kind == "worker_start":
-            self._worker_started(message)
-        elif kind == "worker_end":
-            self._worker_ended(message, body=body)
-        elif kind == "agent":
-            self._agent_message(message)
-        elif kind == "alert":
-            self.add_alert(dict(message, operator=self._name(message["worker"]["operator"])))
-        elif kind == "snapshot":
-            self.book.on_snapshots([(message, worker_key(message["worker"]))])
-            self.emit("snapshot", {"index": message["index"]})
-        elif kind == "snapshots":
-            reports = message["reports"]  # each validated as a snapshot by the server
-            self.book.on_snapshots([(r, worker_key(r["worker"])) for r in reports])
-            if reports:
-                self.emit("snapshot", {"index": reports[-1]["index"]})
-        elif kind == "interact_request":
-            self.book.request(CONDITION, record=message.get("record"),
-                              origin=message["worker"]["task"], request=message["request"])
+        """A worker's message (validated by the server, or a local record's event)."""
+        handler = self._handlers.get(message["type"])
+        if handler is None:
+            log.error("icedtea: run %s: no handler for a worker's %r message; ignored",
+                      self.run_id, message["type"])
+            return
+        handler(message, body)
+
+    def _alert_message(self, message: dict) -> None:
+        self.add_alert(dict(message, operator=self._name(message["worker"]["operator"])))
+
+    def _snapshots(self, reports: list[dict]) -> None:
+        """One worker's snapshot, or a task chain's (θ's last; each validated as a
+        snapshot by the server)."""
+        self.book.on_snapshots([(r, worker_key(r["worker"])) for r in reports])
+        if reports:
+            self.emit("snapshot", {"index": reports[-1]["index"]})
+
+    def _interact_request(self, message: dict) -> None:
+        """A worker's condition (--interact-when) held on a record: interact."""
+        self.book.request(CONDITION, record=message.get("record"),
+                          origin=message["worker"]["task"], request=message["request"])
 
     def _name(self, op_id: int) -> str:
         return self.dag.names().get(op_id, str(op_id))

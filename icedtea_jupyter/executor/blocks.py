@@ -22,7 +22,7 @@ Python function keeps that shape, so its per-record cost is a few C calls:
   raised from the traceback, and the record it was processing from that frame.
 
 Functions without Python code (builtins, ``functools.partial``, callable objects) keep
-the per-record loop of ``host.py``: a traceback would not name them.
+the per-record loop of ``loops.py``: a traceback would not name them.
 """
 from __future__ import annotations
 
@@ -187,8 +187,7 @@ class HostChain:
 
     def _end(self, exhausted: bool) -> None:
         for host in self.hosts:
-            host.exhausted = host.exhausted or (exhausted and host.status != "failed")
-            host.end_in_blocks()
+            host.end_in_blocks(exhausted)
 
     def _failed(self, exc: BaseException) -> None:
         failing, record = self._find_culprit(exc)

@@ -11,14 +11,12 @@ from typing import Any, Callable
 
 from .blocks import host_calling
 from .host import WorkerHost
+from .loops import LOOP_CODES
 from .state import encode
+from .timetravel import TimeTravel
 
 #: set by the replay engine: an object with ``next_result()``
 replaying: ContextVar[Any] = ContextVar("icedtea_replaying", default=None)
-
-_LOOPS = {WorkerHost._map_records_each.__code__, WorkerHost._filter_records_each.__code__,
-          WorkerHost._flat_map_records_each.__code__, WorkerHost._run_operator_each.__code__,
-          WorkerHost._run_partition_each.__code__}
 
 
 def _calling_host() -> WorkerHost | None:
@@ -27,8 +25,8 @@ def _calling_host() -> WorkerHost | None:
     function's frame is."""
     frame, seen = sys._getframe(2), []
     while frame is not None:
-        if frame.f_code in _LOOPS:
-            return frame.f_locals.get("self")
+        if frame.f_code in LOOP_CODES:
+            return frame.f_locals.get("host")
         host = host_calling(frame, seen)
         if host is not None:
             return host
@@ -44,6 +42,7 @@ def log_result(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return replay.next_result()
     value = fn(*args, **kwargs)
     host = _calling_host()
-    if host is not None and host.tt is not None:
-        host.tt.results.append(encode(value))
+    tt = host.plugins.get(TimeTravel) if host is not None else None
+    if tt is not None:
+        tt.results.append(encode(value))
     return value

@@ -9,6 +9,11 @@ first record and for each interaction the coordinator announces. Workers of G(θ
 θ's chain — in a later stage (after a shuffle), or in another Python process of the same
 task (after a union, the JVM passes records between two Python workers in batches) —
 report only how far they had got; replay computes their states after the same records.
+
+``TimeTravel`` is a worker plugin (``plugin.py``), registered by the host for workers of
+G(θ). It is ``essential``: its recording errors fail the task, as they always did, and
+what it can survive (a checkpoint it cannot write, a condition that raises) it reports
+as alerts of its own.
 """
 from __future__ import annotations
 
@@ -17,11 +22,12 @@ import json
 import time
 import zlib
 from array import array
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..store.layout import checkpoint_key, checkpoint_path
 from ..checkpoints.file import CheckpointWriter, saved_state
 from .incremental import IncrementalState
+from .plugin import WorkerPlugin
 from .records import describe_record
 from .state import bounded_state
 from .worker_file import write_inputs
@@ -31,8 +37,11 @@ MAX_REPORT_BYTES = 256 * 1024  # a report's state beyond this travels in summary
 _REQUESTS = itertools.count(1)
 
 
-class TimeTravel:
-    """Snapshots and logs of one G(θ) worker; created only for hosts in G(θ)."""
+class TimeTravel(WorkerPlugin):
+    """Snapshots and logs of one G(θ) worker; plugged only into hosts in G(θ)."""
+
+    name = "time travel"
+    essential = True
 
     def __init__(self, host: Any) -> None:
         self.host = host
@@ -59,15 +68,70 @@ class TimeTravel:
         try:
             return eval(compile(f"lambda row: ({expression})", "<--interact-when>", "eval"), {})
         except SyntaxError as exc:
-            self.host._alert("interact-when", "compile", exc)
+            self.host.alert("interact-when", "compile", exc)
             return None
 
+    # --- the host's hooks (plugin.py) ----------------------------------------------------
+    def needs_records(self, host: Any) -> bool:
+        """θ sees every input record to record it (--record-inputs) or to evaluate
+        --interact-when on it."""
+        return self.inputs is not None or self.condition is not None
+
+    def records(self, host: Any, records: Iterable) -> Iterable:
+        if self.inputs is not None:
+            records = self._recorded(records)
+        if self.condition is not None:
+            records = self.conditioned(records)
+        return records
+
+    def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
+        """How this worker logs its outputs per input (IcedTea's output counts). An
+        aggregation's outputs all follow its inputs: it logs none (see on_end)."""
+        if host.state_source is not None:
+            return None
+        if in_blocks:
+            if kind != "map":  # a map in blocks has one output per input: nothing to log
+                self.blocks_log()
+            return None
+        if kind == "filter":
+            return self.drops_log()
+        if kind in ("flatMap", "operator"):
+            return self.deviations_log()
+        if kind == "partition":
+            return self.cumulative_log()
+        return None
+
+    def first_record(self, host: Any) -> None:
+        self.on_first_record()
+
+    def sample(self, host: Any, index: int, pickled: bytes) -> None:
+        if self.fingerprints is not None:
+            self.fingerprint(index, pickled)
+
+    def accepts(self, host: Any, message: dict) -> bool:
+        """An interaction: θ takes its chain's snapshot, so the G(θ) workers of its task
+        leave it to θ; the others report how far they had got."""
+        return message["type"] == "interact" and (self.theta or not self.theta_in_task())
+
+    def control(self, host: Any, message: dict) -> bool:
+        if message["type"] != "interact":
+            return False
+        self.on_interact(message, host.processed)
+        self.answered(message)
+        return True
+
+    def end(self, host: Any, message: dict) -> bytes:
+        message["log"], body = self.on_end(message["records_in"])
+        return body
+
     # --- who is in the snapshot ---------------------------------------------------------
-    def chain(self) -> list[Any]:
-        """θ's worker and the G(θ) workers of the same task, upstream first."""
+    def chain(self) -> list[TimeTravel]:
+        """The time travel of θ's worker and of the G(θ) workers of the same task,
+        upstream first."""
         task = self.host.worker["task"]
-        return [h for h in list(self.host.channel.hosts)
-                if h.worker["task"] == task and h.tt is not None and not h.ended]
+        hosts = [h for h in list(self.host.channel.hosts)
+                 if h.worker["task"] == task and not h.status.ended]
+        return [tt for tt in (h.plugins.get(TimeTravel) for h in hosts) if tt is not None]
 
     def theta_in_task(self) -> bool:
         task = self.host.worker["task"]
@@ -86,9 +150,9 @@ class TimeTravel:
         if self.theta:
             self.snapshot_chain(message["index"], message.get("trigger", ""), processed)
             if message.get("checkpoint"):
-                for host in self.chain():
-                    count = processed if host is self.host else host.live_count()
-                    host.tt.checkpoint(message["index"], count, processed, False)
+                for tt in self.chain():
+                    count = processed if tt is self else tt.host.live_count()
+                    tt.checkpoint(message["index"], count, processed, False)
         else:  # outside θ's chain: whether it had started, and how far
             self.host.channel.send({"type": "snapshot", "worker": self.host.worker,
                                     "index": message["index"], "count": processed,
@@ -97,8 +161,8 @@ class TimeTravel:
     def snapshot_chain(self, index: int, trigger: str, theta_processed: int) -> None:
         """The whole chain's reports in one message: downstream workers first, θ last
         (θ's report completes the interaction)."""
-        reports = [host.tt.report(index, trigger, host.live_count(), "running")
-                   for host in self.chain() if host is not self.host]
+        reports = [tt.report(index, trigger, tt.host.live_count(), "running")
+                   for tt in self.chain() if tt is not self]
         reports.append(self.report(index, trigger, theta_processed, "running"))
         self.host.channel.send({"type": "snapshots", "reports": reports})
 
@@ -131,20 +195,20 @@ class TimeTravel:
                                               host.worker["partition"], key),
                               index, saved_state(host), extra)
         except Exception as exc:  # an unpicklable state: jumps replay from further back
-            host._alert("checkpoint", "write", exc)
+            host.alert("checkpoint", "write", exc)
 
     def on_end(self, records_in: int) -> tuple[dict, bytes]:
         """The final snapshot, and the replay log that travels with ``worker_end``."""
         if self.started or self.theta:
             self.send(FINAL, "end", records_in, "final")
-        if self.host.spec.run.checkpoint in ("all", "online") and self.host.status == "ok" \
+        if self.host.spec.run.checkpoint in ("all", "online") and self.host.status.wire == "ok" \
                 and self.in_chain:
             self.checkpoint(FINAL, records_in, records_in, True)
         if self.inputs is not None:
             try:
                 write_inputs(self.host.spec.run.store_path, self.host.worker, self.inputs)
             except OSError as exc:
-                self.host._alert("record-inputs", "write", exc)
+                self.host.alert("record-inputs", "write", exc)
         kind = "after_last" if self.host.state_source is not None else self.kind
         data = {"drops": self.drops, "deviations": self.deviations,
                 "cumulative": self.outputs, "blocks": self.blocks}.get(kind)
@@ -163,7 +227,7 @@ class TimeTravel:
             try:
                 hit = condition(record)
             except Exception as exc:
-                self.host._alert("interact-when", "evaluate", exc)
+                self.host.alert("interact-when", "evaluate", exc)
                 self.condition, hit = None, False
                 condition = _never
             if hit:
@@ -174,18 +238,13 @@ class TimeTravel:
 
     def _interact_for(self, record: Any) -> None:
         self._hit = None
-        self.host._processed = self.host.live_count()
         request = next(_REQUESTS)
         self._waiting = request
         self.host.channel.send({"type": "interact_request", "worker": self.host.worker,
                                 "trigger": "condition", "request": request,
                                 "record": describe_record(record)})
-        deadline = time.monotonic() + 2.0  # the coordinator answers in milliseconds
-        while self._waiting is not None:
-            self.host._drain_mailbox()
-            left = deadline - time.monotonic()
-            if self._waiting is None or left <= 0 or not self.host.mail.wait(left):
-                break
+        # the coordinator answers in milliseconds
+        self.host.hold(lambda: self._waiting is None, 2.0)
 
     def answered(self, message: dict) -> None:
         if message.get("request") == self._waiting and \
@@ -208,7 +267,8 @@ class TimeTravel:
         self.kind = "blocks"
         self.blocks = array("I")
 
-    def boundary(self, inputs: int, outputs: int) -> None:
+    def boundary(self, host: Any, inputs: int, outputs: int) -> None:
+        """A check: the inputs processed so far and their outputs, logged in blocks."""
         blocks = self.blocks
         if blocks is not None and inputs and (not blocks or blocks[-2] != inputs):
             blocks.append(inputs)
@@ -218,7 +278,7 @@ class TimeTravel:
         self.deviations.append(index)
         self.deviations.append(outputs)
 
-    def dropped(self, host: Any) -> Any:
+    def drops_log(self) -> Any:
         """A filter logs only the inputs it drops (every other input has one output)."""
         self.kind = "drops"
         self.drops = array("I")
@@ -228,6 +288,11 @@ class TimeTravel:
         """A checksum of a sampled input record: replay checks regenerated inputs with it."""
         self.fingerprints.append(index)
         self.fingerprints.append(zlib.crc32(pickled))
+
+    def _recorded(self, records: Iterable) -> Iterator:
+        for record in records:
+            self.record_input(record)
+            yield record
 
     def record_input(self, record: Any) -> None:
         import pickle

@@ -205,9 +205,9 @@ def call_host(spec: OperatorSpec) -> WorkerHost:
     task = _task_context()
     key = (spec.run.run_id, spec.op_id)
     host = _CALL_HOSTS.get(key)
-    if host is not None and host.task is task and not host.ended:
+    if host is not None and host.task is task and not host.status.ended:
         return host
-    if host is not None and not host.ended:
+    if host is not None and not host.status.ended:
         host.end_calls()
     host = WorkerHost(spec, task.partitionId() if task else -1, task)
     host.per_call = True

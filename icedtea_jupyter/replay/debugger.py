@@ -110,13 +110,15 @@ class Debugger:
             return rows[partition]
 
     def step_options(self) -> dict:
-        """How many step-overs and step-intos are possible now, and why others are not."""
+        """How many step-overs and step-intos are possible now, why others are not, and
+        θ's partitions whose tree has ended (nothing left to step over)."""
         with self.lock:
             self._need_jump()
             cursors = self.cursors.values()
             return {"step_over": sum(c.can_step_over() for c in cursors),
                     "step_into": sum(c.step_into_options() for c in cursors),
-                    "refused": {p: c.overlap() for p, c in self.cursors.items() if c.overlap()}}
+                    "refused": {p: c.overlap() for p, c in self.cursors.items() if c.overlap()},
+                    "ended": sorted(p for p, c in self.cursors.items() if c.ended)}
 
     def cancel(self) -> bool:
         """Replay in the kernel cannot be stopped midway: always False (see RemoteDebugger)."""

@@ -186,6 +186,7 @@ class ReplayWorker:
 def _host_of(loop: Any) -> Any:
     """The host whose loop this is (in blocks: the last host of the loop's chain)."""
     frame = getattr(loop, "gi_frame", None)
-    owner = frame.f_locals.get("self") if frame is not None else None
+    names = frame.f_locals if frame is not None else {}
+    owner = names.get("host", names.get("self"))  # a per-record loop's host, or a chain
     hosts = getattr(owner, "hosts", None)
     return hosts[-1] if isinstance(hosts, list) else owner

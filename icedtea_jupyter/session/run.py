@@ -136,19 +136,26 @@ class Run:
         return self.store.alerts()
 
     def progress(self) -> list[dict]:
-        """Per Python operator: records in/out, partitions done/running/failed, rate."""
+        """Per Python operator: records in/out, partitions done/running/failed, rate (now,
+        over the running partitions) and average rate (from its first partition's start
+        to its last one's end, or now)."""
         workers = self._worker_states()
         rows = []
+        now = time.time()
         for node in self.dag.python_operators:
             mine = [w for w in workers if w["operator"] == node.id]
+            starts = [w["started"] for w in mine if w.get("started")]
+            span = (max((w.get("ended") or now) for w in mine) - min(starts)) if starts else 0.0
+            records_in = sum(w.get("records_in") or 0 for w in mine)
             rows.append({
                 "operator": node.name, "phase": node.phase,
-                "records_in": sum(w.get("records_in") or 0 for w in mine),
+                "records_in": records_in,
                 "records_out": sum(w.get("records_out") or 0 for w in mine),
                 "done": sum(1 for w in mine if w["status"] == "ok"),
                 "running": sum(1 for w in mine if w["status"] == "running"),
                 "failed": sum(1 for w in mine if w["status"] in ("failed", "lost")),
                 "rate": sum(w.get("rate") or 0 for w in mine if w["status"] == "running"),
+                "average_rate": float(records_in / span) if span > 0 else 0.0,
             })
         return rows
 

@@ -168,9 +168,10 @@ class DebugControls:
         with dbg.lock:
             snapshot, chain = dbg.snapshot(), dbg.chain
             self._choices(dbg.partitions(chain[0]), chain)
-            where = f"I{snapshot.index}" if snapshot.index is not None else "after steps"
+            where = (f"at I{snapshot.index}" if snapshot.index is not None
+                     else "stepped away from its last jump")
             notes = "".join(f"<br>⚠ {html.escape(n)}" for n in snapshot.notes)
-            self.header.value = (f"<b>Debugger</b> at {where} · last: "
+            self.header.value = (f"<b>Debugger</b> {where} · last: "
                                  f"{html.escape(snapshot.step)}{notes}")
             self.snapshot.value = snapshot_table(snapshot, dbg.pending(limit=1), chain)
         self.widget.layout.display = ""

@@ -24,6 +24,14 @@ REFRESH_PERIOD = 0.25
 _STATUS_COLOURS = {"running": "#1a73e8", "finished": "#188038", "failed": "#d93025"}
 
 
+_TRIGGERS = ["initial", "manual", "periodic", "condition"]
+
+
+def _plural(n: int, noun: str) -> str:
+    """``"1 interaction"``, ``"2 interactions"``, ``"1,077 interactions"``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _fmt(n: float) -> str:
     if n >= 1e6:
         return f"{n / 1e6:.2f}M"
@@ -50,7 +58,9 @@ class OperatorRow:
         self.bar.value = row["done"]
         self.bar.bar_style = "danger" if row["failed"] else ("success" if total and
                                                              row["done"] == total else "")
-        rate = f", {_fmt(row['rate'])}/s" if row["running"] else ""
+        average = row.get("average_rate") or 0
+        rate = (f", {_fmt(row['rate'])}/s" if row["running"] else
+                f", {_fmt(average)}/s on average" if average else "")
         self.counts.value = (f"&nbsp;{row['done']}/{total} partitions · in {_fmt(row['records_in'])}"
                              f" · out {_fmt(row['records_out'])}{rate}")
 
@@ -121,13 +131,19 @@ class RunPanel:
         self.timeline_row.update(interactions, current, can_jump)
 
     def _timeline(self, interactions: list) -> str:
+        shown = interactions[-12:]
         marks = " ".join(f"<span class='icedtea-mark' title='{i.trigger} at "
                          f"{time.strftime('%H:%M:%S', time.localtime(i.time))}'>"
-                         f"I{i.index}<sub>{i.trigger[0]}</sub></span>" for i in interactions[-12:])
+                         f"I{i.index}<sub>{i.trigger[0]}</sub></span>" for i in shown)
         more = f"… {len(interactions) - 12} earlier · " if len(interactions) > 12 else ""
+        present = {i.trigger for i in shown}  # the subscripts' legend: the triggers shown
+        triggers = [t for t in _TRIGGERS if t in present] + sorted(present - set(_TRIGGERS))
+        legend = (" <span class='icedtea-legend' style='color:#666'>("
+                  + ", ".join(f"<sub>{t[0]}</sub> {html.escape(t)}" for t in triggers)
+                  + ")</span>") if triggers else ""
         theta = self.run.dag.interesting
         return (f"&nbsp;θ = <b>{html.escape(theta.name) if theta else '—'}</b> · "
-                f"{len(interactions)} interactions: {more}{marks}")
+                f"{_plural(len(interactions), 'interaction')}: {more}{marks}{legend}")
 
     def refresh(self) -> None:
         run = self.run
@@ -135,7 +151,8 @@ class RunPanel:
         self.header.value = (
             f"<div class='icedtea-header'><b>icedtea</b> run <code>{run.id}</code> · "
             f"<span class='icedtea-status' style='color:{colour}'><b>{run.status}</b></span> · "
-            f"{run.duration:.1f} s · {len(run.dag.python_operators)} Python operators</div>")
+            f"{run.duration:.1f} s · {_plural(len(run.dag.python_operators), 'Python operator')}"
+            "</div>")
         progress = run.progress()
         for row in progress:
             if row["operator"] not in self.rows:

@@ -1,4 +1,5 @@
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { MainAreaWidget } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { IcedteaClient } from './comm/client';
@@ -6,6 +7,8 @@ import { NotebookFollower } from './runs/follower';
 import { RunsModel } from './runs/model';
 import { IcedteaSidebar } from './sidebar';
 import { TimeTravelModel } from './timetravel/timeTravel';
+import { icedteaIcon } from './widgets/icon';
+import type { ISectionContext, ISidebarSection } from './widgets/section';
 
 /** The IcedTea sidebar, fed by the `icedtea` comm of the current notebook's kernel. */
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -18,7 +21,28 @@ const plugin: JupyterFrontEndPlugin<void> = {
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker, restorer: ILayoutRestorer | null) => {
     const client = new IcedteaClient();
     const runs = new RunsModel(client);
-    const sidebar = new IcedteaSidebar(runs, new TimeTravelModel(runs, client));
+    const wide = new Map<string, MainAreaWidget>();
+    // A section's wide view: the same models, in the main area beside the notebook.
+    const openWide = (section: ISidebarSection, context: ISectionContext) => {
+      let widget = wide.get(section.id);
+      if (!widget || widget.isDisposed) {
+        const content = section.createWide!(context);
+        content.addClass('jp-icedtea-Scope');
+        content.addClass('jp-icedtea-Wide');
+        widget = new MainAreaWidget({ content });
+        widget.id = `icedtea-wide-${section.id}`;
+        widget.addClass('jp-icedtea-WideArea');
+        widget.node.dataset.section = section.id;
+        widget.title.label = `IcedTea: ${section.label}`;
+        widget.title.caption = section.caption;
+        widget.title.icon = icedteaIcon;
+        widget.title.closable = true;
+        wide.set(section.id, widget);
+        app.shell.add(widget, 'main', { mode: 'split-right' });
+      }
+      app.shell.activateById(widget.id);
+    };
+    const sidebar = new IcedteaSidebar(runs, new TimeTravelModel(runs, client), { openWide });
     app.shell.add(sidebar, 'left', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
     new NotebookFollower(tracker, client, sidebar);

@@ -1,30 +1,29 @@
-import { Panel, Widget } from '@lumino/widgets';
+import { SidePanel } from '@jupyterlab/ui-components';
+import { AccordionPanel, SplitPanel, Widget } from '@lumino/widgets';
 
 import type { RunsModel } from './runs/model';
-import { Placeholder } from './runs/placeholder';
-import { RunsList } from './runs/runsList';
-import { RunView } from './runs/runView';
-import { PartitionSteps } from './timetravel/partitionSteps';
-import { SnapshotView } from './timetravel/snapshotView';
-import { TimelineView } from './timetravel/timelineView';
+import { SECTIONS } from './sections';
 import type { TimeTravelModel } from './timetravel/timeTravel';
 import { el, setText } from './widgets/format';
 import { icedteaIcon } from './widgets/icon';
+import { ISectionContext, ISidebarSection, SidebarSection } from './widgets/section';
 
 /**
- * The IcedTea sidebar, a thin container: a header, a state message, the runs list, the
- * selected run (operators with θ and G(θ), alerts), its interaction timeline, its
- * partitions with the step controls, the snapshot shown, and the places of the skew
- * and lineage views.
+ * The IcedTea sidebar: a header (the notebook followed, the state of its kernel) and,
+ * for the selected run, collapsible sections (JupyterLab's side panel accordion), one
+ * per feature: Run, Interactions, Partitions and steps, Snapshot, Skew, Lineage…
+ * Every title stays in view, so every section is one click away at any height; each
+ * section scrolls on its own, and the wide ones open in the main area too.
  */
-export class IcedteaSidebar extends Panel {
-  constructor(model: RunsModel, timeTravel: TimeTravelModel) {
+export class IcedteaSidebar extends SidePanel {
+  constructor(model: RunsModel, timeTravel: TimeTravelModel, options: IcedteaSidebar.IOptions = {}) {
     super();
     this._model = model;
     this.id = 'icedtea-sidebar';
     this.title.icon = icedteaIcon;
     this.title.caption = 'IcedTea: runs of this notebook';
     this.addClass('jp-icedtea-Sidebar');
+    this.addClass('jp-icedtea-Scope');
 
     const header = new Widget({ node: el('div', 'jp-icedtea-header') });
     header.node.append(el('h2', 'jp-icedtea-title', 'IcedTea'), this._notebook);
@@ -32,30 +31,26 @@ export class IcedteaSidebar extends Panel {
     this._problem.setAttribute('role', 'status');
     const messages = new Widget({ node: el('div', 'jp-icedtea-messages') });
     messages.node.append(this._message, this._problem);
+    this.header.addWidget(header);
+    this.header.addWidget(messages);
 
-    this.addWidget(header);
-    this.addWidget(messages);
-    this.addWidget(new RunsList(model));
-    this.addWidget(new RunView(model));
-    this.addWidget(new TimelineView(timeTravel));
-    this.addWidget(new PartitionSteps(timeTravel));
-    this.addWidget(new SnapshotView(timeTravel));
-    this.addWidget(
-      new Placeholder(model, {
-        id: 'skew',
-        title: 'Skew',
-        text: 'The load of each partition (records, bytes, time) and the skew test fill in here once skew analysis lands; run.skew(operator) will draw the same chart.'
-      })
-    );
-    this.addWidget(
-      new Placeholder(model, {
-        id: 'lineage',
-        title: 'Lineage',
-        text: 'Backward and forward traces of output rows fill in here once lineage capture lands (--lineage, run.trace_back / run.trace_forward).'
-      })
-    );
+    const context: ISectionContext = { runs: model, timeTravel };
+    const open = options.openWide ? (section: ISidebarSection) => options.openWide!(section, context) : null;
+    for (const section of [...(options.sections ?? SECTIONS)].sort((a, b) => a.rank - b.rank)) {
+      const widget = new SidebarSection(section, section.create(context), open);
+      SplitPanel.setStretch(widget, section.weight ?? 1);
+      if (section.collapsed) {
+        widget.hide(); // the accordion draws a hidden section collapsed
+      }
+      this.addWidget(widget);
+    }
     model.changed.connect(this._update, this);
     this._update();
+  }
+
+  /** The accordion of the sections. */
+  get accordion(): AccordionPanel {
+    return this.content as AccordionPanel;
   }
 
   /** The notebook whose kernel is followed (null: none). */
@@ -106,6 +101,8 @@ export class IcedteaSidebar extends Panel {
     message.hidden = message.childNodes.length === 0;
     setText(this._problem, model.lastError ?? '');
     this._problem.hidden = !model.lastError;
+    // The sections describe the selected run: none before there is one.
+    this.content.setHidden(!(model.state === 'ready' && model.selectedId !== null));
   }
 
   private _model: RunsModel;
@@ -113,4 +110,13 @@ export class IcedteaSidebar extends Panel {
   private _notebook = el('div', 'jp-icedtea-notebook');
   private _message = el('div', 'jp-icedtea-message');
   private _problem = el('div', 'jp-icedtea-problem');
+}
+
+export namespace IcedteaSidebar {
+  export interface IOptions {
+    /** The sections (default: `SECTIONS`). */
+    sections?: readonly ISidebarSection[];
+    /** Show a section's wide view in the main area; without it, no "Open in the main area" buttons. */
+    openWide?: (section: ISidebarSection, context: ISectionContext) => void;
+  }
 }

@@ -29,8 +29,28 @@ function summary(run: IRunListItem): IRunSummary {
       stages: {}
     },
     progress: [
-      { operator: 'parse', phase: '', records_in: 10, records_out: 10, done: 2, running: 0, failed: 0, rate: 0 },
-      { operator: 'keep', phase: '', records_in: 10, records_out: 4, done: 2, running: 0, failed: 0, rate: 0 }
+      {
+        operator: 'parse',
+        phase: '',
+        records_in: 10,
+        records_out: 10,
+        done: 2,
+        running: 0,
+        failed: 0,
+        rate: 0,
+        average_rate: 5
+      },
+      {
+        operator: 'keep',
+        phase: '',
+        records_in: 10,
+        records_out: 4,
+        done: 2,
+        running: 0,
+        failed: 0,
+        rate: 0,
+        average_rate: 5
+      }
     ],
     error: null,
     warnings: [],

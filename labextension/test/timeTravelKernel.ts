@@ -144,7 +144,8 @@ export class TimeTravelKernel extends FakeKernel {
           ? {
               '0': `1 record(s) of the scope of θ's input #${this.position - 1} still wait at 'detect'; step_out first`
             }
-          : {}
+          : {},
+        ended: [1]
       },
       outputs,
       notes: []

@@ -15,13 +15,14 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -113,21 +114,18 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory, artifacts: Path) -> Ite
     log = log_path.open("w")
     server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        if server.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {server.returncode}; see {log_path}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/status", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if server.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {server.returncode}; see {log_path}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"jupyter lab did not answer in {SERVER_START_TIMEOUT} s; "
-                                   f"see {log_path}")
-            time.sleep(0.5)
+        wait_until(answers, SERVER_START_TIMEOUT, f"jupyter lab to answer (see {log_path})",
+                   interval=0.1)
         yield LabServer(url, root)
     finally:
         server.terminate()

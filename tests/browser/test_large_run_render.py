@@ -32,6 +32,8 @@ PARTITIONS = 200
 RECORDS_PER_PARTITION = 50
 INTERACT_EVERY = 0.02  # seconds: about 20 s of tasks gives over a thousand interactions
 MIN_INTERACTIONS = 1000
+# Tally's 4 ms sleep below is the work that makes those 20 s: a lower bound on how long
+# θ runs on any machine, which the interactions' count depends on; nothing waits on it.
 
 RECORD = r'''
 import json, os, sys, time

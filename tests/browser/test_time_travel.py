@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 import warnings
 from pathlib import Path
 
 import pytest
 from conftest import notebook_json
 from test_sidebar import KERNEL_READY, RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
+from tests.waiting import FileGate, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -67,15 +67,13 @@ def interact_live(page, run_item, interact, manual, error) -> bool:
         interact.click(timeout=3000)
     except PlaywrightTimeout:  # the run ended in between: the button was disabled
         return False
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if manual.count() == before + 1:
-            return True
-        if error.is_visible():  # the kernel answered that the run had ended
-            assert "Interact now failed" in error.inner_text(), error.inner_text()
-            return False
-        page.wait_for_timeout(100)
-    raise AssertionError("Interact now: no new interaction within 15 s")
+    # the new interaction, or the kernel's answer that the run had ended
+    expect(manual.nth(before).or_(error.filter(visible=True)).first,
+           "Interact now: no new interaction within 15 s").to_be_attached(timeout=15_000)
+    if manual.count() == before + 1:
+        return True
+    assert "Interact now failed" in error.inner_text(), error.inner_text()
+    return False
 
 
 def worker(sidebar, operator: str):
@@ -221,7 +219,10 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
     expect(steps.locator(".jp-icedtea-last-action")).to_have_text(
         f"Last action (api): dbg.jump({alice_index})", timeout=STEP)
     expect(variable(sidebar, "detect", "blacklist").locator(".jp-icedtea-tree-value")).to_have_text("set()", timeout=STEP)
-    expect(variable(sidebar, "detect", "blacklist")).to_contain_text("was {'Bob'}")
+    # Back in time: the highlights compare with the interaction before, not with where the
+    # debugger came from (Bob blacklisted later in the run).
+    expect(snapshot.locator(".jp-icedtea-snapshot-comparison")).to_contain_text(f"since I{alice_index - 1}")
+    expect(variable(sidebar, "detect", "blacklist")).not_to_contain_text("was {'Bob'}")
 
     # A page reload restores the sidebar, and the debugger's view comes back (debug.view).
     page.goto(f"{lab_server.url}/lab/tree/fraud_detection.ipynb")
@@ -237,30 +238,54 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
     assert not problems, problems
 
 
-SLOW_CELLS = [
-    "%load_ext icedtea_jupyter\n"
-    "import os, time\n"
-    "os.environ.setdefault('SPARK_LOCAL_IP', '127.0.0.1')\n"
-    "from pyspark.sql import SparkSession\n"
-    "spark = (SparkSession.builder.master('local[2]').appName('slow')\n"
-    "         .config('spark.ui.showConsoleProgress', 'false').getOrCreate())\n"
-    "spark.sparkContext.setLogLevel('ERROR')\n"
-    "from icedtea_jupyter import Operator\n"
-    "class Slow(Operator):\n"
-    "    def open(self):\n"
-    "        self.seen = 0\n"
-    "    def process(self, x):\n"
-    "        time.sleep(0.3)\n"
-    "        self.seen += 1\n"
-    "        yield x",
-    "%%icedtea --interesting slow\n"
-    "out = spark.sparkContext.parallelize(range(120), 2).mapPartitions(Slow()).setName('slow').collect()",
-]
+def slow_cells(live: FileGate, start: FileGate) -> list[str]:
+    """A slow θ that waits at two gates the test opens (``tests/waiting.py``, on the
+    kernel's and Spark's workers' PYTHONPATH): each partition's second record waits at
+    ``start`` (the run, until both partitions are there; then replays, until the test
+    has cancelled a jump), its last one at ``live`` (the run records until the test is
+    done with it live)."""
+    return [
+        "%load_ext icedtea_jupyter\n"
+        "import os, time\n"
+        "os.environ.setdefault('SPARK_LOCAL_IP', '127.0.0.1')\n"
+        "from pyspark.sql import SparkSession\n"
+        "spark = (SparkSession.builder.master('local[2]').appName('slow')\n"
+        "         .config('spark.ui.showConsoleProgress', 'false').getOrCreate())\n"
+        "spark.sparkContext.setLogLevel('ERROR')\n"
+        "from icedtea_jupyter import Operator\n"
+        "from tests.waiting import FileGate  # gates the test opens\n"
+        f"live, start = FileGate({live.directory!r}), FileGate({start.directory!r})\n"
+        "class Slow(Operator):\n"
+        "    def open(self):\n"
+        "        self.seen = 0\n"
+        "    def process(self, x):\n"
+        "        if not live.is_open():\n"
+        "            time.sleep(0.3)  # while the test watches the run record\n"
+        "        if x % 60 == 1:\n"
+        "            start.wait(str(os.getpid()))\n"
+        "        elif x % 60 == 59:\n"
+        "            live.wait('recording')\n"
+        "        self.seen += 1\n"
+        "        yield x",
+        "%%icedtea --interesting slow\n"
+        "out = spark.sparkContext.parallelize(range(120), 2).mapPartitions(Slow()).setName('slow').collect()",
+    ]
 
 
-def test_interact_now_while_the_run_records(page, lab_server, artifacts):
-    """A pipeline of about 20 s: the sidebar takes a manual interaction while it runs."""
-    (lab_server.root / "icedtea-slow.ipynb").write_text(json.dumps(notebook_json(SLOW_CELLS), indent=1))
+def test_interact_now_while_the_run_records(page, lab_server, artifacts, tmp_path):
+    """A slow pipeline (0.3 s a record) that records until the test has taken a manual
+    interaction from the sidebar; then a jump that replays until the test cancels it."""
+    live, start = FileGate(tmp_path / "live"), FileGate(tmp_path / "start")
+    try:
+        interact_now_and_cancel_a_jump(page, lab_server, artifacts, live, start)
+    finally:  # nothing stays held at a gate
+        live.open()
+        start.open()
+
+
+def interact_now_and_cancel_a_jump(page, lab_server, artifacts, live, start):
+    notebook_text = json.dumps(notebook_json(slow_cells(live, start)), indent=1)
+    (lab_server.root / "icedtea-slow.ipynb").write_text(notebook_text)
     notebook = open_notebook(page, lab_server, "icedtea-slow.ipynb")
     run_cells(page, notebook, 2)
     sidebar = show_sidebar(page)
@@ -270,10 +295,14 @@ def test_interact_now_while_the_run_records(page, lab_server, artifacts):
     timeline = sidebar.locator(".jp-icedtea-TimelineView")
     interact = timeline.locator("button.jp-icedtea-interact")
     expect(interact).to_be_enabled(timeout=30_000)
-    # Wait until θ's tasks run (each record takes 0.3 s: 20 s per partition), then a bit more.
+    # Wait until θ's tasks run and both wait at their second record; then let them go on
+    # (0.3 s a record): an interaction now lands in the middle of both partitions. Their
+    # last records wait at the live gate, so the run records until the test opens it.
     theta = sidebar.locator('.jp-icedtea-op-row[data-operator="slow"]')
     expect(theta).to_have_attribute("data-status", "running", timeout=RUN_FINISHED)
-    page.wait_for_timeout(3000)
+    wait_until(lambda: len(start.held()) == 2, RUN_FINISHED / 1000,
+               "both partitions of θ to reach their second record")
+    start.open()
     manual = timeline.locator('.jp-icedtea-interaction[data-trigger="manual"]')
     expect(manual).to_have_count(0)
     interact.click()
@@ -293,21 +322,26 @@ def test_interact_now_while_the_run_records(page, lab_server, artifacts):
     expect(runs.first).to_have_attribute("data-status", "running")
     widen_left_area(page, 520)
     page.screenshot(path=str(artifacts / "time-travel-live.png"))
+    start.close()  # the run has gone past the second records: replays wait there
+    live.open()  # the run goes on, without the 0.3 s a record
     expect(runs.first).to_have_attribute("data-status", "finished", timeout=RUN_FINISHED)
     expect(interact).to_be_disabled()
 
     # The run has ended: the replay process replays it once to park fork checkpoints, and
-    # says how far it is. A jump now replays from the fork at I0 (each record sleeps
-    # 0.3 s again), and Cancel stops it; the debugger stays usable.
+    # says how far it is (it waits at the start gate). A jump now replays from the fork
+    # at I0, up to the gate too, and Cancel stops it; the debugger stays usable.
     preparing = sidebar.locator(".jp-icedtea-preparing")
     expect(preparing).to_have_text(re.compile(r"Preparing time travel: \d+%"), timeout=STEP)
+    preparers = set(wait_until(start.held, STEP / 1000, "the preparation to reach the start gate"))
     manual.first.click()
     cancel = sidebar.locator("button.jp-icedtea-cancel-button")
     expect(cancel).to_be_visible(timeout=STEP)
-    page.wait_for_timeout(1000)
+    wait_until(lambda: set(start.held()) - preparers, STEP / 1000,
+               "the jump's replay process to reach the start gate")
     cancel.click()
     expect(sidebar.get_by_text(re.compile(r"cancelled", re.I)).first).to_be_visible(timeout=STEP)
     expect(cancel).to_be_hidden(timeout=STEP)
+    start.open()
     initial = timeline.locator('.jp-icedtea-interaction[data-index="0"]')
     initial.click()  # a jump to I0 works at once
     expect(snapshot.locator(".jp-icedtea-snapshot-title")).to_contain_text("jump to I0", timeout=STEP)

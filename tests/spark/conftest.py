@@ -41,16 +41,21 @@ def record(spark, tmp_path):
 
 @pytest.fixture(autouse=True)
 def _ship_test_module_by_value(request):
-    """Operators defined in a test module travel by value: workers cannot import tests."""
+    """Operators defined in a test module, and the gates they wait at (tests/waiting.py),
+    travel by value: workers cannot import tests."""
     from pyspark import cloudpickle
 
-    module = request.module
-    try:
-        cloudpickle.register_pickle_by_value(module)
-    except ValueError:
-        pass
+    from tests import waiting
+
+    modules = [request.module, waiting]
+    for module in modules:
+        try:
+            cloudpickle.register_pickle_by_value(module)
+        except ValueError:
+            pass
     yield
-    try:
-        cloudpickle.unregister_pickle_by_value(module)
-    except ValueError:
-        pass
+    for module in modules:
+        try:
+            cloudpickle.unregister_pickle_by_value(module)
+        except ValueError:
+            pass

@@ -5,20 +5,31 @@ import pytest
 
 from icedtea_jupyter import Agent, CoordinatorAgent
 from icedtea_jupyter.session.execution import RunOptions, start_run
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 
 
 class SlowDown:
-    def __init__(self, seconds):
-        self.seconds = seconds
+    """x -> x after ``seconds`` of work; record ``at`` of each partition (of ``size``
+    records) waits at ``gate``. Work goes on after the gate only if ``after_gate``."""
+
+    def __init__(self, seconds, gate, size, at=100, after_gate=True):
+        self.seconds, self.gate, self.size, self.at = seconds, gate, size, at
+        self.after_gate = after_gate
 
     def __call__(self, x):
-        time.sleep(self.seconds)
+        if x % self.size == self.at:
+            self.gate.wait(f"p{x // self.size}")
+        if self.after_gate or not self.gate.is_open():
+            # 0.5 s of work before the gate: the heartbeat (every 0.25 s) is sent first
+            time.sleep(self.seconds)
         return x
 
 
 class LargeValueCoordinator(CoordinatorAgent):
+    gate = None  # opened once the threshold is sent: the workers wait there for it
+
     def init(self, run):
         self.reports, self.told = [], False
 
@@ -27,6 +38,7 @@ class LargeValueCoordinator(CoordinatorAgent):
         if not self.told:
             self.told = True
             self.send_to_agents({"threshold": 100}, operator="slow")
+            self.gate.open()
 
 
 class LargeValues(Agent):
@@ -54,9 +66,14 @@ class LargeValues(Agent):
         self.send_to_coordinator({"large": self.large, "changed_at": self.changed_at})
 
 
-def test_messages_flow_both_ways_while_tasks_run(record):
-    code = "out = sc.parallelize(range(400), 2).map(SlowDown(0.005)).setName('slow').collect()"
-    run = record(code, {"SlowDown": SlowDown}, agents=[LargeValues])
+def test_messages_flow_both_ways_while_tasks_run(record, gate, monkeypatch):
+    # Each partition waits at its 100th record until the coordinator has sent the
+    # threshold (after a heartbeat), then works 99 records more (0.5 s): the message
+    # only has to cross the loopback socket to the worker in that time.
+    monkeypatch.setattr(LargeValueCoordinator, "gate", gate)
+    code = ("out = sc.parallelize(range(400), 2).map(SlowDown(0.005, gate, 200))"
+            ".setName('slow').collect()")
+    run = record(code, {"SlowDown": SlowDown, "gate": gate}, agents=[LargeValues])
     assert run.status == "finished", run.error
     coordinator = run.coordinator.agent("LargeValues")
     finals = [p for name, _, p in coordinator.reports if name == "slow" and "large" in p]
@@ -90,17 +107,22 @@ def test_failing_agents_become_alerts_and_the_job_succeeds(record):
     assert len(run.store.alerts()) == len(run.alerts)
 
 
-def test_counts_arrive_while_the_job_runs(spark, tmp_path):
-    code = "out = sc.parallelize(range(600), 2).map(SlowDown(0.005)).setName('slow').collect()"
-    ns = {"sc": spark.sparkContext, "SlowDown": SlowDown}
-    run = start_run(code, ns, RunOptions(store=str(tmp_path)))
+def test_counts_arrive_while_the_job_runs(spark, tmp_path, gate):
+    # each partition waits at its 100th record (after 0.5 s of work) until counts came
+    code = ("out = sc.parallelize(range(600), 2).map(SlowDown(0.005, gate, 300, "
+            "after_gate=False)).setName('slow').collect()")
+    ns = {"sc": spark.sparkContext, "SlowDown": SlowDown, "gate": gate}
+    run = start_run(code, ns, RunOptions(store=str(tmp_path / "runs")))
     assert run.status == "running"
-    seen = []
-    while run.status == "running":
+
+    def live_count():
         row = next((r for r in run.progress() if r["operator"] == "slow"), None)
-        if row and row["running"]:
-            seen.append(row["records_in"])
-        time.sleep(0.05)
+        if run.status == "running" and row and row["running"] and row["records_in"]:
+            return row["records_in"]
+    try:
+        seen = [wait_until(live_count, 60, "live counts of 'slow' while it waits at the gate")]
+    finally:
+        gate.open()
     run.wait(60)
     assert any(0 < n < 600 for n in seen), seen
     assert run.progress()[0]["records_in"] == 600

@@ -1,6 +1,7 @@
 """Time travel through the ``icedtea`` comm and the in-cell panel, on IcedTea's fraud
 pipeline: every request goes the comm target's way (a fake comm), every UI action lands
 in the run's action log as its Python call."""
+import os
 import time
 
 import pytest
@@ -11,6 +12,7 @@ from icedtea_jupyter.examples import fraud
 from icedtea_jupyter.session import registry
 from icedtea_jupyter.session.execution import RunOptions, start_run
 from tests.unit.fakes import FakeComm
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -135,28 +137,45 @@ def test_a_reopened_run_keeps_its_actions_and_debugs_on(record, frontend):
 
 
 class Slow(Operator):
+    """Its 300th record on each partition of 400 waits at ``gate``: the run records until
+    the test opens it. Before the gate, 4 ms of work a record, so that interactions land
+    while records flow; none after it."""
+
+    def __init__(self, gate):
+        self.gate = gate
+
     def open(self):
         self.seen = 0
 
     def process(self, x):
-        time.sleep(0.004)
+        if x % 400 == 300:
+            self.gate.wait(f"p{x // 400}")
+        elif not self.gate.is_open():
+            time.sleep(0.004)
         self.seen += 1
         yield x
 
 
-def test_interactions_through_the_comm_while_the_run_records(spark, tmp_path, frontend):
-    code = "out = sc.parallelize(range(800), 2).mapPartitions(Slow()).setName('slow').count()"
-    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow},
-                    RunOptions(store=str(tmp_path), interesting="slow"))
-    while not any(r["running"] for r in run.progress() if r["operator"] == "slow"):
-        assert run.status == "running"
-        time.sleep(0.05)
-    taken = ask(frontend, "run.interact", run=run.id)["interaction"]
-    assert (taken["index"], taken["trigger"]) == (1, "manual")
-    refused = frontend.request("debug.jump", run=run.id, index=1)
-    assert refused["error"]["type"] == "bad_request" and "still running" in \
-        refused["error"]["message"]
-    assert ask(frontend, "debug.view", run=run.id) is None
+def theta_runs(run):
+    assert run.status == "running", run.error
+    return any(r["running"] for r in run.progress() if r["operator"] == "slow")
+
+
+def test_interactions_through_the_comm_while_the_run_records(spark, tmp_path, frontend, gate):
+    code = ("out = sc.parallelize(range(800), 2).mapPartitions(Slow(gate)).setName('slow')"
+            ".count()")
+    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow, "gate": gate},
+                    RunOptions(store=str(tmp_path / "runs"), interesting="slow"))
+    try:
+        wait_until(lambda: theta_runs(run), 60, "θ's workers to run")
+        taken = ask(frontend, "run.interact", run=run.id)["interaction"]
+        assert (taken["index"], taken["trigger"]) == (1, "manual")
+        refused = frontend.request("debug.jump", run=run.id, index=1)
+        assert refused["error"]["type"] == "bad_request" and "still running" in \
+            refused["error"]["message"]
+        assert ask(frontend, "debug.view", run=run.id) is None
+    finally:
+        gate.open()
     run.wait(60)
     finished = frontend.request("run.interact", run=run.id)
     assert finished["error"]["type"] == "bad_request"
@@ -202,33 +221,44 @@ def test_the_panel_jumps_and_steps_as_the_panel_and_follows_the_api(record):
     assert [b.button_style for b in panel.timeline_row.buttons] == ["info", ""]
 
 
-def slow_max(rows):
-    best = None
-    for x in rows:
-        end = time.perf_counter() + 0.002
-        while time.perf_counter() < end:
-            pass
-        best = x if best is None else max(best, x)
-        yield x
+def held_max(gate):
+    """A running maximum, 2 ms of work a record (3 s for 1500: periodic interactions
+    come every 0.3 s); record 50 waits at ``gate`` (open while the run records)."""
+    def slow_max(rows):
+        best = None
+        for x in rows:
+            if x == 50:
+                gate.wait(str(os.getpid()))
+            end = time.perf_counter() + 0.002
+            while time.perf_counter() < end:
+                pass
+            best = x if best is None else max(best, x)
+            yield x
+    return slow_max
 
 
 def test_the_kernel_answers_while_a_long_jump_replays_and_the_jump_can_be_cancelled(
-        record, frontend):
+        record, frontend, gate):
     from icedtea_jupyter.replay.remote import RemoteDebugger
 
     code = "out = sc.parallelize(range(1500), 1).mapPartitions(slow_max).setName('best').count()"
-    run = record(code, {"slow_max": slow_max}, interesting="best", interact_every=0.3)
+    gate.open()
+    run = record(code, {"slow_max": held_max(gate)}, interesting="best", interact_every=0.3)
     run.debugger().close()  # one with only I0 parked: a jump to the end replays it all
     run._debugger = RemoteDebugger(run, run._debugger_moved, prepare_now=False)
     assert ask(frontend, "debug.jump", run=run.id, index=0)["index"] == 0
     last = len(run.interactions) - 1
+    gate.close()
     jump = frontend.send_request("debug.jump", run=run.id, index=last)
-    time.sleep(0.3)  # the replay process is replaying; the comm goes on answering
+    # the replay process replays until the gate, and waits: the comm goes on answering
+    wait_until(lambda: (busy := run._debugger._busy) is not None and str(busy.pid) in gate.held(),
+               60, "the jump's replay process to reach the gate")
     start = time.perf_counter()
     listed = ask(frontend, "run.interactions", run=run.id)["interactions"]
     assert time.perf_counter() - start < 0.5 and len(listed) == last + 1
     assert ask(frontend, "debug.progress", run=run.id)["progress"]["state"] == "waiting"
     assert ask(frontend, "debug.cancel", run=run.id) == {"cancelled": True}
+    gate.open()
     reply = frontend.reply(jump)
     assert not reply["ok"] and reply["error"]["type"] == "cancelled", reply
     assert ask(frontend, "debug.view", run=run.id)["index"] == 0  # where it was

@@ -25,6 +25,9 @@ class Tally(Operator):
         self.seen = 0
 
     def process(self, x):
+        # the work that periodic interactions (every interact_every seconds while θ runs)
+        # interrupt: a lower bound on how long θ runs, so a slower machine only gives more
+        # interactions, and the tests check every one
         time.sleep(0.002)
         self.seen += 1
         self.by_key[x % 7] = self.by_key.get(x % 7, 0) + x

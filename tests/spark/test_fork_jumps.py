@@ -20,11 +20,15 @@ from icedtea_jupyter.replay.debugger import Debugger
 from icedtea_jupyter.replay.inputs import ReplayInputs
 from icedtea_jupyter.replay.logs import RunLogs
 from icedtea_jupyter.replay.remote import RemoteDebugger
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 
 
 def spin(seconds):
+    """An operator's work (busy, like real work). It stays: periodic interactions come every
+    ``interact_every`` seconds while θ runs, and this is a lower bound on how long θ runs,
+    so a slower machine only gives more interactions; the tests check each of them."""
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         pass
@@ -158,21 +162,38 @@ def test_a_worker_that_has_not_started_shows_its_initial_state_everywhere(record
         assert first.state("points", p) == {"totals": {}} == dbg.state("points", p)
 
 
-def test_a_cancelled_jump_leaves_the_debugger_where_it_was(record):
+def held_max(gate):
+    """``running_max`` whose record 50 waits at ``gate`` (open while the run records)."""
+    def running_max(rows):
+        best = None
+        for x in rows:
+            if x == 50:
+                gate.wait(str(os.getpid()))
+            spin(0.001)
+            best = x if best is None else max(best, x)
+            yield x
+    return running_max
+
+
+def test_a_cancelled_jump_leaves_the_debugger_where_it_was(record, gate):
     code = ("out = sc.parallelize(range(1500), 1).mapPartitions(running_max).setName('best')"
             ".collect()")
-    slow = {"running_max": running_max, "spin": spin}
+    slow = {"running_max": held_max(gate), "spin": spin}
+    gate.open()
     run = record(code, slow, interesting="best", interact_every=0.2)
     dbg = RemoteDebugger(run, prepare_now=False)  # only I0 is parked: jumps replay
     before = dbg.jump(0)
     last = len(run.interactions) - 1
     errors = []
+    gate.close()
     jumping = threading.Thread(target=lambda: _catch(errors, dbg.jump, last))
     jumping.start()
-    time.sleep(0.05)
-    while dbg._busy is None and jumping.is_alive():
-        time.sleep(0.01)
+    # the jump's replay process replays up to the gate and waits there (the run's own
+    # debugger, which prepares time travel since the run ended, may wait there too)
+    wait_until(lambda: dbg._busy is not None and str(dbg._busy.pid) in gate.held(), 60,
+               "the jump's replay process to reach the gate")
     assert dbg.cancel()
+    gate.open()
     jumping.join(10)
     assert errors and isinstance(errors[0], ReplayCancelled)
     assert dbg.snapshot() is before  # still at I0, and still usable

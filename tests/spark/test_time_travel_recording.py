@@ -8,6 +8,7 @@ from icedtea_jupyter import Operator
 from icedtea_jupyter.examples import fraud
 from icedtea_jupyter.session.execution import RunOptions, start_run
 from icedtea_jupyter.store.replay_logs import read_replay_log
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -86,24 +87,46 @@ def test_replay_logs_hold_outputs_per_input_and_are_small(record):
 
 
 class Slow:
-    def __init__(self):
+    """x -> x, summing what it saw. Record ``at`` of each partition (of ``size`` records)
+    waits at ``gate``: the run records until the test opens it. Before the gate, 4 ms of
+    work a record, so that interactions land while records flow; none after it."""
+
+    def __init__(self, gate, size, at):
+        self.gate, self.size, self.at = gate, size, at
         self.total = 0
 
     def __call__(self, x):
-        time.sleep(0.004)
+        if x % self.size == self.at:
+            self.gate.wait(f"p{x // self.size}")
+        elif not self.gate.is_open():
+            time.sleep(0.004)
         self.total += x
         return x
 
 
-def test_manual_interactions_land_in_the_middle_of_partitions(spark, tmp_path):
-    code = "out = sc.parallelize(range(1000), 2).map(Slow()).setName('slow').map(str).collect()"
-    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow},
-                    RunOptions(store=str(tmp_path)))
+def slow_running(run):
+    """The slow operator's records in while its workers run (else 0); the run must still
+    record (its workers wait at the gate)."""
+    assert run.status == "running", run.error
+    row = next((r for r in run.progress() if r["operator"] == "slow"), None)
+    return row["records_in"] if row and row["running"] else 0
+
+
+def test_manual_interactions_land_in_the_middle_of_partitions(spark, tmp_path, gate):
+    code = ("out = sc.parallelize(range(1000), 2).map(Slow(gate, 500, 400)).setName('slow')"
+            ".map(str).collect()")
+    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow, "gate": gate},
+                    RunOptions(store=str(tmp_path / "runs")))
     taken = []
-    while run.status == "running" and len(taken) < 3:
-        if any(r["running"] for r in run.progress() if r["operator"] == "slow"):
+    try:
+        seen = 0
+        for _ in range(3):  # each once more records came in (or once workers wait at the gate)
+            wait_until(lambda: slow_running(run) > seen or gate.held(), 60,
+                       "the slow operator to take in more records")
+            seen = slow_running(run)
             taken.append(run.interact())
-        time.sleep(0.3)
+    finally:
+        gate.open()
     run.wait(60)
     assert taken and all(i.trigger == "manual" for i in taken)
     middle = [(i, p) for i in taken for p in (0, 1) if 0 < (i.counts[("slow", p)] or 0) < 500]
@@ -116,10 +139,15 @@ def test_manual_interactions_land_in_the_middle_of_partitions(spark, tmp_path):
     assert interaction.latency is not None and interaction.latency < 2.0
 
 
-def test_periodic_interactions_and_reopening(spark, tmp_path):
-    code = "out = sc.parallelize(range(600), 2).map(Slow()).setName('slow').count()"
-    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow},
-                    RunOptions(store=str(tmp_path), interact_every=0.3))
+def test_periodic_interactions_and_reopening(spark, tmp_path, gate):
+    code = "out = sc.parallelize(range(600), 2).map(Slow(gate, 300, 250)).setName('slow').count()"
+    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow, "gate": gate},
+                    RunOptions(store=str(tmp_path / "runs"), interact_every=0.3))
+    try:  # the workers wait at the gate until two periodic interactions were asked for
+        wait_until(lambda: sum(i.trigger == "periodic" for i in run.interactions) >= 2, 60,
+                   "two periodic interactions")
+    finally:
+        gate.open()
     run.wait(60)
     periodic = [i for i in run.interactions if i.trigger == "periodic"]
     assert len(periodic) >= 2
@@ -164,22 +192,21 @@ def test_log_result_values_are_kept_in_the_replay_log(record):
         round(o - i, 9) for i, o in zip(range(20), run.namespace["out"]))
 
 
-def test_the_panels_interact_button_takes_a_manual_interaction(spark, tmp_path):
+def test_the_panels_interact_button_takes_a_manual_interaction(spark, tmp_path, gate):
     from icedtea_jupyter.ui.panel import RunPanel
 
-    code = "out = sc.parallelize(range(800), 2).map(Slow()).setName('slow').count()"
-    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow},
-                    RunOptions(store=str(tmp_path)))
+    code = "out = sc.parallelize(range(800), 2).map(Slow(gate, 400, 300)).setName('slow').count()"
+    run = start_run(code, {"sc": spark.sparkContext, "Slow": Slow, "gate": gate},
+                    RunOptions(store=str(tmp_path / "runs")))
     panel = RunPanel(run)
-    while not any(r["running"] for r in run.progress() if r["operator"] == "slow"):
-        assert run.status == "running"
-        time.sleep(0.05)
-    panel.refresh()
-    assert not panel.interact_button.disabled
-    panel.interact_button.click()
-    deadline = time.monotonic() + 10
-    while len(run.interactions) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    try:  # the workers wait at the gate until the button was clicked
+        wait_until(lambda: slow_running(run), 60, "the slow operator's workers to run")
+        panel.refresh()
+        assert not panel.interact_button.disabled
+        panel.interact_button.click()
+        wait_until(lambda: len(run.interactions) >= 2, 10, "the button's interaction")
+    finally:
+        gate.open()
     run.wait(60)
     panel.refresh()
     assert [i.trigger for i in run.interactions][:2] == ["initial", "manual"]

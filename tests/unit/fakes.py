@@ -50,9 +50,11 @@ class FakeComm:
 
     def __init__(self) -> None:
         import json
+        import threading
 
         self._json = json
         self.sent: list[dict] = []
+        self._sent = threading.Condition()  # notified at each send: reply() waits on it
         self.problems: list[str] = []  # where sent messages break comm/protocol.json
         self.methods: dict[int, str] = {}  # request id -> method
         self._next_id = 0
@@ -65,8 +67,11 @@ class FakeComm:
 
     def send(self, data: dict) -> None:
         message = self._json.loads(self._json.dumps(data))
-        self.problems += protocol_problems(message, self.methods)
-        self.sent.append(message)
+        problems = protocol_problems(message, self.methods)
+        with self._sent:
+            self.problems += problems
+            self.sent.append(message)
+            self._sent.notify_all()
 
     def _conforms(self) -> None:
         assert not self.problems, "the kernel sent messages the schema refuses:\n" + \
@@ -87,17 +92,14 @@ class FakeComm:
     def reply(self, request_id: int, timeout: float = 120.0) -> dict:
         """The reply to ``request_id``, waiting for it (jumps and steps answer from a
         thread of the comm channel)."""
-        import time
+        def found() -> list[dict]:
+            return [m for m in self.sent if m["kind"] == "reply" and m["id"] == request_id]
 
-        deadline = time.monotonic() + timeout
-        while True:
-            found = [m for m in list(self.sent) if m["kind"] == "reply" and m["id"] == request_id]
-            if found:
-                self._conforms()
-                return found[-1]
-            if time.monotonic() > deadline:
+        with self._sent:
+            if not self._sent.wait_for(found, timeout):
                 raise TimeoutError(f"no reply to request {request_id} in {timeout} s")
-            time.sleep(0.002)
+            self._conforms()
+            return found()[-1]
 
     def events(self, name: str) -> list[dict]:
         self._conforms()

@@ -14,15 +14,30 @@ from icedtea_jupyter.replay.debugger import Debugger  # noqa: E402
 from icedtea_jupyter.replay.logs import MemoryLogs, Target  # noqa: E402
 from icedtea_jupyter.replay.process import main  # noqa: E402
 from tests.unit.test_replay_engine import CHAIN, OPERATORS, Inputs  # noqa: E402
+from tests.waiting import FileGate  # noqa: E402
 
 
 def slow(records):
-    """θ for the cancellation test: 20 ms a record, a running count."""
+    """θ for the planning test: 20 ms a record, a running count. The sleep is the work
+    the planner measures (the test checks the replay took over 7 s): it must stay."""
     count = 0
     for x in records:
         time.sleep(0.02)
         count += 1
         yield x
+
+
+def held(gate):
+    """θ for the cancellation test: a running count that waits at ``gate`` before its
+    201st record, so a jump to I2 (400 records) is replaying until the test ends it."""
+    def slow(records):
+        count = 0
+        for x in records:
+            if count == 200:
+                gate.wait(str(os.getpid()))
+            count += 1
+            yield x
+    return slow
 
 
 SCENARIOS = {
@@ -37,7 +52,12 @@ SCENARIOS = {
 
 
 def load(scenario: str) -> Debugger:
-    data, targets, chain, operators = SCENARIOS[scenario]
+    if scenario.startswith("held:"):  # "held:<gate directory>": "slow", waiting at a gate
+        data, targets, chain, _ = SCENARIOS["slow"]
+        theta = held(FileGate(scenario[len("held:"):]))
+        operators = {"slow": lambda: PartitionFunction(None, "mapPartitions", theta)}
+    else:
+        data, targets, chain, operators = SCENARIOS[scenario]
     memory = MemoryLogs(chain=list(chain), operators=dict(operators), targets=targets)
     return Debugger(memory, Inputs(data), threaded=False)
 

@@ -16,6 +16,7 @@ from icedtea_jupyter.store.layout import ACTIONS as FILE
 from icedtea_jupyter.store.run_store import RunStore
 from tests.unit.fakes import FakeComm
 from tests.unit.test_replay_engine import DATA3, TARGETS3, debugger
+from tests.waiting import wait_until
 
 CONTRACT_METHODS = ["run.interactions", "run.interact", "run.snapshot", "run.state", "run.page",
                     "debug.view", "debug.jump", "debug.step_over", "debug.step_into",
@@ -93,10 +94,11 @@ def test_the_action_log_keeps_sources_in_order_and_reloads(stored_run, tmp_path)
 def test_sources_are_per_thread():
     seen = {}
     log = ActionLog("/nonexistent-store", lambda action: None)  # unwritable: kept in memory
+    all_acting = threading.Barrier(3, timeout=10)  # every thread has set its source
 
     def act(source):
         with acting_as(source):
-            time.sleep(0.01)
+            all_acting.wait()
             seen[source] = log.record(source)["source"]
     threads = [threading.Thread(target=act, args=(s,)) for s in ("panel", "sidebar", "api")]
     for t in threads:
@@ -112,8 +114,26 @@ def test_one_debugger_per_run_even_when_asked_at_once(stored_run, monkeypatch):
 
     made = []
 
+    class CountingLock:
+        """The run's debugger lock, counting the callers that came to it."""
+
+        def __init__(self, lock):
+            self.lock, self.callers, self._count = lock, 0, threading.Lock()
+
+        def __enter__(self):
+            with self._count:
+                self.callers += 1
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
+
+    lock = CountingLock(stored_run._debugger_lock)
+    monkeypatch.setattr(stored_run, "_debugger_lock", lock)
+
     def slow_debugger_for(run, on_move=None, on_progress=None):
-        time.sleep(0.05)
+        # made while all six callers are in run.debugger(): five wait for this one
+        wait_until(lambda: lock.callers == 6, 10, "six callers at the run's debugger lock")
         made.append(object())
         return made[-1]
     monkeypatch.setattr(module, "debugger_for", slow_debugger_for)
@@ -157,6 +177,8 @@ def test_moves_from_many_threads_are_told_one_at_a_time():
         def on_move(call, snapshot):
             inside[0] += 1
             overlaps.append(inside[0] > 1)
+            # a listener's work: the test passes whatever it lasts when moves are told one at
+            # a time; it only gives moves told at once the time to overlap
             time.sleep(0.002)
             calls.append(call)
             inside[0] -= 1
@@ -180,7 +202,7 @@ def test_the_debug_view_is_small_and_json():
         best = view["pending"]["0"]["best"]
         assert best["count"] == 50 and len(best["records"]) == 20
         assert best["records"][0] == {"$t": "tuple", "v": [1, 0]}
-        assert view["options"] == {"step_over": 1, "step_into": 1, "refused": {}}
+        assert view["options"] == {"step_over": 1, "step_into": 1, "refused": {}, "ended": []}
         assert (view["index"], view["step"], view["outputs"]) == (0, "jump to I0", [])
 
 

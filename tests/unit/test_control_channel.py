@@ -2,7 +2,6 @@
 import json
 import socket
 import struct
-import time
 
 import pytest
 
@@ -10,6 +9,7 @@ from icedtea_jupyter.coordinator.server import ControlServer
 from icedtea_jupyter.executor import channel as channel_module
 from icedtea_jupyter.executor import protocol
 from icedtea_jupyter.executor.spec import RunSpec
+from tests.waiting import wait_until
 
 SECRET = b"s" * 32
 WORKER = {"operator": 1, "partition": 0, "stage": 0, "attempt": 0, "task": 7}
@@ -23,15 +23,6 @@ def server():
     srv.received = received
     yield srv
     srv.close()
-
-
-def wait_for(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def handshake(srv, secret=SECRET, version=protocol.PROTOCOL_VERSION, run="run-x"):
@@ -51,7 +42,7 @@ def test_an_authenticated_worker_is_welcomed_with_operator_names(server):
     sock, reply = handshake(server)
     assert reply["type"] == "welcome" and reply["operators"] == {"1": "enrich"}
     sock.sendall(protocol.encode({"type": "worker_start", "worker": WORKER}))
-    assert wait_for(lambda: server.received)
+    wait_until(lambda: server.received, 5, "the server to receive worker_start")
     assert server.received[0]["worker"] == WORKER
     sock.close()
 
@@ -97,7 +88,7 @@ def test_a_malformed_message_gets_an_error_reply_and_the_connection_survives(ser
     reply, _ = protocol.read_frame(sock)
     assert "unknown message type" in reply["reason"]
     sock.sendall(protocol.encode({"type": "worker_start", "worker": WORKER}))
-    assert wait_for(lambda: len(server.received) == 1)
+    wait_until(lambda: len(server.received) == 1, 5, "the server to receive worker_start")
 
 
 def test_a_chains_snapshots_travel_together_and_a_bad_report_refuses_the_batch(server):
@@ -111,7 +102,7 @@ def test_a_chains_snapshots_travel_together_and_a_bad_report_refuses_the_batch(s
     reply, _ = protocol.read_frame(sock)
     assert "every report must be a snapshot" in reply["reason"]
     sock.sendall(protocol.encode({"type": "snapshots", "reports": [report, report]}))
-    assert wait_for(lambda: len(server.received) == 1)
+    wait_until(lambda: len(server.received) == 1, 5, "the server to receive the snapshots")
     assert [r["count"] for r in server.received[0]["reports"]] == [5, 5]
 
 
@@ -130,9 +121,10 @@ def test_worker_client_round_trip_and_broadcast(server, tmp_path):
     host = Host()
     client.register(host)
     client.send({"type": "alert", "worker": WORKER, "source": "x", "message": "hi"})
-    assert wait_for(lambda: server.received)
-    assert wait_for(lambda: server.broadcast({"type": "flush"}) == 1)
-    assert wait_for(lambda: host.got == [{"type": "flush"}])
+    wait_until(lambda: server.received, 5, "the server to receive the alert")
+    wait_until(lambda: server.broadcast({"type": "flush"}) == 1, 5,
+               "a broadcast to reach the one connected worker")
+    wait_until(lambda: host.got == [{"type": "flush"}], 5, "the host to get the flush")
 
 
 def test_an_unreachable_coordinator_means_local_recording(tmp_path):

@@ -171,3 +171,33 @@ def test_a_state_too_large_to_send_travels_in_summary_and_the_next_report_is_who
     big[1] = [1]
     again = apply_delta(view, tt.report(2, "manual", 11, "running")["delta"])
     assert again == {"combiners": {"$t": "dict", "items": [[1, [1]]]}, "seen": 7}
+
+
+def test_the_status_table_and_its_wire_strings():
+    from icedtea_jupyter.executor.status import WorkerStatus as S
+
+    def run(*events):
+        status = S.RUNNING
+        for event in events:
+            status = status.after(event) or status
+        return status, status.wire, status.exhausted
+
+    assert run("exhausted", "ended") == (S.FINISHED, "ok", True)
+    assert run("ended") == (S.STOPPED, "ok", False)
+    assert run("failed", "exhausted", "ended") == (S.FAILED, "failed", False)
+    assert run("ended", "failed", "ended") == (S.STOPPED, "ok", False)  # it stays as it ended
+    assert S.RUNNING.after("running") is None and not S.EXHAUSTED.ended
+
+
+class FailsInInit(Agent):
+    def init(self, context):
+        raise RuntimeError("init bug")
+
+
+def test_an_agent_failing_in_init_becomes_an_alert(monkeypatch):
+    host, channel = host_with(monkeypatch, agents=(FailsInInit, Tagger))
+    assert list(host.map_records(abs, range(5))) == list(range(5))
+    (alert,) = channel.of_type("alert")
+    assert "init bug" in alert["message"] and alert["source"] == "FailsInInit"
+    assert channel.ended[0]["status"] == "ok" and channel.ended[0]["tags"] == {
+        "Tagger": {"even": 3}}

@@ -402,6 +402,7 @@ def test_after_thetas_last_input_a_step_over_ends_the_partition_then_steps_are_r
     with debugger(DATA3, TARGETS3 + [{0: Target(4), 1: Target(2, True)}]) as dbg:
         dbg.jump(2)
         assert dbg.step_options()["step_over"] == 1  # partition 0 can still end
+        assert dbg.step_options()["ended"] == [1]  # partition 1 has nothing left
         with pytest.raises(StepRefused, match="processed all 4 records"):
             dbg.step_into(0, "best")
         ended = dbg.step_over(0)  # the end of partition 0: Best's closing output
@@ -412,6 +413,7 @@ def test_after_thetas_last_input_a_step_over_ends_the_partition_then_steps_are_r
             with pytest.raises(StepRefused, match=rf"processed all {n} records"):
                 dbg.step_into(p, "best")
         assert dbg.step_options()["step_over"] == 0
+        assert dbg.step_options()["ended"] == [0, 1]
         dbg.jump(1)
         dbg.step_over(1)  # the last input of partition 1
         dbg.step_over(1)  # its end

@@ -8,7 +8,6 @@ long jump by ending its process, and ends every process when it closes.
 import os
 import socket
 import sys
-import time
 
 import pytest
 
@@ -18,6 +17,7 @@ from icedtea_jupyter.replay.views import apply_view
 from icedtea_jupyter.replay.wire import FrameReader, WireError, send_frame
 from tests.unit.replay_driver import SCENARIOS
 from tests.unit.test_replay_engine import reference_outputs
+from tests.waiting import wait_until
 
 DRIVER = [sys.executable, os.path.join(os.path.dirname(__file__), "replay_driver.py")]
 
@@ -126,11 +126,12 @@ def test_a_steps_partition_and_operator_cross_as_fields(kernel):
     assert (out.partition, out.operator) == (1, None)
 
 
-def test_a_cancelled_jump_fails_with_replay_cancelled_and_the_forks_stay(kernel):
-    k = kernel("slow")
+def test_a_cancelled_jump_fails_with_replay_cancelled_and_the_forks_stay(kernel, gate):
+    k = kernel(f"held:{gate.directory}")  # "slow", but θ waits at the gate at record 200
     process = k.active(0)
-    pending = k.hub.request(process, "jump", index=2)  # 8 s of replay
-    time.sleep(0.3)
+    pending = k.hub.request(process, "jump", index=2)  # 400 records of replay
+    wait_until(lambda: str(process.pid) in gate.held(), 30,
+               "the jump's process to replay up to the gate")
     k.hub.kill(process)
     with pytest.raises(ReplayCancelled, match="cancelled"):
         pending.result(5)
@@ -144,10 +145,7 @@ def test_closing_the_hub_ends_every_replay_process(kernel):
     pids = [k.root.pid, k.forks[0].pid, process.pid]
     assert all(alive(pid) for pid in pids)
     k.hub.close()
-    deadline = time.monotonic() + 10
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(alive(pid) for pid in pids)
+    wait_until(lambda: not any(alive(pid) for pid in pids), 10, "every replay process to end")
 
 
 def test_frames_carry_descriptors_and_refuse_garbage():

@@ -114,6 +114,8 @@ export interface IOperatorProgress {
   failed: number;
   /** Records per second over the running partitions. */
   rate: number;
+  /** Records in per second from its first partition's start to its last one's end (or now). */
+  average_rate: number;
 }
 
 export interface IRecordSample {
@@ -260,8 +262,10 @@ export interface IDebugView {
   options: {
     step_over: number;
     step_into: number;
-    /** Partition -> why a step-over is impossible there. */
+    /** Partition -> why a step-over is impossible there (scopes would interleave). */
     refused: { [partition: string]: string };
+    /** θ's partitions whose tree has ended: nothing is left to step over there. */
+    ended: number[];
   };
   /** What left the chain in the last step. */
   outputs: Tagged[];

@@ -1,5 +1,15 @@
-import { badge, el, formatCount, formatRate, setBadge, setChildren, setText } from '../widgets/format';
+import {
+  badge,
+  el,
+  formatCount,
+  formatRate,
+  formatShortCount,
+  setBadge,
+  setChildren,
+  setText
+} from '../widgets/format';
 import type { RunsModel } from './model';
+import { operatorRate, operatorStatus, operatorTitle, partsText } from './texts';
 import type { IOperatorNode, IOperatorProgress, IPartitionRow, IRunSummary } from '../comm/protocol';
 import { VirtualList } from '../widgets/virtualList';
 
@@ -29,22 +39,32 @@ export class OperatorsTable {
   constructor(private readonly _model: RunsModel) {
     this.node = el('div', 'jp-icedtea-operators-section');
     this._noOperators = el('div', 'jp-icedtea-muted');
-    this._legend = el('div', 'jp-icedtea-legend');
-    this._legend.append(
+    this._legend = el('div', 'jp-icedtea-legend jp-icedtea-operators-legend');
+    this._thetaLegend = el('span', 'jp-icedtea-legend-item');
+    this._thetaLegend.append(
       el('span', 'jp-icedtea-theta-mark', 'θ'),
-      ' interesting operator · ',
+      ' the interesting operator; ',
       el('span', 'jp-icedtea-g-swatch'),
       ' G(θ): θ and downstream, whose states are snapshotted'
     );
+    const parts = el('span', 'jp-icedtea-legend-item');
+    parts.append(
+      'Parts: partitions ',
+      el('span', 'jp-icedtea-parts-mark', '✓'),
+      ' done, ',
+      el('span', 'jp-icedtea-parts-mark jp-icedtea-parts-running-mark', '▶'),
+      ' running, ',
+      el('span', 'jp-icedtea-parts-mark jp-icedtea-parts-failed-mark', '✗'),
+      ' failed'
+    );
+    const rate = el('span', 'jp-icedtea-legend-item');
+    rate.append('Rate: records in per second, live; ', el('i', undefined, 'in italics'), ' the average once ended');
+    this._legend.append(this._thetaLegend, parts, rate);
     this._table = el('table', 'jp-icedtea-operators');
+    this._table.setAttribute('aria-label', 'Python operators');
     this._tbody = el('tbody');
     this._table.append(createTableHead(), this._tbody);
-    this.node.append(
-      el('h3', 'jp-icedtea-section-title', 'Python operators'),
-      this._noOperators,
-      this._table,
-      this._legend
-    );
+    this.node.append(this._noOperators, this._table, this._legend);
     this.node.addEventListener('click', this._onClick);
     this.node.addEventListener('keydown', this._onKey);
   }
@@ -84,7 +104,8 @@ export class OperatorsTable {
     this._noOperators.hidden = !none;
     this._table.hidden = none;
     const nodes = new Map(summary.dag.operators.map(op => [op.name, op]));
-    this._legend.hidden = none || !summary.dag.operators.some(op => op.theta);
+    this._legend.hidden = none;
+    this._thetaLegend.hidden = !summary.dag.operators.some(op => op.theta);
     const rows: HTMLElement[] = [];
     const seen = new Set<string>();
     for (const progress of summary.progress) {
@@ -218,6 +239,7 @@ export class OperatorsTable {
   private _rows = new Map<string, IOperatorRow>();
   private _noOperators: HTMLElement;
   private _legend: HTMLElement;
+  private _thetaLegend: HTMLElement;
   private _table: HTMLTableElement;
   private _tbody: HTMLTableSectionElement;
 }
@@ -225,15 +247,16 @@ export class OperatorsTable {
 function createTableHead(): HTMLTableSectionElement {
   const head = el('thead');
   const row = head.appendChild(el('tr'));
-  for (const [label, tip] of [
-    ['Operator', 'status and name; click to show the partitions'],
-    ['In', 'records in'],
-    ['Out', 'records out'],
-    ['Parts', 'partitions done / running / failed'],
-    ['Rate', 'records in per second over the running partitions']
+  for (const [label, tip, cls] of [
+    ['Operator', 'status and name; click to show the partitions', 'jp-icedtea-op-name'],
+    ['In', 'records in', 'jp-icedtea-num'],
+    ['Out', 'records out', 'jp-icedtea-num'],
+    ['Parts', 'partitions: ✓ done, ▶ running, ✗ failed', 'jp-icedtea-num'],
+    ['Rate', 'records in per second: live over the running partitions, then (in italics) the average', 'jp-icedtea-num']
   ]) {
-    const th = row.appendChild(el('th', undefined, label));
+    const th = row.appendChild(el('th', cls, label));
     th.title = tip;
+    th.scope = 'col';
   }
   return head;
 }
@@ -242,11 +265,11 @@ interface IOperatorRow {
   node: HTMLTableRowElement;
   caret: HTMLSpanElement;
   theta: HTMLSpanElement;
-  phase: HTMLSpanElement;
   nameCell: HTMLTableCellElement;
   badge: HTMLSpanElement;
   recordsIn: HTMLTableCellElement;
   recordsOut: HTMLTableCellElement;
+  parts: HTMLTableCellElement;
   done: HTMLSpanElement;
   running: HTMLSpanElement;
   failed: HTMLSpanElement;
@@ -258,11 +281,11 @@ function createOperatorRow(operator: string): IOperatorRow {
     node: el('tr', 'jp-icedtea-op-row'),
     caret: el('span', 'jp-icedtea-caret'),
     theta: el('span', 'jp-icedtea-theta-mark', 'θ'),
-    phase: el('span', 'jp-icedtea-muted'),
     nameCell: el('td', 'jp-icedtea-op-name'),
     badge: badge('pending'),
     recordsIn: el('td', 'jp-icedtea-records-in jp-icedtea-num'),
     recordsOut: el('td', 'jp-icedtea-records-out jp-icedtea-num'),
+    parts: el('td', 'jp-icedtea-parts jp-icedtea-num'),
     done: el('span', 'jp-icedtea-parts-done'),
     running: el('span', 'jp-icedtea-parts-running'),
     failed: el('span', 'jp-icedtea-parts-failed'),
@@ -273,10 +296,10 @@ function createOperatorRow(operator: string): IOperatorRow {
   row.node.title = 'Show or hide the partitions of this operator';
   row.badge.classList.add('jp-icedtea-badge-compact');
   row.theta.title = 'θ: the interesting operator';
-  row.nameCell.append(row.caret, row.badge, el('span', 'jp-icedtea-op-label', operator), row.theta, row.phase);
-  const parts = el('td', 'jp-icedtea-parts jp-icedtea-num');
-  parts.append(row.done, document.createTextNode('/'), row.running, document.createTextNode('/'), row.failed);
-  row.node.append(row.nameCell, row.recordsIn, row.recordsOut, parts, row.rate);
+  const label = el('span', 'jp-icedtea-op-label', operator);
+  row.nameCell.append(row.caret, row.badge, label, row.theta);
+  row.parts.append(row.done, el('span', 'jp-icedtea-parts-mark', '✓'), row.running, row.failed);
+  row.node.append(row.nameCell, row.recordsIn, row.recordsOut, row.parts, row.rate);
   return row;
 }
 
@@ -296,20 +319,25 @@ function updateOperatorRow(
   row.node.dataset.inG = String(!!node?.in_g);
   row.theta.hidden = !node?.theta;
   setText(row.caret, expanded ? '▾' : '▸');
-  // The name of a phase's node usually says its phase already: "count (combine)".
-  setText(row.phase, p.phase && !p.operator.includes(`(${p.phase})`) ? ` (${p.phase})` : '');
-  const role = node?.theta ? ', θ' : node?.in_g ? ', in G(θ)' : '';
-  row.nameCell.title = `${p.operator}: ${status}` + (node?.api ? ` (${node.api})` : '') + role;
+  row.nameCell.title = operatorTitle(p, status, node);
   setBadge(row.badge, status);
   row.badge.classList.add('jp-icedtea-badge-compact');
   row.badge.title = status;
-  setText(row.recordsIn, formatCount(p.records_in));
-  setText(row.recordsOut, formatCount(p.records_out));
+  setText(row.recordsIn, formatShortCount(p.records_in));
+  row.recordsIn.title = `${formatCount(p.records_in)} records in`;
+  setText(row.recordsOut, formatShortCount(p.records_out));
+  row.recordsOut.title = `${formatCount(p.records_out)} records out`;
+  const parts = partsText(p);
   setText(row.done, String(p.done));
-  setText(row.running, String(p.running));
-  setText(row.failed, String(p.failed));
+  setText(row.running, p.running ? ` ${p.running}▶` : '');
+  setText(row.failed, p.failed ? ` ${p.failed}✗` : '');
   row.failed.classList.toggle('jp-mod-nonzero', p.failed > 0);
-  setText(row.rate, formatRate(p.rate));
+  row.parts.title = parts;
+  row.parts.setAttribute('aria-label', parts);
+  const rate = operatorRate(summary, p);
+  setText(row.rate, rate.text);
+  row.rate.title = rate.title;
+  row.rate.classList.toggle('jp-icedtea-mod-average', rate.average);
 }
 
 function createPartitionRow(): HTMLElement {
@@ -321,10 +349,10 @@ function createPartitionRow(): HTMLElement {
   name.append(dot, el('span', 'jp-icedtea-partition-label'));
   row.append(
     name,
-    el('span', 'jp-icedtea-num'),
-    el('span', 'jp-icedtea-num'),
-    el('span', 'jp-icedtea-muted jp-icedtea-num'),
-    el('span', 'jp-icedtea-num')
+    el('span', 'jp-icedtea-num jp-icedtea-partition-in'),
+    el('span', 'jp-icedtea-num jp-icedtea-partition-out'),
+    el('span', 'jp-icedtea-muted jp-icedtea-num jp-icedtea-partition-stage'),
+    el('span', 'jp-icedtea-num jp-icedtea-partition-rate')
   );
   return row;
 }
@@ -338,25 +366,19 @@ function updatePartitionRow(row: HTMLElement, r: IPartitionRow): void {
   dot.classList.add('jp-icedtea-badge-compact');
   dot.title = r.status;
   setText(name.lastElementChild!, `p${r.partition}` + (r.attempt ? ` try ${r.attempt}` : ''));
-  name.title =
+  const where =
     `stage ${r.stage}, partition ${r.partition}, attempt ${r.attempt}` +
     (r.task !== null && r.task !== undefined ? `, task ${r.task}` : '');
-  setText(recordsIn, `in ${formatCount(r.records_in)}`);
-  setText(recordsOut, `out ${formatCount(r.records_out)}`);
+  name.title = where;
+  setText(recordsIn, `in ${formatShortCount(r.records_in)}`);
+  setText(recordsOut, `out ${formatShortCount(r.records_out)}`);
   setText(stage, `stage ${r.stage}`);
-  setText(rate, formatRate(r.rate ?? 0));
-}
-
-/** `failed`, `running`, `done`, `pending` (not started while the run goes on) or `not run`. */
-export function operatorStatus(summary: IRunSummary, p: IOperatorProgress): string {
-  if (p.failed > 0 || (summary.error && summary.error.operator === p.operator)) {
-    return 'failed';
-  }
-  if (p.running > 0) {
-    return 'running';
-  }
-  if (summary.status === 'running') {
-    return p.done > 0 ? 'running' : 'pending';
-  }
-  return p.done > 0 ? 'done' : 'not run';
+  const live = r.status === 'running';
+  const average = !live && typeof r.seconds === 'number' && r.seconds > 0 ? (r.records_in ?? 0) / r.seconds : 0;
+  const speed = formatRate(live ? (r.rate ?? 0) : average);
+  setText(rate, speed);
+  rate.classList.toggle('jp-icedtea-mod-average', !live);
+  row.title =
+    `${where}: ${formatCount(r.records_in)} records in, ${formatCount(r.records_out)} out, ${r.status}` +
+    (speed ? `, ${speed}${live ? '' : ' on average'}` : '');
 }

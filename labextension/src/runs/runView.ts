@@ -1,13 +1,27 @@
 import { Widget } from '@lumino/widgets';
 
-import { badge, el, formatDuration, formatTime, runDuration, setBadge, setChildren, setText } from '../widgets/format';
+import {
+  badge,
+  el,
+  formatDuration,
+  formatTime,
+  plural,
+  runDuration,
+  setBadge,
+  setChildren,
+  setText
+} from '../widgets/format';
 import type { RunsModel } from './model';
 import { OperatorsTable } from './operatorsTable';
+import { RunsList } from './runsList';
+import { shortPath } from './texts';
 import type { IAlert, IRunError, IRunSummary } from '../comm/protocol';
 
 /**
- * The selected run: its header (status, cell, store), the error that failed it, its
- * warnings, its Python operators (`OperatorsTable`) and the agents' alerts.
+ * The selected run: its header (status, start, duration, cell, store), which also picks
+ * another run ("3 runs ▾" opens the runs list under it), the error that failed it, its
+ * warnings, its Python operators (`OperatorsTable`) and the agents' alerts. The same
+ * view fills the sidebar's Run section and, wider, the main area.
  */
 export class RunView extends Widget {
   constructor(model: RunsModel) {
@@ -16,11 +30,15 @@ export class RunView extends Widget {
     this.addClass('jp-icedtea-RunView');
     this._header = createHeader();
     this._loading = el('div', 'jp-icedtea-loading', 'Loading the run…');
+    this._empty = el('div', 'jp-icedtea-muted', 'No run shown: the notebook followed has none yet.');
     this._error = el('div', 'jp-icedtea-error');
     this._error.setAttribute('role', 'alert');
     this._warnings = el('div', 'jp-icedtea-warnings');
     this._alerts = el('div', 'jp-icedtea-alerts');
     this._operators = new OperatorsTable(model);
+    this._runs = new RunsList(model);
+    this._runs.onPicked = () => this._setPicking(false);
+    this._header.toggle.addEventListener('click', () => this._setPicking(!this._picking));
     model.changed.connect(this._onChanged, this);
     this._onChanged();
   }
@@ -37,15 +55,21 @@ export class RunView extends Widget {
   /** Bring the view up to date with the selected run, in place. */
   render(): void {
     const summary = this._model.selected;
+    const runs = this._model.runs.length;
+    this._runs.render();
+    if (runs < 2) {
+      this._picking = false;
+    }
+    // In the page either way (hidden when closed): the runs stay findable by tests and tools.
+    this._runs.node.hidden = !this._picking;
+    const picker = [this._runs.node];
     if (!summary) {
       const loading = this._model.selectedId !== null;
-      setChildren(this.node, loading ? [this._loading] : []);
-      this.setHidden(!loading);
+      setChildren(this.node, [loading ? this._loading : this._empty, ...picker]);
       return;
     }
-    this.setHidden(false);
-    this._renderHeader(summary);
-    const children: HTMLElement[] = [this._header.root];
+    this._renderHeader(summary, runs);
+    const children: HTMLElement[] = [this._header.root, ...picker];
     if (this._renderKeyed(this._error, summary.error, error => this._fillError(error))) {
       children.push(this._error);
     }
@@ -85,15 +109,32 @@ export class RunView extends Widget {
     this.render();
   }
 
-  private _renderHeader(summary: IRunSummary): void {
+  private _setPicking(picking: boolean): void {
+    this._picking = picking;
+    this.render();
+    if (picking) {
+      this._runs.node.querySelector<HTMLElement>('.jp-mod-selected')?.focus();
+    }
+  }
+
+  private _renderHeader(summary: IRunSummary, runs: number): void {
     const h = this._header;
     setBadge(h.badge, summary.status);
-    setText(h.id, summary.id);
     setText(h.started, formatTime(summary.started));
+    h.started.title = 'started';
     setText(h.duration, formatDuration(runDuration(summary)));
+    h.duration.title = summary.status === 'running' ? 'running for' : 'lasted';
+    const operators = summary.dag.operators.filter(op => op.kind === 'python').length;
+    h.line.title = `Run ${summary.id}: ${summary.status}, ${plural(operators, 'Python operator')}`;
+    h.toggle.hidden = runs < 2;
+    setText(h.toggle, `${plural(runs, 'run')} ${this._picking ? '▴' : '▾'}`);
+    h.toggle.setAttribute('aria-expanded', String(this._picking));
+    h.toggle.title = this._picking ? 'Hide the other runs' : 'Show the runs of this kernel, to pick another';
     setText(h.codeSummary, summary.cell.split('\n').find(l => l.trim()) ?? '(empty cell)');
     setText(h.codePre, summary.cell);
-    setText(h.path, summary.path);
+    setText(h.path, shortPath(summary.path));
+    h.path.title = `Run ${summary.id}, stored in ${summary.path}: reopen it with %icedtea open PATH`;
+    h.root.dataset.runId = summary.id;
   }
 
   /**
@@ -145,8 +186,11 @@ export class RunView extends Widget {
   private _runId: string | null = null;
   private _lastStatus: string | null = null;
   private _operators: OperatorsTable;
+  private _runs: RunsList;
+  private _picking = false;
   private _header: IHeader;
   private _loading: HTMLElement;
+  private _empty: HTMLElement;
   private _error: HTMLElement;
   private _warnings: HTMLElement;
   private _alerts: HTMLElement;
@@ -155,9 +199,10 @@ export class RunView extends Widget {
 interface IHeader {
   root: HTMLElement;
   badge: HTMLSpanElement;
-  id: HTMLSpanElement;
   started: HTMLSpanElement;
   duration: HTMLSpanElement;
+  line: HTMLElement;
+  toggle: HTMLButtonElement;
   code: HTMLDetailsElement;
   codeSummary: HTMLElement;
   codePre: HTMLPreElement;
@@ -168,19 +213,20 @@ function createHeader(): IHeader {
   const header: IHeader = {
     root: el('div', 'jp-icedtea-run-header'),
     badge: badge('running'),
-    id: el('span', 'jp-icedtea-run-id'),
     started: el('span', 'jp-icedtea-run-started'),
     duration: el('span', 'jp-icedtea-run-duration'),
+    line: el('div', 'jp-icedtea-run-line'),
+    toggle: el('button', 'jp-icedtea-link jp-icedtea-runs-toggle'),
     code: el('details', 'jp-icedtea-run-code'),
     codeSummary: el('summary'),
     codePre: el('pre'),
     path: el('div', 'jp-icedtea-run-path')
   };
-  header.path.title = 'Run store: reopen it with %icedtea open PATH';
-  const line = el('div', 'jp-icedtea-run-line');
-  line.append(header.badge, header.id, header.started, header.duration);
-  header.code.append(header.codeSummary, header.codePre);
-  header.root.append(line, header.code, header.path);
+  header.toggle.type = 'button';
+  header.line.append(header.badge, header.started, header.duration, header.toggle);
+  // The cell's first line; open, the whole cell and where the run is stored.
+  header.code.append(header.codeSummary, header.codePre, header.path);
+  header.root.append(header.line, header.code);
   return header;
 }
 

@@ -1,6 +1,14 @@
-import { Widget } from '@lumino/widgets';
-
-import { badge, el, formatDuration, formatTime, runDuration, setBadge, setChildren, setText } from '../widgets/format';
+import {
+  badge,
+  el,
+  formatDuration,
+  formatTime,
+  plural,
+  runDuration,
+  setBadge,
+  setChildren,
+  setText
+} from '../widgets/format';
 import type { RunsModel } from './model';
 
 /** The elements of one run's entry, kept across updates so that clicks land. */
@@ -13,21 +21,24 @@ interface IItem {
   cell: HTMLDivElement;
 }
 
-/** The runs of the kernel, newest first; a click selects one. */
-export class RunsList extends Widget {
-  constructor(model: RunsModel) {
-    super();
-    this._model = model;
-    this.addClass('jp-icedtea-RunsList');
-    this._list = el('ul', 'jp-icedtea-runs');
-    this._list.setAttribute('role', 'listbox');
-    this._list.setAttribute('aria-label', 'Runs');
-    this.node.append(el('h3', 'jp-icedtea-section-title', 'Runs'), this._list);
-    this._list.addEventListener('click', this._onClick);
-    this._list.addEventListener('keydown', this._onKey);
-    model.changed.connect(this.render, this);
-    this.render();
+/**
+ * The runs of the kernel, newest first; a click selects one. Not a widget: `RunView`
+ * shows it under the selected run's header when the user opens it ("3 runs ▾"), so
+ * the selected run is described once.
+ */
+export class RunsList {
+  constructor(private readonly _model: RunsModel) {
+    this.node = el('ul', 'jp-icedtea-runs');
+    this.node.setAttribute('role', 'listbox');
+    this.node.setAttribute('aria-label', 'Runs of this kernel');
+    this.node.addEventListener('click', this._onClick);
+    this.node.addEventListener('keydown', this._onKey);
   }
+
+  readonly node: HTMLUListElement;
+
+  /** Emitted (as a callback) after the user picked a run. */
+  onPicked: (() => void) | null = null;
 
   /** Bring the entries up to date with the model, in place. */
   render(): void {
@@ -47,9 +58,10 @@ export class RunsList extends Widget {
       setBadge(item.badge, run.status);
       setText(item.started, formatTime(run.started));
       setText(item.duration, formatDuration(runDuration(run)));
-      setText(item.operators, `${run.operators} Python operator${run.operators === 1 ? '' : 's'}`);
+      setText(item.operators, plural(run.operators, 'Python operator'));
       setText(item.cell, run.cell || '(empty cell)');
       item.cell.title = run.cell;
+      item.node.title = `Run ${run.id}`;
       return item.node;
     });
     for (const id of [...this._items.keys()]) {
@@ -57,24 +69,19 @@ export class RunsList extends Widget {
         this._items.delete(id);
       }
     }
-    setChildren(this._list, nodes);
-    this.setHidden(model.runs.length === 0);
-  }
-
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._model.changed.disconnect(this.render, this);
-    super.dispose();
+    setChildren(this.node, nodes);
   }
 
   private _select(target: EventTarget | null): void {
     const item = (target as HTMLElement | null)?.closest<HTMLElement>('.jp-icedtea-run-item');
     const id = item?.dataset.runId;
-    if (id && id !== this._model.selectedId) {
+    if (!id) {
+      return;
+    }
+    if (id !== this._model.selectedId) {
       void this._model.select(id);
     }
+    this.onPicked?.();
   }
 
   private _onClick = (event: MouseEvent): void => {
@@ -88,8 +95,6 @@ export class RunsList extends Widget {
     }
   };
 
-  private _model: RunsModel;
-  private _list: HTMLUListElement;
   private _items = new Map<string, IItem>();
 }
 

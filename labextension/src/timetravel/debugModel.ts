@@ -5,6 +5,7 @@ import { RequestError } from '../comm/client';
 import { IRunsSource, LONG_REQUEST_TIMEOUT } from '../runs/model';
 import type { IAction, IDebugView, IEventMessage, IPendingAt, IReplayProgress, RunStatus } from '../comm/protocol';
 import { pyRepr } from '../comm/tagged';
+import { plural, verb } from '../widgets/format';
 import { message } from './timelineModel';
 
 /**
@@ -231,15 +232,40 @@ export class DebugModel implements IDisposable {
     return stopped;
   }
 
-  /** Step over on `partition`: possible unless the kernel refused it (overlapping scopes). */
+  /** Whether θ has `partition` (steps go by θ's partitions; later stages have others). */
+  isThetaPartition(partition: number): boolean {
+    const view = this._view;
+    const theta = view?.chain[0];
+    return !!view && view.workers.some(w => w.operator === theta && w.partition === partition);
+  }
+
+  /** Whether θ's tree on `partition` has ended: nothing is left to step over there. */
+  ended(partition: number): boolean {
+    return (this._view?.options.ended ?? []).includes(partition);
+  }
+
+  /**
+   * Step over on `partition`: possible on θ's partitions unless the kernel refused it
+   * (overlapping scopes) or θ's tree there has ended; the same data as the kernel's count.
+   */
   stepOverState(partition: number): IStepState {
     const blocked = this._blocked();
     if (blocked) {
       return blocked;
     }
+    const notTheta = this._notTheta(partition);
+    if (notTheta) {
+      return notTheta;
+    }
     const refused = this._view!.options.refused[String(partition)];
     if (refused) {
       return { enabled: false, reason: refused };
+    }
+    if (this.ended(partition)) {
+      return {
+        enabled: false,
+        reason: `θ has processed every record of partition ${partition} and its tree has ended: nothing is left to step over`
+      };
     }
     const theta = this._view!.chain[0];
     const next = theta ? this.pending(partition, theta) : null;
@@ -262,6 +288,10 @@ export class DebugModel implements IDisposable {
     if (blocked) {
       return blocked;
     }
+    const notTheta = this._notTheta(partition);
+    if (notTheta) {
+      return operator ? { ...notTheta, operator } : notTheta;
+    }
     const chain = this._view!.chain;
     const target = operator ?? [...chain].reverse().find(op => (this.pending(partition, op)?.count ?? 0) > 0);
     if (!target) {
@@ -281,8 +311,11 @@ export class DebugModel implements IDisposable {
     if (blocked) {
       return blocked;
     }
-    const downstream = this._view!.chain.slice(1);
-    const waiting = downstream.reduce((n, op) => n + (this.pending(partition, op)?.count ?? 0), 0);
+    const notTheta = this._notTheta(partition);
+    if (notTheta) {
+      return notTheta;
+    }
+    const waiting = this.waitingDownstream(partition);
     if (waiting === 0) {
       return {
         enabled: false,
@@ -291,8 +324,54 @@ export class DebugModel implements IDisposable {
     }
     return {
       enabled: true,
-      reason: `Finish the current scope: ${waiting} record${waiting === 1 ? '' : 's'} wait downstream of θ`
+      reason: `Finish the current scope: ${plural(waiting, 'record')} ${verb(waiting, 'waits', 'wait')} downstream of θ`
     };
+  }
+
+  /** Records of θ's scopes waiting at the operators after θ on `partition`. */
+  waitingDownstream(partition: number): number {
+    const view = this._view;
+    if (!view) {
+      return 0;
+    }
+    return view.chain.slice(1).reduce((n, op) => n + (this.pending(partition, op)?.count ?? 0), 0);
+  }
+
+  /**
+   * How many partitions each step button is enabled on, from the same states as the
+   * buttons (so the status line and the buttons agree).
+   */
+  stepCounts(): { partitions: number; over: number; into: number; out: number } {
+    const partitions = this.partitions;
+    const count = (state: (p: number) => IStepState) => partitions.filter(p => state(p).enabled).length;
+    return {
+      partitions: partitions.length,
+      over: count(p => this.stepOverState(p)),
+      into: count(p => this.stepIntoState(p)),
+      out: count(p => this.stepOutState(p))
+    };
+  }
+
+  /**
+   * A few words beside a partition's buttons (they fit the sidebar's default width) when
+   * step over is not possible there: refused (the ⚠: records of the current scope still
+   * wait downstream), ended, or not one of θ's partitions; '' when it is possible. The
+   * whole reason is in the note's tooltip and under the list for the selected partition.
+   */
+  partitionNote(partition: number): { text: string; refused: boolean } {
+    if (!this._view || this._blocked()) {
+      return { text: '', refused: false };
+    }
+    if (!this.isThetaPartition(partition)) {
+      return { text: 'no steps: not θ’s', refused: false };
+    }
+    if (this._view.options.refused[String(partition)]) {
+      return { text: 'step out first', refused: true };
+    }
+    if (this.ended(partition)) {
+      return { text: 'all processed', refused: false };
+    }
+    return { text: '', refused: false };
   }
 
   /** Forget the error shown. */
@@ -310,6 +389,16 @@ export class DebugModel implements IDisposable {
     this._isDisposed = true;
     this._source.event.disconnect(this._onEvent, this);
     Signal.clearData(this);
+  }
+
+  private _notTheta(partition: number): IStepState | null {
+    if (this.isThetaPartition(partition)) {
+      return null;
+    }
+    return {
+      enabled: false,
+      reason: `θ (${this._view!.chain[0]}) has no partition ${partition}: it is fed after a shuffle or a union; steps go by θ's partitions`
+    };
   }
 
   private _blocked(): IStepState | null {
@@ -498,4 +587,10 @@ export function viewKey(view: IDebugView): string {
     )
     .join(',');
   return `${view.index}|${view.step}|${counts}|${pending}|${view.outputs.length}`;
+}
+
+/** The status line: "2 partitions · Over on 1, Into on 1, Out on none". */
+export function stepCountsText(counts: { partitions: number; over: number; into: number; out: number }): string {
+  const on = (n: number) => (n === 0 ? 'none' : n === counts.partitions && n > 1 ? 'all' : String(n));
+  return `${plural(counts.partitions, 'partition')} · Over on ${on(counts.over)}, Into on ${on(counts.into)}, Out on ${on(counts.out)}`;
 }

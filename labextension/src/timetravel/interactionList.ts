@@ -68,7 +68,7 @@ export class InteractionList {
       el('span', 'jp-icedtea-interaction-trigger jp-icedtea-muted'),
       el('span', 'jp-icedtea-interaction-time jp-icedtea-muted'),
       el('span', 'jp-icedtea-interaction-record'),
-      el('span', 'jp-icedtea-interaction-debug')
+      debugMark()
     );
     return row;
   }
@@ -92,7 +92,7 @@ export class InteractionList {
     const text = interaction.record !== null && interaction.record !== undefined ? pyRepr(interaction.record, 100) : '';
     setText(record, text);
     const at = interaction.index === this._debugAt;
-    setText(debug, at ? '◀ debugger' : '');
+    debug.hidden = !at;
     row.classList.toggle('jp-icedtea-mod-debug', at);
     row.title =
       `I${interaction.index}: ${interaction.trigger}${interaction.complete ? '' : ' (snapshot incomplete)'}` +
@@ -128,4 +128,13 @@ export class InteractionList {
   private _revealed: number | null = null;
   private _debugAt: number | null = null;
   private _running = false;
+}
+
+/** "◀ debugger" beside the interaction the debugger is at (narrow: "◀", the word in its tooltip). */
+function debugMark(): HTMLElement {
+  const mark = el('span', 'jp-icedtea-interaction-debug', '◀');
+  mark.append(el('span', 'jp-icedtea-interaction-debug-word', ' debugger'));
+  mark.title = 'The debugger is at this interaction';
+  mark.hidden = true;
+  return mark;
 }

@@ -1,21 +1,22 @@
 import { Widget } from '@lumino/widgets';
 
-import { IStepState, preparingText } from './debugModel';
+import { IStepState, preparingText, stepCountsText } from './debugModel';
 import { el, setText } from '../widgets/format';
 import type { ISnapshotPartition } from './snapshotModel';
 import { pyRepr } from '../comm/tagged';
 import type { TimeTravelModel } from './timeTravel';
 import { VirtualList } from '../widgets/virtualList';
 
-const ROW_HEIGHT = 48;
+const ROW_HEIGHT = 64;
 
 /**
  * The partitions of G(θ) in the snapshot shown, as a windowed list (200 partitions
- * stay cheap): per partition the workers' counts, the record waiting at θ, and the
- * step buttons; a step that is impossible is disabled with the reason as its tooltip,
- * a refused step is shown inline. A click on a partition shows its states. While a
- * jump or step is on its way, a Cancel button stops it; while time travel is being
- * prepared after the run, a line says how far it is.
+ * stay cheap): per partition the workers' counts, the record waiting at θ, the step
+ * buttons, and a line saying why step over is not possible there (⚠: refused, scopes
+ * would interleave). Under the list, what each button of the selected partition does
+ * or why it is disabled, in words; the status line counts the enabled buttons. A click
+ * on a partition shows its states. While a jump or step is on its way, a Cancel button
+ * stops it; while time travel is being prepared after the run, a line says how far.
  */
 export class PartitionSteps extends Widget {
   constructor(model: TimeTravelModel) {
@@ -36,6 +37,8 @@ export class PartitionSteps extends Widget {
     this._error.setAttribute('role', 'alert');
     this._outputs = el('div', 'jp-icedtea-step-outputs');
     this._action = el('div', 'jp-icedtea-last-action jp-icedtea-muted');
+    this._why = el('div', 'jp-icedtea-step-why');
+    this._why.setAttribute('aria-live', 'polite');
     this._list = new VirtualList<ISnapshotPartition>({
       rowHeight: ROW_HEIGHT,
       maxHeight: 240,
@@ -45,15 +48,7 @@ export class PartitionSteps extends Widget {
       create: createRow,
       update: (row, item) => this._update(row, item)
     });
-    this.node.append(
-      el('h3', 'jp-icedtea-section-title', 'Partitions and steps'),
-      head,
-      this._preparing,
-      this._error,
-      this._list.node,
-      this._outputs,
-      this._action
-    );
+    this.node.append(head, this._preparing, this._error, this._list.node, this._why, this._outputs, this._action);
     this._list.node.addEventListener('click', this._onClick);
     model.snapshot.changed.connect(this._render, this);
     model.debug.changed.connect(this._render, this);
@@ -82,17 +77,13 @@ export class PartitionSteps extends Widget {
   private _render(): void {
     const { snapshot, debug } = this._model;
     const preparing = preparingText(debug.progress);
-    // shown while time travel is prepared too: the user sees it before picking an interaction
-    this.setHidden(snapshot.mode === 'empty' && !debug.error && !preparing);
     const view = debug.view;
     const partitions = snapshot.partitions;
     let status: string;
     if (debug.busy) {
       status = debug.cancelling ? `Cancelling: ${debug.busy}…` : `Working: ${debug.busy}…`;
     } else if (snapshot.mode === 'debug' && view) {
-      const over = view.options.step_over;
-      const into = view.options.step_into;
-      status = `${partitions.length} partition${partitions.length === 1 ? '' : 's'} · ${over} step-over${over === 1 ? '' : 's'} and ${into} step-into${into === 1 ? '' : 's'} possible`;
+      status = stepCountsText(debug.stepCounts());
     } else if (!debug.available) {
       status = 'The run is recording: steps replay an ended run. Interactions show their recorded snapshots.';
     } else {
@@ -126,6 +117,39 @@ export class PartitionSteps extends Widget {
     this._action.hidden = !last;
     setText(this._action, last ? `Last action (${last.source}): ${last.call}` : '');
     this._list.setItems(partitions);
+    this._renderWhy();
+  }
+
+  /** What each step button of the selected partition does, or why it is disabled. */
+  private _renderWhy(): void {
+    const { snapshot, debug } = this._model;
+    const p = snapshot.selectedPartition;
+    const show = snapshot.mode === 'debug' && debug.view !== null && p !== null && !debug.busy;
+    this._why.hidden = !show;
+    if (!show) {
+      this._why.replaceChildren();
+      this._why.dataset.key = '';
+      return;
+    }
+    const states: [string, IStepState][] = [
+      ['Over', debug.stepOverState(p)],
+      ['Into', debug.stepIntoState(p)],
+      ['Out', debug.stepOutState(p)]
+    ];
+    const key = JSON.stringify([p, states]);
+    if (this._why.dataset.key === key) {
+      return;
+    }
+    this._why.dataset.key = key;
+    this._why.dataset.partition = String(p);
+    const list = el('ul', 'jp-icedtea-step-why-list');
+    for (const [label, state] of states) {
+      const item = el('li', state.enabled ? 'jp-icedtea-step-why-ok' : 'jp-icedtea-step-why-no');
+      item.dataset.action = `step-${label.toLowerCase()}`;
+      item.append(el('b', undefined, `${label}: `), state.enabled ? state.reason : `not now. ${state.reason}`);
+      list.append(item);
+    }
+    this._why.replaceChildren(el('div', 'jp-icedtea-step-why-title', `Partition ${p}`), list);
   }
 
   private _update(row: HTMLElement, item: ISnapshotPartition): void {
@@ -136,7 +160,7 @@ export class PartitionSteps extends Widget {
     const selected = p === snapshot.selectedPartition;
     row.classList.toggle('jp-mod-selected', selected);
     row.setAttribute('aria-selected', String(selected));
-    const [name, counts, next, over, into, out] = parts(row);
+    const [name, counts, next, note, warn, noteText, over, into, out] = parts(row);
     setText(name, `p${p}`);
     setText(
       counts,
@@ -153,14 +177,19 @@ export class PartitionSteps extends Widget {
       setText(
         next,
         (first
-          ? `next at ${theta}: ${first}` + (waiting!.count > 1 ? ` (+${waiting!.count - 1})` : '')
+          ? `next at ${theta}: ${first}` + (waiting!.count > 1 ? ` (and ${waiting!.count - 1} more)` : '')
           : `nothing waits at ${theta}`) + (downstream ? ` · ${downstream} waiting downstream` : '')
       );
       next.title = next.textContent ?? '';
     } else {
       setText(next, '');
     }
-    row.dataset.refused = String(!!debug.view?.options.refused[String(p)]);
+    const partitionNote = debugging ? debug.partitionNote(p) : { text: '', refused: false };
+    row.dataset.refused = String(partitionNote.refused);
+    warn.hidden = !partitionNote.refused;
+    setText(noteText, partitionNote.text);
+    note.title = partitionNote.text ? `Step over: ${debug.stepOverState(p).reason}` : '';
+    note.dataset.refused = String(partitionNote.refused);
     setButton(over, debug.stepOverState(p), p);
     const intoState = debug.stepIntoState(p);
     setButton(into, intoState, p);
@@ -209,6 +238,7 @@ export class PartitionSteps extends Widget {
   private _error: HTMLElement;
   private _outputs: HTMLElement;
   private _action: HTMLElement;
+  private _why: HTMLElement;
   private _list: VirtualList<ISnapshotPartition>;
 }
 
@@ -217,6 +247,8 @@ function createRow(): HTMLElement {
   row.setAttribute('role', 'option');
   const top = el('div', 'jp-icedtea-steps-line');
   top.append(el('span', 'jp-icedtea-steps-partition'), el('span', 'jp-icedtea-steps-counts jp-icedtea-muted'));
+  const middle = el('div', 'jp-icedtea-steps-line');
+  middle.append(el('span', 'jp-icedtea-steps-next'));
   const bottom = el('div', 'jp-icedtea-steps-line');
   const buttons = el('span', 'jp-icedtea-steps-buttons');
   for (const [action, label] of [
@@ -229,16 +261,24 @@ function createRow(): HTMLElement {
     button.dataset.action = action;
     buttons.append(button);
   }
-  bottom.append(el('span', 'jp-icedtea-steps-next'), buttons);
-  row.append(top, bottom);
+  // Beside the buttons, why Over is not possible: "⚠ step out first" (refused), "all processed".
+  const note = el('span', 'jp-icedtea-steps-note');
+  const warn = el('span', 'jp-icedtea-steps-warn', '⚠ ');
+  warn.setAttribute('aria-label', 'Step over refused: records of the current scope still wait downstream.');
+  warn.hidden = true;
+  note.append(warn, el('span', 'jp-icedtea-steps-note-text'));
+  bottom.append(buttons, note);
+  row.append(top, middle, bottom);
   return row;
 }
 
 function parts(row: HTMLElement): HTMLElement[] {
-  const [top, bottom] = Array.from(row.children) as HTMLElement[];
+  const [top, middle, bottom] = Array.from(row.children) as HTMLElement[];
   const [name, counts] = Array.from(top.children) as HTMLElement[];
-  const [next, buttons] = Array.from(bottom.children) as HTMLElement[];
-  return [name, counts, next, ...(Array.from(buttons.children) as HTMLElement[])];
+  const [next] = Array.from(middle.children) as HTMLElement[];
+  const [buttons, note] = Array.from(bottom.children) as HTMLElement[];
+  const [warn, noteText] = Array.from(note.children) as HTMLElement[];
+  return [name, counts, next, note, warn, noteText, ...(Array.from(buttons.children) as HTMLElement[])];
 }
 
 function setButton(button: HTMLElement, state: IStepState, partition: number): void {

@@ -5,6 +5,7 @@ import { DebugModel, viewKey } from './debugModel';
 import { IRunsSource, LONG_REQUEST_TIMEOUT } from '../runs/model';
 import type { IChanged, IPageResult, Tagged } from '../comm/protocol';
 import { message, TimelineModel } from './timelineModel';
+import { formatCount, plural, verb } from '../widgets/format';
 
 /** One worker of a partition in the snapshot shown. */
 export interface IWorkerCell {
@@ -30,8 +31,24 @@ export interface IWorkerState {
   changed: IChanged | null;
   status: string | null;
   count: number | null;
-  /** The variables as the view showed them before (for "was …" next to what changed). */
+  /**
+   * The variables where the comparison starts (`SnapshotModel.comparison`): at the
+   * interaction before, or before the last step; for "was …" next to what changed.
+   */
   previous: { [variable: string]: Tagged } | null;
+}
+
+/**
+ * What the highlighted changes are measured against: the interaction before the one
+ * shown (a recorded snapshot, or the debugger just after a jump, backward or forward),
+ * or the debugger's position before its last step; none for I0.
+ */
+export interface IComparison {
+  kind: 'interaction' | 'step' | 'none';
+  /** The interaction compared with (kind `interaction`). */
+  index: number | null;
+  /** For people: "Highlighted: changes since I1, the interaction before". */
+  text: string;
 }
 
 export type SnapshotMode = 'debug' | 'recorded' | 'empty';
@@ -78,6 +95,29 @@ export class SnapshotModel implements IDisposable {
       return `Recorded snapshot I${this._index}${trigger}`;
     }
     return '';
+  }
+
+  /** What the highlighted changes compare with (null: nothing shown). */
+  get comparison(): IComparison | null {
+    if (this._mode === 'empty') {
+      return null;
+    }
+    const index = this._mode === 'debug' ? (this._debug.view?.index ?? null) : this._index;
+    if (this._mode === 'debug' && index === null) {
+      return {
+        kind: 'step',
+        index: null,
+        text: 'Highlighted: what the last step changed ("was": the value before it)'
+      };
+    }
+    if (index === null || index <= 0) {
+      return { kind: 'none', index: null, text: 'I0: the initial states, nothing earlier to compare with' };
+    }
+    return {
+      kind: 'interaction',
+      index: index - 1,
+      text: `Highlighted: changes since I${index - 1}, the interaction before ("was": at I${index - 1})`
+    };
   }
 
   /** Operators of G(θ) the snapshot holds, upstream first. */
@@ -159,6 +199,7 @@ export class SnapshotModel implements IDisposable {
     if (view && this._debug.runId === run) {
       const key = `debug|${viewKey(view)}`;
       if (key !== this._key) {
+        this._previousKey = this._mode === 'debug' ? this._key : '';
         this._key = key;
         this._mode = 'debug';
         this._index = null;
@@ -195,6 +236,7 @@ export class SnapshotModel implements IDisposable {
   private _reset(): void {
     this._mode = 'empty';
     this._key = '';
+    this._previousKey = '';
     this._index = null;
     this._operators = [];
     this._partitions = [];
@@ -278,9 +320,11 @@ export class SnapshotModel implements IDisposable {
       return;
     }
     const index = this._index;
+    const comparison = this.comparison;
+    const previousKey = this._previousKey;
     const fetches = this._operators.map(async operator => {
       const k = cellKey(operator, partition);
-      const previous = this._shown.get(k);
+      const shown = this._shown.get(k);
       const cell: IWorkerState = {
         operator,
         partition,
@@ -290,7 +334,8 @@ export class SnapshotModel implements IDisposable {
         changed: null,
         status: null,
         count: null,
-        previous: previous && previous.key !== key ? previous.state : null
+        // After a step: the state the view showed at the position before it.
+        previous: comparison?.kind === 'step' && shown && shown.key === previousKey ? shown.state : null
       };
       // Keep showing what was there while the new state is on its way.
       const old = this._states.get(k);
@@ -298,12 +343,30 @@ export class SnapshotModel implements IDisposable {
         Object.assign(cell, { state: old.state, changed: old.changed, status: old.status, count: old.count });
       }
       this._states.set(k, cell);
+      // A jump or a recorded snapshot compares with the interaction before (a jump
+      // backward too): its recorded changes, and its recorded state for "was".
+      const against = comparison?.kind === 'interaction' ? comparison.index! : null;
+      const earlier =
+        against === null
+          ? null
+          : this._source
+              .request('run.state', { run, index: against, operator, partition }, LONG_REQUEST_TIMEOUT)
+              .catch(() => null);
       try {
         if (this._mode === 'debug') {
-          const result = await this._source.request('debug.state', { run, operator, partition }, LONG_REQUEST_TIMEOUT);
+          const jumped = this._debug.view?.index ?? null;
+          const [result, recorded] = await Promise.all([
+            this._source.request('debug.state', { run, operator, partition }, LONG_REQUEST_TIMEOUT),
+            jumped !== null && against !== null
+              ? this._source
+                  .request('run.state', { run, index: jumped, operator, partition }, LONG_REQUEST_TIMEOUT)
+                  .catch(() => null)
+              : Promise.resolve(null)
+          ]);
           Object.assign(cell, {
             state: result.state,
-            changed: result.changed,
+            // After a jump: what changed since the interaction before; after steps: the step's.
+            changed: comparison?.kind === 'step' ? result.changed : (recorded?.changed ?? null),
             status: 'replayed',
             count: this._debug.count(partition, operator)
           });
@@ -319,6 +382,13 @@ export class SnapshotModel implements IDisposable {
             status: result.status,
             count: result.count
           });
+        }
+        if (comparison?.kind === 'none') {
+          cell.changed = null;
+        }
+        const before = earlier ? await earlier : null;
+        if (before) {
+          cell.previous = before.state;
         }
         cell.error = null;
       } catch (reason) {
@@ -344,6 +414,8 @@ export class SnapshotModel implements IDisposable {
   private _runId: string | null = null;
   private _mode: SnapshotMode = 'empty';
   private _key = '';
+  /** The key of the debugger's view before the current one (what its last step started from). */
+  private _previousKey = '';
   private _index: number | null = null;
   private _operators: string[] = [];
   private _partitions: ISnapshotPartition[] = [];
@@ -361,4 +433,13 @@ export class SnapshotModel implements IDisposable {
 
 function cellKey(operator: string, partition: number): string {
   return `${partition}\u0000${operator}`;
+}
+
+/** Under the listed waiting records: "… and 3 more records wait here (the first 20 are listed)". */
+export function moreWaiting(count: number, listed: number): string {
+  const more = count - listed;
+  if (more <= 0) {
+    return '';
+  }
+  return `… and ${plural(more, 'more record')} ${verb(more, 'waits', 'wait')} here, not listed (the first ${formatCount(listed)} are)`;
 }

@@ -1,8 +1,8 @@
 import { Widget } from '@lumino/widgets';
 
-import { el, formatCount, setChildren, setText } from '../widgets/format';
+import { el, formatCount, plural, setChildren, setText } from '../widgets/format';
 import type { IPendingAt } from '../comm/protocol';
-import type { IWorkerState } from './snapshotModel';
+import { IWorkerState, moreWaiting } from './snapshotModel';
 import { renderStateTree, TreeState } from './stateTree';
 import { pyRepr } from '../comm/tagged';
 import type { TimeTravelModel } from './timeTravel';
@@ -22,16 +22,17 @@ export class SnapshotView extends Widget {
     this._title = el('div', 'jp-icedtea-snapshot-title');
     this._preparing = el('div', 'jp-icedtea-snapshot-preparing jp-icedtea-muted');
     this._notes = el('ul', 'jp-icedtea-snapshot-notes');
-    this._message = el('div', 'jp-icedtea-muted');
+    this._message = el('div', 'jp-icedtea-muted jp-icedtea-snapshot-message');
+    this._comparison = el('div', 'jp-icedtea-snapshot-comparison jp-icedtea-muted');
     this._error = el('div', 'jp-icedtea-inline-error');
     this._error.setAttribute('role', 'alert');
     this._workers = el('div', 'jp-icedtea-workers');
     this.node.append(
-      el('h3', 'jp-icedtea-section-title', 'Snapshot'),
       this._title,
       this._preparing,
       this._notes,
       this._message,
+      this._comparison,
       this._error,
       this._workers
     );
@@ -58,7 +59,6 @@ export class SnapshotView extends Widget {
       this._tree = new TreeState();
       this._sections.clear();
     }
-    this.setHidden(snapshot.mode === 'empty' && !snapshot.loading);
     const debugging = snapshot.mode === 'debug';
     this.node.dataset.mode = snapshot.mode;
     setText(this._title, snapshot.title);
@@ -85,11 +85,15 @@ export class SnapshotView extends Widget {
       ? 'Loading the snapshot…'
       : partition === null
         ? snapshot.mode === 'empty'
-          ? ''
+          ? 'No snapshot shown yet: click an interaction (Interactions) to see the states recorded then, or, once the run has ended, to jump there.'
           : 'This snapshot holds no worker of G(θ).'
-        : `Partition ${partition}` + (snapshot.partitions.length > 1 ? ' (pick another in the list above)' : '');
+        : `Partition ${partition}` + (snapshot.partitions.length > 1 ? ' · others in Partitions and steps' : '');
     setText(this._message, message);
     this._message.hidden = !message;
+    const comparison = snapshot.loading ? null : snapshot.comparison;
+    setText(this._comparison, comparison?.text ?? '');
+    this._comparison.hidden = !comparison;
+    this._comparison.dataset.kind = comparison?.kind ?? '';
     const sections = snapshot.states.map(state => this._section(state, debugging));
     setChildren(this._workers, sections);
   }
@@ -107,6 +111,7 @@ export class SnapshotView extends Widget {
       cell.error,
       cell.count,
       cell.status,
+      cell.previous,
       pending,
       into?.enabled,
       into?.reason,
@@ -138,13 +143,14 @@ export class SnapshotView extends Widget {
       .join(' · ');
     head.append(el('span', 'jp-icedtea-muted', facts));
     if (into) {
-      const button = el('button', 'jp-icedtea-button jp-icedtea-step-button', `Step into ${cell.operator}`);
+      const button = el('button', 'jp-icedtea-button jp-icedtea-step-button', 'Step into');
       button.type = 'button';
       button.dataset.action = 'step-into';
       button.dataset.operator = cell.operator;
       button.dataset.partition = String(cell.partition);
       button.disabled = !into.enabled;
       button.title = into.reason;
+      button.setAttribute('aria-label', `Step into ${cell.operator} on partition ${cell.partition}: ${into.reason}`);
       head.append(button);
     }
     node.append(head);
@@ -207,6 +213,7 @@ export class SnapshotView extends Widget {
   private _preparing: HTMLElement;
   private _notes: HTMLUListElement;
   private _message: HTMLElement;
+  private _comparison: HTMLElement;
   private _error: HTMLElement;
   private _workers: HTMLElement;
 }
@@ -215,7 +222,7 @@ export class SnapshotView extends Widget {
 function pendingList(pending: IPendingAt): HTMLElement {
   const box = el('div', 'jp-icedtea-pending');
   box.dataset.count = String(pending.count);
-  const title = pending.count === 0 ? 'nothing waiting' : `${formatCount(pending.count)} waiting`;
+  const title = pending.count === 0 ? 'nothing waiting' : `${plural(pending.count, 'record')} waiting`;
   box.append(el('div', 'jp-icedtea-pending-title', title));
   if (pending.records.length) {
     const list = el('ol', 'jp-icedtea-pending-records');
@@ -231,8 +238,9 @@ function pendingList(pending: IPendingAt): HTMLElement {
       list.append(item);
     });
     box.append(list);
-    if (pending.count > pending.records.length) {
-      box.append(el('div', 'jp-icedtea-muted', `… and ${formatCount(pending.count - pending.records.length)} more`));
+    const more = moreWaiting(pending.count, pending.records.length);
+    if (more) {
+      box.append(el('div', 'jp-icedtea-muted jp-icedtea-pending-more', more));
     }
   }
   return box;

@@ -47,6 +47,67 @@ export function markerXs(axis: IAxis, interactions: readonly IInteraction[]): Fl
   return xs;
 }
 
+/** Minimum px between the centres of two markers; closer ones are spread apart. */
+export const MARKER_GAP = 11;
+/** A cluster that would need more px than this to spread stays where it is (zoom in). */
+export const MAX_SPREAD = 88;
+
+/**
+ * Where to draw markers whose times are at `xs` (sorted): markers closer than `gap`
+ * (interactions at the same moment) are spread apart around their centre, so each is
+ * seen and clickable. The spread positions are the nearest to the true ones with at
+ * least `gap` between neighbours (least squares: an isotonic fit of `xs[i] - i·gap`,
+ * by pooling adjacent violators). A cluster that would span more than `maxSpread` px
+ * (a dense run at a low zoom) keeps its true positions. Unsorted `xs` are not moved.
+ */
+export function dodge(xs: Float64Array, gap = MARKER_GAP, maxSpread = MAX_SPREAD): Float64Array {
+  const n = xs.length;
+  const out = Float64Array.from(xs);
+  for (let i = 1; i < n; i++) {
+    if (xs[i] < xs[i - 1]) {
+      return out;
+    }
+  }
+  // Pool adjacent violators over y[i] = xs[i] - i·gap: blocks of [start, end) with their mean.
+  const starts: number[] = [];
+  const sums: number[] = [];
+  const counts: number[] = [];
+  for (let i = 0; i < n; i++) {
+    starts.push(i);
+    sums.push(xs[i] - i * gap);
+    counts.push(1);
+    while (sums.length > 1) {
+      const k = sums.length - 1;
+      if (sums[k - 1] / counts[k - 1] <= sums[k] / counts[k]) {
+        break;
+      }
+      sums[k - 1] += sums[k];
+      counts[k - 1] += counts[k];
+      sums.pop();
+      counts.pop();
+      starts.pop();
+    }
+  }
+  for (let b = 0; b < starts.length; b++) {
+    const start = starts[b];
+    const count = counts[b];
+    if (count === 1 || (count - 1) * gap > maxSpread) {
+      continue; // alone, or too dense to spread: true positions
+    }
+    const mean = sums[b] / count;
+    for (let i = start; i < start + count; i++) {
+      out[i] = mean + i * gap;
+    }
+  }
+  // Blocks left in place may now be passed by a spread neighbour: keep the order.
+  for (let i = 1; i < n; i++) {
+    if (out[i] < out[i - 1]) {
+      out[i] = out[i - 1];
+    }
+  }
+  return out;
+}
+
 /** The position (in `xs`) of the marker nearest to `x` within `radius` px, or -1. */
 export function hitTest(xs: Float64Array, x: number, radius = 6): number {
   let best = -1;

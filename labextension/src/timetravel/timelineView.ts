@@ -1,11 +1,12 @@
 import { Widget } from '@lumino/widgets';
 
-import { el, setText } from '../widgets/format';
+import { el, plural, setText } from '../widgets/format';
 import { InteractionList } from './interactionList';
 import type { IInteraction } from '../comm/protocol';
 import { pyRepr } from '../comm/tagged';
 import {
   AXIS_PAD,
+  dodge,
   hitTest,
   IAxis,
   makeAxis,
@@ -44,15 +45,9 @@ export class TimelineView extends Widget {
     const zoomIn = zoomButton('+', 'Zoom in', 1);
     this._zoomLabel = el('span', 'jp-icedtea-muted jp-icedtea-zoom-label');
     const toolbar = el('div', 'jp-icedtea-timeline-toolbar');
-    toolbar.append(
-      this._interact,
-      this._count,
-      this._follow,
-      el('span', 'jp-icedtea-spacer'),
-      zoomOut,
-      this._zoomLabel,
-      zoomIn
-    );
+    const zoom = el('span', 'jp-icedtea-zoom-group');
+    zoom.append(zoomOut, this._zoomLabel, zoomIn);
+    toolbar.append(this._interact, this._count, this._follow, el('span', 'jp-icedtea-spacer'), zoom);
 
     this._scroller = el('div', 'jp-icedtea-timeline-scroll');
     this._spacer = el('div', 'jp-icedtea-timeline-spacer');
@@ -69,14 +64,7 @@ export class TimelineView extends Widget {
     this._error.setAttribute('role', 'alert');
     this._list = new InteractionList(model);
 
-    this.node.append(
-      el('h3', 'jp-icedtea-section-title', 'Interactions'),
-      toolbar,
-      frame,
-      this._error,
-      legend(),
-      this._list.node
-    );
+    this.node.append(toolbar, frame, this._error, legend(), this._list.node);
 
     this._interact.addEventListener('click', () => void model.timeline.interact());
     this._follow.addEventListener('click', () => model.timeline.follow());
@@ -135,16 +123,13 @@ export class TimelineView extends Widget {
       ? 'Take a tuple-consistent snapshot of G(θ) now (run.interact())'
       : 'The run has ended: interactions are taken while a run records. Click one to jump to it.';
     setText(this._interact, timeline.interacting ? 'Interacting…' : 'Interact now');
-    setText(
-      this._count,
-      timeline.loading && !n ? 'loading…' : `${n.toLocaleString('en-US')} interaction${n === 1 ? '' : 's'}`
-    );
+    setText(this._count, timeline.loading && !n ? 'loading…' : plural(n, 'interaction'));
     this._follow.hidden = timeline.following || !timeline.running;
     setText(this._error, timeline.error ?? '');
     this._error.hidden = !timeline.error;
     this._canvas.setAttribute(
       'aria-label',
-      `Timeline of ${n} interactions; selected: I${timeline.selectedIndex ?? '–'}`
+      `Timeline of ${plural(n, 'interaction')}; selected: I${timeline.selectedIndex ?? '–'}`
     );
     this._list.render();
     this._draw();
@@ -168,8 +153,11 @@ export class TimelineView extends Widget {
     return Math.max(1, this._scroller.clientWidth) * ZOOMS[this._zoom];
   }
 
-  /** The axis, the markers' x and the visible part, for drawing and hit tests. */
-  private _geometry(): { axis: IAxis; xs: Float64Array; interactions: readonly IInteraction[] } {
+  /**
+   * The axis, the markers' x (interactions at the same moment spread apart) and their
+   * true x on the axis, for drawing and hit tests.
+   */
+  private _geometry(): { axis: IAxis; xs: Float64Array; at: Float64Array; interactions: readonly IInteraction[] } {
     const { timeline, runs } = this._model;
     const interactions = timeline.interactions;
     const summary = runs.selected;
@@ -182,7 +170,8 @@ export class TimelineView extends Widget {
     const key = `${interactions.length}|${interactions[interactions.length - 1]?.time}|${started}|${ended}|${width}`;
     if (key !== this._layoutKey || interactions !== this._layoutList) {
       const axis = makeAxis(interactions, started, ended, width);
-      this._layoutCache = { axis, xs: markerXs(axis, interactions), interactions };
+      const at = markerXs(axis, interactions);
+      this._layoutCache = { axis, xs: dodge(at), at, interactions };
       this._layoutKey = key;
       this._layoutList = interactions;
     }
@@ -214,7 +203,7 @@ export class TimelineView extends Widget {
       return;
     }
     const left = this._scroller.scrollLeft;
-    const { axis, xs, interactions } = this._geometry();
+    const { axis, xs, at, interactions } = this._geometry();
     ctx.setTransform(ratio, 0, 0, ratio, -left * ratio, 0);
     ctx.clearRect(left, 0, viewWidth, HEIGHT);
     const colors = this._colors();
@@ -243,31 +232,57 @@ export class TimelineView extends Widget {
     const [from, to] = visibleRange(xs, left - 8, left + viewWidth + 8);
     const selected = this._model.timeline.selectedIndex;
     const debugAt = this._model.debug.view?.index ?? null;
+    ctx.strokeStyle = colors.axis;
+    ctx.lineWidth = 1;
+    for (let i = from; i < to; i++) {
+      // A marker moved aside from its moment: a leader to its time on the axis.
+      if (Math.abs(xs[i] - at[i]) > 0.5) {
+        ctx.beginPath();
+        ctx.moveTo(at[i], AXIS_Y);
+        ctx.lineTo(xs[i], AXIS_Y - 4);
+        ctx.stroke();
+      }
+    }
     for (let i = from; i < to; i++) {
       const interaction = interactions[i];
       drawMarker(ctx, xs[i], AXIS_Y - 9, interaction, colors.trigger(interaction.trigger));
     }
     // The selected interaction and the debugger's position, on top.
-    const mark = (index: number | null, color: string, label: string, y: number) => {
-      if (index === null) {
-        return;
-      }
-      const at = this._position(index);
-      if (at < 0) {
-        return;
-      }
-      const x = xs[at];
-      ctx.strokeStyle = color;
-      ctx.lineWidth = 2;
-      ctx.beginPath();
-      ctx.arc(x, AXIS_Y - 9, 7, 0, Math.PI * 2);
-      ctx.stroke();
-      ctx.fillStyle = color;
-      ctx.fillText(label, x - ctx.measureText(label).width / 2, y);
+    const xOfIndex = (index: number | null): number | null => {
+      const position = index === null ? -1 : this._position(index);
+      return position < 0 ? null : xs[position];
     };
-    mark(selected, colors.selected, `I${selected}`, 2);
-    if (debugAt !== null && debugAt !== selected) {
-      mark(debugAt, colors.debug, `dbg I${debugAt}`, 2);
+    const ring = (x: number | null, color: string) => {
+      if (x !== null) {
+        ctx.strokeStyle = color;
+        ctx.lineWidth = 2;
+        ctx.beginPath();
+        ctx.arc(x, AXIS_Y - 9, 7, 0, Math.PI * 2);
+        ctx.stroke();
+      }
+    };
+    const label = (x: number, color: string, text: string) => {
+      const w = ctx.measureText(text).width;
+      ctx.fillStyle = color;
+      ctx.fillText(text, Math.max(left + 1, Math.min(x - w / 2, left + viewWidth - w - 1)), 2);
+    };
+    const selectedX = xOfIndex(selected);
+    const debugX = debugAt !== null && debugAt !== selected ? xOfIndex(debugAt) : null;
+    ring(selectedX, colors.selected);
+    ring(debugX, colors.debug);
+    const labels = [
+      { x: selectedX, color: colors.selected, text: `I${selected}` },
+      { x: debugX, color: colors.debug, text: `dbg I${debugAt}` }
+    ].filter((l): l is { x: number; color: string; text: string } => l.x !== null);
+    if (labels.length === 2 && Math.abs(labels[0].x - labels[1].x) < 48) {
+      // Two labels that would overlap: side by side around their middle, in x order.
+      labels.sort((a, b) => a.x - b.x);
+      const middle = (labels[0].x + labels[1].x) / 2;
+      const [a, b] = labels.map(l => ctx.measureText(l.text).width);
+      label(middle - 3 - a / 2, labels[0].color, labels[0].text);
+      label(middle + 3 + b / 2, labels[1].color, labels[1].text);
+    } else {
+      labels.forEach(l => label(l.x, l.color, l.text));
     }
     this._drawMs = performance.now() - t;
     this.node.dataset.drawMs = this._drawMs.toFixed(2);
@@ -389,7 +404,12 @@ export class TimelineView extends Widget {
   private _drawMs = 0;
   private _layoutKey = '';
   private _layoutList: readonly IInteraction[] | null = null;
-  private _layoutCache: { axis: IAxis; xs: Float64Array; interactions: readonly IInteraction[] } | null = null;
+  private _layoutCache: {
+    axis: IAxis;
+    xs: Float64Array;
+    at: Float64Array;
+    interactions: readonly IInteraction[];
+  } | null = null;
   private _colorCache: ReturnType<TimelineView['_colors']> | null = null;
   private _colorTheme = '';
 }

@@ -35,16 +35,40 @@ export function formatCount(value: number | null | undefined): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
-/** Records per second: `"12.3k/s"`; empty when nothing runs. */
+/** Counts for narrow columns: `"999,999"`, then `"1.23M"`, `"45.6M"`, `"1.2B"` (the exact count goes in a tooltip). */
+export function formatShortCount(value: number | null | undefined): string {
+  if (value === null || value === undefined || !isFinite(value)) {
+    return '–';
+  }
+  const abs = Math.abs(value);
+  if (abs < 1e6) {
+    return formatCount(value);
+  }
+  const [scaled, unit] = abs < 1e9 ? [value / 1e6, 'M'] : [value / 1e9, 'B'];
+  const digits = Math.abs(scaled) < 10 ? 2 : Math.abs(scaled) < 100 ? 1 : 0;
+  return `${scaled.toFixed(digits)}${unit}`;
+}
+
+/** `"1 interaction"`, `"2 interactions"`, `"1,077 interactions"`; `plural` for irregular nouns. */
+export function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${formatCount(count)} ${count === 1 ? singular : pluralForm}`;
+}
+
+/** The verb that goes with `count` things: `"waits"` for one, `"wait"` for more. */
+export function verb(count: number, singular: string, pluralForm: string): string {
+  return count === 1 ? singular : pluralForm;
+}
+
+/** Records per second: `"12.3k/s"`, `"130k/s"` (at most 6 characters); empty when nothing runs. */
 export function formatRate(value: number | null | undefined): string {
   if (!value || !isFinite(value) || value <= 0) {
     return '';
   }
   if (value >= 1e6) {
-    return `${(value / 1e6).toFixed(1)}M/s`;
+    return `${(value / 1e6).toFixed(value >= 1e8 ? 0 : 1)}M/s`;
   }
   if (value >= 1e3) {
-    return `${(value / 1e3).toFixed(1)}k/s`;
+    return `${(value / 1e3).toFixed(value >= 1e5 ? 0 : 1)}k/s`;
   }
   return `${value.toFixed(value < 10 ? 1 : 0)}/s`;
 }

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import notebook_json
 from test_sidebar import KERNEL_READY, RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
+
 from tests.waiting import FileGate, wait_until
 
 pytestmark = pytest.mark.browser

@@ -121,7 +121,7 @@ def test_manual_interactions_land_in_the_middle_of_partitions(spark, tmp_path, g
     try:
         seen = 0
         for _ in range(3):  # each once more records came in (or once workers wait at the gate)
-            wait_until(lambda: slow_running(run) > seen or gate.held(), 60,
+            wait_until(lambda before=seen: slow_running(run) > before or gate.held(), 60,
                        "the slow operator to take in more records")
             seen = slow_running(run)
             taken.append(run.interact())

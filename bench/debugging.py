@@ -35,11 +35,11 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from icedtea_jupyter import Operator  # noqa: E402
-from icedtea_jupyter.examples import fraud  # noqa: E402
 from icedtea_jupyter.checkpoints.phase import measure  # noqa: E402
+from icedtea_jupyter.checkpoints.planner import InfeasiblePlan, make_plan  # noqa: E402
+from icedtea_jupyter.examples import fraud  # noqa: E402
 from icedtea_jupyter.replay.cursor import StepRefused  # noqa: E402
 from icedtea_jupyter.replay.debugger import Debugger  # noqa: E402 - the in-kernel engine: its plans
-from icedtea_jupyter.checkpoints.planner import InfeasiblePlan, make_plan  # noqa: E402
 from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -53,7 +53,7 @@ def tier(rows):
     """A generator mapPartitions: the customers past 50,000 so far, and a count."""
     gold = set()
     seen = 0
-    for customer, amount, total in rows:
+    for customer, _amount, total in rows:
         seen += 1
         if total > 50_000:
             gold.add(customer)

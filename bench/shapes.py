@@ -22,7 +22,6 @@ from operator import add
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from overhead import measured, start_session  # noqa: E402
-
 from pyspark import cloudpickle  # noqa: E402
 
 from icedtea_jupyter import Operator  # noqa: E402

@@ -87,6 +87,13 @@ class Dag:
         """θ, the interesting operator (None before the cell created any Python operator)."""
         return next((n for n in self._nodes if n.theta), None)
 
+    def require_interesting(self) -> OperatorNode:
+        """θ; LookupError when there is none (the cell created no Python operator)."""
+        theta = self.interesting
+        if theta is None:
+            raise LookupError("no interesting operator θ: the cell created no Python operator")
+        return theta
+
     @property
     def g_theta(self) -> list[OperatorNode]:
         """G(θ): θ and every operator downstream of it."""
@@ -135,7 +142,7 @@ class Dag:
                 "stages": {str(k): v for k, v in sorted(self.stages.items())}}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Dag":
+    def from_json(cls, data: dict) -> Dag:
         nodes = [OperatorNode(**n) for n in data.get("operators", [])]
         stages = {int(k): list(v) for k, v in data.get("stages", {}).items()}
         return cls(nodes, stages)

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import shlex
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -14,9 +15,11 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from .session import registry
 from .session.execution import RunFailed, RunOptions, failure_message, start_run
 
+LOG = logging.getLogger("icedtea_jupyter")
+
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would exit the kernel
+    def error(self, message: str) -> NoReturn:  # argparse would exit the kernel
         raise UsageError(f"%%icedtea: {message}\n{self.format_usage()}")
 
 
@@ -110,22 +113,29 @@ class IcedteaMagics(Magics):
         """Record a PySpark cell (``%%icedtea [options]``); ``%icedtea runs|open PATH``."""
         if cell is None:
             return self._line(line)
-        options, show_panel = parse_options(line, self.shell.user_ns)
+        namespace = self._namespace()
+        options, show_panel = parse_options(line, namespace)
         if not cell.strip():
             raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
-        run = start_run(cell, self.shell.user_ns, options)
+        run = start_run(cell, namespace, options)
         if show_panel:
             from .ui.panel import show_panel as show
 
             show(run)
         if options.wait:
             run.wait()
-            exc = getattr(run, "cell_exception", None)
+            exc = run.cell_exception
             if exc is not None:
                 if run.error and run.error.get("operator"):
                     raise RunFailed(failure_message(run)) from exc
                 raise exc
         return None
+
+    def _namespace(self) -> dict:
+        """The user's namespace: the shell's (a magic registered with one always has it)."""
+        if self.shell is None:
+            raise UsageError("%%icedtea runs in an IPython shell")
+        return self.shell.user_ns
 
     def _line(self, line: str) -> Any:
         words = shlex.split(line)
@@ -145,8 +155,8 @@ def load(ipython: Any) -> None:
         from .comm.target import register_target
 
         register_target()
-    except ImportError:  # not in a kernel with a comm manager (plain IPython)
-        pass
+    except ImportError as exc:  # the sidebar and the panel's comm cannot work: say why
+        LOG.warning("icedtea: the JupyterLab sidebar's comm target is not registered: %s", exc)
 
 
 def unload(ipython: Any) -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 POLL = 0.005  # seconds between two looks at a condition
 

@@ -40,7 +40,8 @@ class CheckpointWriter:
         self.crcs: dict[str, dict] = {}
 
     def write(self, path: str, index: int, state: dict, extra: dict) -> int:
-        entries, crcs = {}, {}
+        entries: dict[str, tuple] = {}  # name -> ("keys", changed, removed) | ("full", value)
+        crcs: dict[str, dict] = {}
         for name, value in state.items():
             if isinstance(value, dict):
                 crcs[name] = {k: _crc(v) for k, v in value.items()}
@@ -83,7 +84,7 @@ def read_checkpoint(store_path: str, index: int, partition: int, key: str) -> tu
 def _crc(value: Any) -> int:
     try:
         return zlib.crc32(pickle.dumps(value, 5))
-    except Exception:
+    except Exception:  # unpicklable: no checksum (-1); writing the value itself will say why
         return -1
 
 

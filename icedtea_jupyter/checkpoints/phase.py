@@ -16,7 +16,6 @@ from ..executor.state import encode_state
 from .file import CheckpointStore, saved_state
 from .planner import InteractionCost, make_plan
 
-
 HEADROOM = 0.8  # plan for 80% of τ: garbage collection and a busy machine take the rest
 
 

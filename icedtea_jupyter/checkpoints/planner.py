@@ -9,8 +9,8 @@ its cost is the sum of their ``checkpoint_bytes`` (I0 never counts).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 PLAN_NAMES = ("none", "all", "online", "offline")
 

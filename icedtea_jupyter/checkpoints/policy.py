@@ -24,7 +24,7 @@ class CheckpointPolicy:
         self.last = started
 
     @classmethod
-    def during_run(cls, plan: str, tau: float, started: float) -> "CheckpointPolicy | None":
+    def during_run(cls, plan: str, tau: float, started: float) -> CheckpointPolicy | None:
         """The policy of ``plan`` if its checkpoints are taken during the run, else None."""
         return cls(plan, tau, started) if plan in DURING_RUN else None
 

@@ -6,7 +6,8 @@ chain has one is never restored: it replays from its start.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..executor.timetravel import FINAL
 from .file import CheckpointStore

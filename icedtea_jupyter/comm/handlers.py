@@ -6,7 +6,8 @@ refuses a method the protocol does not list and a second handler for one method.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import __version__
 from ..session import registry
@@ -37,7 +38,7 @@ class HandlerRegistry:
     def __init__(self) -> None:
         self._handlers: dict[str, Handler] = {}
 
-    def add(self, table: MethodTable) -> "HandlerRegistry":
+    def add(self, table: MethodTable) -> HandlerRegistry:
         for method, fn in table.handlers.items():
             if method not in REQUEST_METHODS:
                 raise ValueError(f"{method!r} is not a request method of comm/messages.py")

@@ -14,18 +14,17 @@ from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
-from .messages import (DEFAULT_SOURCE, RequestError, error_reply, event, reply,
-                       validate_request)
+from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
 from .time_travel import EVENTS, TIME_TRAVEL
 
 LOG = logging.getLogger("icedtea_jupyter")
 
 TARGET = "icedtea"
 PROGRESS_PERIOD = 0.25
-_OPEN: list["CommChannel"] = []
+_OPEN: list[CommChannel] = []
 _LOCK = threading.Lock()
 _WATCHING = False
-_WATCHED: "weakref.WeakSet[Run]" = weakref.WeakSet()  # runs whose events are forwarded
+_WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forwarded
 
 
 def default_handlers() -> HandlerRegistry:

@@ -8,7 +8,8 @@ user's code interleaves with it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..executor.state import encode, encode_described
 from ..session.run import Run
@@ -189,7 +190,7 @@ def debug_cancel(params: dict) -> dict:
 def debug_progress(params: dict) -> dict:
     """Where the replay process stands in placing its fork checkpoints (None: no debugger)."""
     dbg = run_of(params).current_debugger
-    return {"progress": getattr(dbg, "progress", None)}
+    return {"progress": dbg.progress if dbg is not None else None}
 
 
 @TIME_TRAVEL.handles("run.actions")

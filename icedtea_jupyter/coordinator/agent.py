@@ -5,7 +5,8 @@ becomes an alert on the run and never stops the run.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class CoordinatorAgent:

@@ -7,13 +7,15 @@ import secrets
 import threading
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..checkpoints.policy import CheckpointPolicy
-from ..executor.spec import RunSpec
 from ..dag import Dag
-from ..store.run_store import RunStore
+from ..executor.agent import Agent
+from ..executor.spec import RunSpec
 from ..executor.worker_file import write_replay_log
+from ..store.run_store import RunStore
 from .agent import CoordinatorAgent
 from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractions
 from .server import Connection, ControlServer
@@ -31,7 +33,7 @@ def worker_key(worker: dict) -> tuple:
 class Coordinator:
     """Serves the control channel of one run and keeps what its workers report."""
 
-    def __init__(self, run_id: str, store: RunStore, dag: Dag, agent_classes: list[type],
+    def __init__(self, run_id: str, store: RunStore, dag: Dag, agent_classes: list[type[Agent]],
                  emit: Emit, bind: str = "127.0.0.1", advertise: str | None = None,
                  port: int = 0, advertise_port: int | None = None,
                  interact_every: float | None = None, condition: str | None = None,
@@ -60,8 +62,9 @@ class Coordinator:
         self.periodic = PeriodicInteractions(self.book, interact_every) if interact_every else None
         self.agents: dict[str, CoordinatorAgent] = {}
         for cls in agent_classes:
-            if getattr(cls, "coordinator", None) is not None:
-                self.agents[cls.agent_name()] = cls.coordinator()
+            coordinator_side = getattr(cls, "coordinator", None)
+            if coordinator_side is not None:
+                self.agents[cls.agent_name()] = coordinator_side()
         # a handler per worker message type (executor/protocol.py's WORKER_MESSAGES)
         self._handlers: dict[str, Handler] = {
             "worker_start": lambda message, body: self._worker_started(message),

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..store import layout
 from ..store.run_store import append_lines

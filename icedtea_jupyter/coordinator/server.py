@@ -11,7 +11,7 @@ import logging
 import secrets
 import socket
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from ..executor import protocol
 

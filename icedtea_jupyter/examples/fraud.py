@@ -6,6 +6,9 @@ blacklist) → Fraud Filter (counts frauds, lets approved payments through).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from icedtea_jupyter import Operator
 
 YEN_PER_DOLLAR = 150.0
@@ -21,10 +24,10 @@ PAYMENTS = [
 class FeatureEnrichment(Operator):
     """Adds each customer's highest payment so far, in dollars."""
 
-    def open(self):
-        self.highest = {}
+    def open(self) -> None:
+        self.highest: dict[str, float] = {}
 
-    def process(self, payment):
+    def process(self, payment: Any) -> Iterator[tuple[str, float, float]]:
         amount = payment.amount  # BUG: ignores payment.currency (¥5,000 is about $33)
         customer = payment.customer
         self.highest[customer] = max(self.highest.get(customer, 0.0), amount)
@@ -36,11 +39,11 @@ class FraudDetector(Operator):
 
     limit = 1000.0
 
-    def open(self):
-        self.blacklist = set()
+    def open(self) -> None:
+        self.blacklist: set[str] = set()
         self.checked = 0
 
-    def process(self, enriched):
+    def process(self, enriched: tuple[str, float, float]) -> Iterator[tuple[str, float, bool]]:
         customer, amount, highest = enriched
         self.checked += 1
         if highest > self.limit:
@@ -51,10 +54,10 @@ class FraudDetector(Operator):
 class FraudFilter(Operator):
     """Counts frauds and lets the approved payments through."""
 
-    def open(self):
+    def open(self) -> None:
         self.frauds = 0
 
-    def process(self, flagged):
+    def process(self, flagged: tuple[str, float, bool]) -> Iterator[tuple[str, float]]:
         customer, amount, fraud = flagged
         if fraud:
             self.frauds += 1

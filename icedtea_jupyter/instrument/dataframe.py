@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyspark.sql.classic.dataframe import DataFrame
 from pyspark.sql.column import Column

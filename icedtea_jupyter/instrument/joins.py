@@ -10,7 +10,8 @@ the same order. The DAG has one Python node for the operator, reading all its in
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyspark.core.rdd import RDD
 
@@ -36,7 +37,10 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
             num_partitions = union._defaultReducePartitions()
         memory, serializer = union._memory_limit(), union._jrdd_deserializer
         mixed = union.partitioner is not None  # partitioner-aware: inputs share partitions
-        combined = union.mapPartitions(w.TaggedCombine(memory * 0.9, serializer, mixed), True)
+        # PySpark's stub says mapPartitions' function takes an Iterable; it is given an
+        # iterator, which is what TaggedCombine declares
+        combined = union.mapPartitions(
+            w.TaggedCombine(memory * 0.9, serializer, mixed), True)  # type: ignore[arg-type]
         shuffled = combined.partitionBy(num_partitions)
         merge = w.GroupMerge(spec, dispatch, flat, memory, serializer)
         recorder.keep_for_replay(node.id, merge, shuffled)

@@ -3,7 +3,8 @@ class's name, else the API's (for lambdas)."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 F = TypeVar("F", bound=Callable)
 ATTRIBUTE = "__icedtea_name__"
@@ -16,8 +17,9 @@ def named(name: str, f: F) -> F:
     try:
         setattr(f, ATTRIBUTE, name)
     except (AttributeError, TypeError):
-        f = functools.partial(f)
-        setattr(f, ATTRIBUTE, name)
+        wrapped = functools.partial(f)  # a builtin or a bound method: a partial takes names
+        setattr(wrapped, ATTRIBUTE, name)
+        return cast(F, wrapped)  # called as f is
     return f
 
 

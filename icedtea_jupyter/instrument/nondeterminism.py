@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dis
 import types
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 _RANDOM = "unseeded randomness"
 _CLOCK = "the wall clock"
@@ -30,8 +31,10 @@ def _code_objects(f: Any) -> Iterator[types.CodeType]:
             if isinstance(method, types.FunctionType):
                 yield from _nested(method.__code__)
         return
-    code = getattr(target, "__code__", None) or getattr(getattr(target, "__call__", None),
-                                                         "__code__", None)
+    code = getattr(target, "__code__", None)
+    if code is None:  # a callable object: its __call__ method's code
+        call = getattr(target, "__call__", None)  # noqa: B004 - the method, not a callable test
+        code = getattr(call, "__code__", None)
     if code is not None:
         yield from _nested(code)
 

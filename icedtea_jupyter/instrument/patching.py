@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 _MISSING = object()
 _ACTIVE: dict[int, Any] = {}

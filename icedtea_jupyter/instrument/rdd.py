@@ -4,11 +4,13 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyspark.core.context import SparkContext
 from pyspark.core.rdd import RDD
 
+from ..dag import OperatorNode
 from ..executor import wrappers as w
 from . import joins  # noqa: F401 - registers join, the outer joins, cogroup, groupWith
 from .naming import default_name
@@ -188,7 +190,8 @@ def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable
             name = api
             if describe is not None:
                 name = f"{api}({describe(_bind(original, self, *args, **kwargs))})"
-            parents, node = [], None
+            parents: list[int] = []
+            node: OperatorNode | None = None
             if api == "union":
                 rdds = list(_bind(original, self, *args, **kwargs)["rdds"])
                 node = recorder.jvm(api, recorder.parents(*rdds), name)

@@ -1,16 +1,20 @@
 """The per-run state of instrumentation: the DAG being built and the operators' specs."""
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
+from ..dag import Dag, OperatorNode
 from ..executor import shipping
 from ..executor.spec import OperatorSpec, RunSpec
-from ..dag import Dag, OperatorNode
 from ..store.operator_images import write_operator_image
 from .naming import default_name
 from .nondeterminism import nondeterminism_warnings
 from .patching import node_of, tag
+
+LOG = logging.getLogger("icedtea_jupyter")
 
 
 class Recorder:
@@ -110,8 +114,9 @@ class Recorder:
         if callable(count) and self.dag.node(node_id).partitions is None:
             try:
                 self.dag.node(node_id).partitions = int(count())
-            except Exception:
-                pass
+            except Exception as exc:  # the DAG shows no partition count: that is all
+                LOG.debug("icedtea: no partition count for %r: %s: %s",
+                          self.dag.node(node_id).name, type(exc).__name__, exc)
         return tag(obj, self.run.run_id, node_id)
 
     def warnings(self) -> list[str]:

@@ -18,8 +18,9 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any
 
 from .wire import FrameReader, WireError, send_frame
 
@@ -211,7 +212,7 @@ def remote_error(error: dict) -> BaseException:
         "StepRefused": StepRefused, "ReplayError": ReplayError, "InputsChanged": InputsChanged,
         "IndexError": IndexError, "KeyError": KeyError, "LookupError": LookupError,
         "ValueError": ValueError, "RuntimeError": RuntimeError}
-    kind = known.get(error.get("type"), ReplayProcessError)
+    kind = known.get(str(error.get("type")), ReplayProcessError)
     message = error.get("message", "")
     if kind is KeyError and message.startswith(("'", '"')) and message.endswith(("'", '"')):
         message = message[1:-1]  # str(KeyError) quotes its argument

@@ -10,19 +10,20 @@ In a replay process (``replay/process.py``) the engine runs on the process's one
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from ..checkpoints import phase
 from ..checkpoints.file import CheckpointStore
 from ..checkpoints.restore import base_checkpoint, restore_paths
+from ..snapshots.debug_snapshot import DebugSnapshot
 from .cursor import PartitionCursor, StepRefused
-from .inputs import ReplayInputs
 from .fed_workers import FedWorkers
-from .logs import Logs, RunLogs
+from .inputs import ReplayInputs
+from .logs import Fed, Logs, RunLogs
 from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
 from .paths import PartitionPaths
-from ..snapshots.debug_snapshot import DebugSnapshot
 from .worker import ReplayWorker, replay_spec
 
 OnMove = Callable[[str, DebugSnapshot], None]  # (the equivalent Python call, the new view)
@@ -54,7 +55,7 @@ class Debugger:
         self.why_in_kernel: str | None = None  # set when a replay process was not possible
 
     @classmethod
-    def for_run(cls, run: Any, on_move: OnMove | None = None) -> "Debugger":
+    def for_run(cls, run: Any, on_move: OnMove | None = None) -> Debugger:
         if run.status == "running":
             raise RuntimeError(f"run {run.id} is still running: debug it once it has ended "
                                "(run.wait()); while it runs, take interactions with run.interact()")
@@ -140,8 +141,7 @@ class Debugger:
         return self.snapshot().state(operator, partition)
 
     def snapshot(self) -> DebugSnapshot:
-        self._need_jump()
-        return self.current
+        return self._need_jump()
 
     def partitions(self, operator: str) -> list[int]:
         """The partitions of ``operator`` the debugger replays."""
@@ -185,13 +185,15 @@ class Debugger:
         if not 0 <= index < self.logs.interactions:
             raise IndexError(f"no interaction I{index}: this run has "
                              f"I0..I{self.logs.interactions - 1}")
-        found = self.store.available() if self._restores() else {}
+        store = self.store if self._restores() else None
+        found = store.available() if store is not None else {}
         cursors: dict[int, PartitionPaths] = {}
         bases: dict[int, int | None] = {}
         try:
             for partition in self.logs.partitions:
                 base = self._base(found.get(partition, {}), index, partition)
-                cursor = self._restored_cursor(partition, base) if base else None
+                cursor = self._restored_cursor(store, partition, base) \
+                    if store is not None and base else None
                 bases[partition] = base if cursor is not None else None
                 cursors[partition] = cursor = cursor or self._fresh_cursor(partition)
                 self._advance(cursor, index)
@@ -245,18 +247,18 @@ class Debugger:
 
     def _step(self, partition: int, label: str, action: Callable,
               operator: str | None = None) -> DebugSnapshot:
-        self._need_jump()
+        current = self._need_jump()
         cursor = self._cursor(partition)
         before = cursor.marks()
         action(cursor)
         changed = [{q: stage.cursors[q] for q in stage.feed(self.cursors)}
                    for stage in self.fed]
-        encoded, counts = dict(self.current._encoded), dict(self.current._counts)
+        encoded, counts = dict(current._encoded), dict(current._counts)
         fresh, fresh_counts = self._encode({partition: cursor}, *changed)
         self.moved = list(fresh)
         encoded.update(fresh)
         counts.update(fresh_counts)
-        self.current = DebugSnapshot(encoded, counts, self.current, None,
+        self.current = DebugSnapshot(encoded, counts, current, None,
                                      f"{label} on partition {partition}",
                                      cursor.emitted_since(before), self._notes())
         self.current.partition, self.current.operator = partition, operator
@@ -280,14 +282,15 @@ class Debugger:
         return base_checkpoint(found, keys, index, lambda: all(
             self.logs.target(index, partition, i).finished for i in range(len(self.logs.paths))))
 
-    def _restored_cursor(self, partition: int, index: int) -> PartitionPaths | None:
+    def _restored_cursor(self, store: CheckpointStore, partition: int,
+                         index: int) -> PartitionPaths | None:
         """θ's tree restored from the checkpoint at ``index`` (None: not restorable)."""
         cursor = self._fresh_cursor(partition)
         if not all(w.restorable for w in cursor.workers):
             cursor.abandon()
             return None  # a generator operator: replay from the partition's start
         try:
-            restore_paths(cursor, self.store, index,
+            restore_paths(cursor, store, index,
                           lambda name, path: self.logs.key(name, partition, path))
         except FileNotFoundError:
             cursor.abandon()
@@ -321,9 +324,7 @@ class Debugger:
         stages: list[FedWorkers] = []
         try:
             for fed in self.logs.fed:
-                stage = FedWorkers(fed.partitions,
-                                 lambda q, fed=fed: self._chain(q, fed.names, []),
-                                 lambda q, fed=fed: self._source(fed, q))
+                stage = self._fed_stage(fed)
                 stages.append(stage)
                 stage.feed(cursors)
         except BaseException:
@@ -332,7 +333,11 @@ class Debugger:
             raise
         return stages
 
-    def _source(self, fed: Any, q: int) -> Any:
+    def _fed_stage(self, fed: Fed) -> FedWorkers:
+        return FedWorkers(fed.partitions, lambda q: self._chain(q, fed.names, []),
+                          lambda q: self._source(fed, q))
+
+    def _source(self, fed: Fed, q: int) -> Any:
         kind, *where = fed.sources[q]
         if kind == "origins":
             return OriginOrder(getattr(self.logs.log(fed.names[0], q), "order", None), where[0])
@@ -391,6 +396,8 @@ class Debugger:
             raise StepRefused(f"θ has no partition {partition} "
                               f"(partitions: {sorted(self.cursors)})") from None
 
-    def _need_jump(self) -> None:
+    def _need_jump(self) -> DebugSnapshot:
+        """Where the debugger stands; StepRefused before its first jump."""
         if self.current is None:
             raise StepRefused("jump to an interaction first: dbg.jump(k)")
+        return self.current

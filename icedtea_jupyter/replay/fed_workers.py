@@ -8,9 +8,11 @@ or the union — and end when their sources have ended and everything has arrive
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .cursor import PartitionCursor
+from .paths import PartitionPaths
 
 
 class FedWorkers:
@@ -22,7 +24,7 @@ class FedWorkers:
         self.cursors = {q: make_cursor(q) for q in partitions}
         self.sources = {q: source_of(q) for q in partitions}
 
-    def feed(self, upstream: dict[int, PartitionCursor]) -> list[int]:
+    def feed(self, upstream: dict[int, PartitionPaths]) -> list[int]:
         """Hand each partition what has arrived and process it; returns those changed."""
         changed = []
         for q, cursor in self.cursors.items():

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from typing import Any
 
 from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
-from .logs import Logs
+from .logs import Logs, RecordedRun
 
 
 class InputsChanged(RuntimeError):
@@ -22,7 +21,7 @@ class InputsChanged(RuntimeError):
 class ReplayInputs:
     """``records(partition)``: θ's inputs on a partition, in the run's order (cached)."""
 
-    def __init__(self, run: Any, logs: Logs) -> None:
+    def __init__(self, run: RecordedRun, logs: Logs) -> None:
         self.run = run
         self.logs = logs
         self._cache: dict[int, list] = {}
@@ -59,9 +58,8 @@ class ReplayInputs:
         return self._checked(partition, records)
 
     def _regenerate(self, partition: int) -> list:
-        theta = self.run.dag.interesting
-        recorder = getattr(self.run, "recorder", None)
-        upstream = recorder.upstreams.get(theta.id) if recorder is not None else None
+        theta = self.run.dag.require_interesting()
+        upstream = self.run.upstream_rdd(theta.id)
         if upstream is None:
             raise LookupError(
                 f"θ's inputs on partition {partition} were not recorded and this kernel no "

@@ -6,12 +6,18 @@ before the run, each worker's replay log, and each interaction's target counts.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..store import layout
 from ..store.operator_images import read_operator_image
 from ..store.replay_logs import ReplayLog, read_replay_log
+
+if TYPE_CHECKING:
+    from ..dag import Dag
+    from ..snapshots.history import History
+    from ..store.run_store import RunStore
 
 
 @dataclass(frozen=True)
@@ -42,10 +48,34 @@ class Logs(Protocol):
     def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]: ...
 
 
+class RecordedRun(Protocol):
+    """What replay reads of a run: a session's ``Run`` (live or reopened), or in the
+    replay process a ``StoredRun`` (``preparing.py``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def dag(self) -> Dag: ...
+    @property
+    def store(self) -> RunStore: ...
+
+    def history(self) -> History: ...
+
+    def recorded_inputs(self, partition: int) -> list:
+        """θ's input records on ``partition``; LookupError when they were not recorded."""
+        ...
+
+    def upstream_rdd(self, operator: int) -> Any:
+        """The RDD ``operator`` reads in this kernel's pipeline, else None."""
+        ...
+
+
 class RunLogs:
     """The logs of a recorded ``Run``."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: RecordedRun) -> None:
         self.run = run
         self.history = run.history()
         self.dag = run.dag
@@ -72,9 +102,9 @@ class RunLogs:
 
     def operator(self, name: str) -> Callable[[], Any]:
         """A function returning a fresh copy of the operator as it was before the run."""
-        from pyspark import cloudpickle  # noqa: F401 - registers what images need
-
         import pickle
+
+        from pyspark import cloudpickle  # noqa: F401 - registers what images need
 
         data = read_operator_image(self.run.path, self.dag.node(name).id)
         return lambda: pickle.loads(data)

@@ -32,8 +32,6 @@ class StoredRun:
     """A run as the replay process reads it from its store: what ``RunLogs`` and
     ``ReplayInputs`` ask of a ``Run``, without the session (nor Spark)."""
 
-    recorder = None  # no pipeline to regenerate inputs with: the kernel staged them
-
     def __init__(self, path: str) -> None:
         from ..dag import Dag
         from ..store.run_store import RunStore
@@ -41,7 +39,7 @@ class StoredRun:
         self.store = RunStore.open(path)
         self.path = self.store.path
         self.manifest = self.store.read_manifest()
-        self.id = self.manifest.get("id")
+        self.id = str(self.manifest.get("id"))  # as messages showed it
         self.dag = Dag.from_json(self.manifest.get("dag", {}))
 
     def history(self) -> Any:
@@ -49,8 +47,12 @@ class StoredRun:
 
         return History.from_store(self.store, self.dag, self.store.worker_table().to_pylist())
 
+    def upstream_rdd(self, operator: int) -> None:
+        """No pipeline to regenerate inputs with: the kernel staged them."""
+        return None
+
     def recorded_inputs(self, partition: int) -> list:
-        records = self.store.recorded_inputs(self.dag.interesting.id, partition)
+        records = self.store.recorded_inputs(self.dag.require_interesting().id, partition)
         if records is None:
             raise LookupError(f"no recorded inputs on partition {partition}")
         return records
@@ -85,7 +87,7 @@ class Root:
         self.prepared: dict | None = None
 
     @classmethod
-    def start(cls, conn: Connection, engine: Any) -> "Root":
+    def start(cls, conn: Connection, engine: Any) -> Root:
         """The root with its engine at I0, parked there once."""
         engine.jump(0)
         root = cls(conn, engine)

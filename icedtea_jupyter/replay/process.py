@@ -25,7 +25,8 @@ import select
 import socket
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .wire import FrameReader, WireError, error_of, send_frame
 
@@ -120,7 +121,7 @@ def serve(conn: Connection, handlers: dict[str, Callable[[dict], Any]],
         op = request.get("op")
         if op == "exit":
             return
-        handler = handlers.get(op)
+        handler = handlers.get(op) if isinstance(op, str) else None
         try:
             if handler is None:
                 raise ValueError(f"unknown request {op!r} (known: {', '.join(sorted(handlers))})")

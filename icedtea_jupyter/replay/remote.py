@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..executor.state import decode
+from ..snapshots.debug_snapshot import DebugSnapshot
 from ..store import layout
 from .client import Link, ReplayCancelled, ReplayHub, remote_error
 from .cursor import StepRefused
-from ..snapshots.debug_snapshot import DebugSnapshot
 from .views import apply_view, decode_records
+
+if TYPE_CHECKING:
+    from .debugger import Debugger
 
 OnMove = Callable[[str, DebugSnapshot], None]
 OnProgress = Callable[[dict], None]
@@ -40,13 +44,13 @@ def fork_available() -> bool:
     return hasattr(os, "fork") and os.environ.get("ICEDTEA_REPLAY", "process") != "kernel"
 
 
-_LIVE: list["RemoteDebugger"] = []  # the runs whose replay processes are kept, oldest first
+_LIVE: list[RemoteDebugger] = []  # the runs whose replay processes are kept, oldest first
 MAX_LIVE = 3
 _LIVE_LOCK = threading.Lock()
 
 
 def debugger_for(run: Any, on_move: OnMove | None = None,
-                 on_progress: OnProgress | None = None) -> Any:
+                 on_progress: OnProgress | None = None) -> Debugger | RemoteDebugger:
     """The run's debugger: in a replay process with fork checkpoints where ``fork()``
     exists, else the in-kernel engine with a note saying why jumps may be slow. Replay
     processes are kept for the ``MAX_LIVE`` runs debugged last; an older run's debugger
@@ -57,11 +61,11 @@ def debugger_for(run: Any, on_move: OnMove | None = None,
     if not fork_available():
         from .debugger import Debugger
 
-        debugger = Debugger.for_run(run, on_move=on_move)
-        debugger.why_in_kernel = ("this debugger replays in the kernel (no fork() here, or "
-                                  "ICEDTEA_REPLAY=kernel): jumps start from pickled "
-                                  "checkpoints (--checkpoint) or from I0")
-        return debugger
+        in_kernel = Debugger.for_run(run, on_move=on_move)
+        in_kernel.why_in_kernel = ("this debugger replays in the kernel (no fork() here, or "
+                                   "ICEDTEA_REPLAY=kernel): jumps start from pickled "
+                                   "checkpoints (--checkpoint) or from I0")
+        return in_kernel
     options = run.options or {}
     memory = options.get("replay_memory")
     debugger = RemoteDebugger(run, on_move, tau=options.get("tau") or 1.0,
@@ -99,7 +103,7 @@ class RemoteDebugger:
         self._info: dict = {}
         self._active: Link | None = None
         self._busy: Link | None = None  # the process working on the current request
-        self._state = {"state": "starting", "done": 0, "of": 0}
+        self._state: dict[str, Any] = {"state": "starting", "done": 0, "of": 0}
         self._ready = threading.Event()
         self._prepared = threading.Event()
         self._phase_wanted = threading.Event()  # prepare_now, or the first prepare()
@@ -155,7 +159,7 @@ class RemoteDebugger:
             self._set_state(self._state["state"], done=event["done"], of=event["of"])
         elif kind == "failed":
             self._failure = remote_error(event["error"])
-        elif kind == "closed" and link.role == "parked":
+        elif kind == "closed" and link.role == "parked" and link.index is not None:
             if self.forks.get(link.index) is link:
                 del self.forks[link.index]
 

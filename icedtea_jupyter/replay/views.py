@@ -6,7 +6,8 @@ into a frame and back. A jump sends every worker; a step only those it moved.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..executor.state import decode, encode
 from ..snapshots.debug_snapshot import DebugSnapshot

@@ -8,17 +8,21 @@ at which the run's snapshots were taken.
 """
 from __future__ import annotations
 
+import logging
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import greenlet
 import numpy as np
 
 from ..executor.channel import _CHANNELS, NullChannel
+from ..executor.incremental import IncrementalState
 from ..executor.log_result import replaying
 from ..executor.spec import OperatorSpec, RunSpec
-from ..executor.incremental import IncrementalState
 from ..executor.state import capture
+
+LOG = logging.getLogger("icedtea_jupyter")
 
 _END = object()
 _ABANDON = object()
@@ -72,7 +76,7 @@ class ReplayWorker:
             append(out)
         self.finished = True
 
-    def _feed(self):
+    def _feed(self) -> Iterator[Any]:
         parent, queue, out, starts = self._let.parent, self._queue, self._out, self._starts
         while True:
             while not queue:
@@ -145,8 +149,12 @@ class ReplayWorker:
             self._queue.append(_ABANDON)
             try:
                 self._let.switch(None)
-            except BaseException:
-                pass
+            except _Abandoned:
+                pass  # the operator let the signal through: thrown away as asked
+            except BaseException as exc:  # its finally blocks raised: thrown away all the same
+                LOG.debug("icedtea: replayed operator %r on partition %s raised %s: %s while "
+                          "it was thrown away", self.name, self.partition,
+                          type(exc).__name__, exc)
 
     def state(self) -> dict:
         """The worker's state variables by name, read as the run's snapshots read them."""

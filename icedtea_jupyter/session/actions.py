@@ -14,7 +14,7 @@ import contextvars
 import json
 import threading
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ..store import layout
 from ..store.run_store import read_lines

@@ -6,7 +6,6 @@ between cells), so the panel's buttons and the sidebar work during the run.
 from __future__ import annotations
 
 import os
-import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -14,12 +13,14 @@ from typing import Any
 
 from ..agents.progress import ProgressAgent
 from ..coordinator.coordinator import Coordinator
-from ..instrument import Recorder, recording
+from ..dag import Dag
+from ..executor.agent import Agent
+from ..instrument import recording
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
-from ..dag import Dag
-from .run import Run
+from .live_run import LiveRun
+from .run import Listener, Run
 
 NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an action such as "
                   "collect(), count() or a write.")
@@ -49,7 +50,7 @@ class RunOptions:
     bind: str | None = None
     advertise: str | None = None
     advertise_port: int | None = None
-    agents: list = field(default_factory=list)
+    agents: list[type[Agent]] = field(default_factory=list)
     interesting: str | None = None
     interact_every: float | None = None
     interact_when: str | None = None
@@ -97,7 +98,7 @@ def _interpreter_warnings() -> list[str]:
     return []
 
 
-def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
+def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
     root = options.store or layout.default_root()
@@ -107,44 +108,41 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> Run:
                 "options": options.manifest(), "dag": {}, "warnings": [], "error": None}
     store.write_manifest(manifest)
     dag = Dag()
-    run = Run(store, manifest, dag)
-    coordinator = Coordinator(run_id, store, dag, [ProgressAgent, *options.agents], run.emit,
-                              bind=_bind_address(options), advertise=options.advertise,
-                              advertise_port=options.advertise_port,
-                              interact_every=options.interact_every,
-                              condition=options.interact_when,
-                              checkpoint=options.checkpoint, tau=options.tau,
-                              record_inputs=options.record_inputs)
-    run.coordinator = coordinator
-    coordinator.start_agents(run)
+
+    def coordinator(emit: Listener) -> Coordinator:
+        return Coordinator(run_id, store, dag, [ProgressAgent, *options.agents], emit,
+                           bind=_bind_address(options), advertise=options.advertise,
+                           advertise_port=options.advertise_port,
+                           interact_every=options.interact_every,
+                           condition=options.interact_when,
+                           checkpoint=options.checkpoint, tau=options.tau,
+                           record_inputs=options.record_inputs)
+
+    run = LiveRun(store, manifest, dag, coordinator, options.interesting)
+    run.coordinator.start_agents(run)
     run.warnings.extend(_interpreter_warnings())
     registry.add(run)
-    recorder = Recorder(dag, coordinator.run_spec, options.interesting)
-    run.recorder = recorder
-    thread = threading.Thread(target=_execute, args=(run, recorder, compiled, namespace),
-                              name=f"icedtea-run-{run_id}", daemon=True)
-    run.thread = thread
-    thread.start()
+    run.start(lambda: _execute(run, compiled, namespace))
     run.emit("run", {"status": "running"})
     return run
 
 
-def _execute(run: Run, recorder: Recorder, compiled: Any, namespace: dict) -> None:
+def _execute(run: LiveRun, compiled: Any, namespace: dict) -> None:
     sc = _spark_context()
     cell_error: BaseException | None = None
     try:
-        with recording(recorder):
+        with recording(run.recorder):
             if sc is not None:
                 sc.setJobGroup(run.id, f"icedtea run {run.id}", interruptOnCancel=True)
             exec(compiled, namespace)
     except BaseException as exc:  # the cell's own error: recorded, shown, re-raised by --wait
         cell_error = exc
     finally:
-        recorder.close()
+        run.recorder.close()
         _conclude(run, sc, cell_error)
 
 
-def _conclude(run: Run, sc_before: Any, cell_error: BaseException | None) -> None:
+def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) -> None:
     run.cell_exception = cell_error
     coordinator = run.coordinator
     try:
@@ -157,15 +155,15 @@ def _conclude(run: Run, sc_before: Any, cell_error: BaseException | None) -> Non
             error = _cell_error(cell_error, error, bool(jobs) or bool(coordinator.workers))
         if cell_error is None and run.options.get("checkpoint", "none") != "none":
             warnings.extend(_take_checkpoints(run))
-        run._finish("failed" if cell_error is not None else "finished", error, warnings)
+        run.end("failed" if cell_error is not None else "finished", error, warnings)
         _prepare_time_travel(run)
     except Exception as exc:  # never leave a run "running" forever
-        run._finish("failed", {"operator": None, "exception": type(exc).__name__,
-                               "message": f"icedtea failed to conclude the run: {exc}",
-                               "traceback": traceback.format_exc()}, [])
+        run.end("failed", {"operator": None, "exception": type(exc).__name__,
+                           "message": f"icedtea failed to conclude the run: {exc}",
+                           "traceback": traceback.format_exc()}, [])
 
 
-def _prepare_time_travel(run: Run) -> None:
+def _prepare_time_travel(run: LiveRun) -> None:
     """Start the run's replay process, which places fork checkpoints in the background,
     when the run has interactions to jump to (``run.debugger().prepare()`` waits)."""
     from ..replay.remote import fork_available
@@ -178,7 +176,7 @@ def _prepare_time_travel(run: Run) -> None:
         run.warnings.append(f"time travel could not be prepared: {type(exc).__name__}: {exc}")
 
 
-def _take_checkpoints(run: Run) -> list[str]:
+def _take_checkpoints(run: LiveRun) -> list[str]:
     """The checkpointing phase of --checkpoint: replay the logs, plan, write checkpoints."""
     from ..checkpoints.file import CheckpointStore
     from ..checkpoints.policy import DURING_RUN, summarise_run
@@ -238,19 +236,17 @@ def _jobs(run: Run, sc_before: Any) -> list[dict]:
     return jobs
 
 
-def _warnings(run: Run, jobs: list[dict]) -> list[str]:
+def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     coordinator = run.coordinator
     warnings = list(run.warnings)
     if not jobs and not coordinator.workers:
         warnings.append(NO_JOB_WARNING)
-    recorder = getattr(run, "recorder", None)
-    if recorder is not None:
-        warnings.extend(w for w in recorder.warnings() if w not in warnings)
-        wanted = recorder.interesting
-        if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted):
-            names = ", ".join(n.name for n in run.dag.python_operators) or "none"
-            warnings.append(f"--interesting {wanted!r}: no Python operator has that name "
-                            f"(Python operators: {names})")
+    warnings.extend(w for w in run.recorder.warnings() if w not in warnings)
+    wanted = run.recorder.interesting
+    if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted):
+        names = ", ".join(n.name for n in run.dag.python_operators) or "none"
+        warnings.append(f"--interesting {wanted!r}: no Python operator has that name "
+                        f"(Python operators: {names})")
     for reason in coordinator.local_reasons:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")

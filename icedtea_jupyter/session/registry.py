@@ -4,16 +4,17 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 
-from ..store.run_store import RunStore
 from ..dag import Dag
+from ..store.run_store import RunStore
 from .run import Run
 
 LOG = logging.getLogger("icedtea_jupyter")
 
 _RUNS: list[Run] = []
 _LOCK = threading.Lock()
-_ADDED: list = []  # callbacks(run) for views that list runs
+_ADDED: list[Callable[[Run], None]] = []  # callbacks(run) for views that list runs
 
 
 def add(run: Run) -> None:
@@ -27,7 +28,7 @@ def add(run: Run) -> None:
             LOG.exception("icedtea: a view failed to take run %s", run.id)
 
 
-def on_added(callback) -> None:
+def on_added(callback: Callable[[Run], None]) -> None:
     with _LOCK:
         _ADDED.append(callback)
 

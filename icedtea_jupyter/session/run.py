@@ -1,22 +1,36 @@
-"""``Run``: one execution of a pipeline, live while it records and reopened from its store."""
+"""``Run``: one execution of a pipeline, as read from its run store.
+
+A run has two modes, one class each. ``Run`` (this module) reads everything from the
+store: a run reopened with ``open_run(path)``, for example after a kernel restart. A
+run recorded in this kernel is a ``LiveRun`` (``live_run.py``), which reads what its
+coordinator holds in memory instead, takes interactions while it records and ends once.
+Both share everything else here: the API a user sees is the same.
+"""
 from __future__ import annotations
 
 import json
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ..dag import Dag
-from ..store import layout
-from ..store.run_store import RunStore
 from ..replay.cursor import StepRefused  # the refusal the views show
-from .actions import ActionLog
-from .metrics import metrics_frame
 from ..snapshots.history import History, Interaction
 from ..snapshots.snapshot import Snapshot
+from ..store import layout
+from ..store.run_store import RunStore
+from .actions import ActionLog
+from .metrics import metrics_frame
+
+if TYPE_CHECKING:
+    from ..coordinator.coordinator import Coordinator
+    from ..replay.debugger import Debugger
+    from ..replay.remote import RemoteDebugger
+    from ..snapshots.debug_snapshot import DebugSnapshot
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -27,13 +41,13 @@ STATUSES = ("running", "finished", "failed")
 
 
 class Run:
-    """A recorded run. ``status`` is ``"running"``, ``"finished"`` or ``"failed"``."""
+    """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``
+    or ``"failed"``. A run recorded in this kernel is a ``LiveRun`` (``live_run.py``)."""
 
     def __init__(self, store: RunStore, manifest: dict, dag: Dag) -> None:
         self.store = store
         self.manifest = manifest
         self.dag = dag
-        self.coordinator: Any = None  # set while recording
         self.error: dict | None = manifest.get("error")
         self.warnings: list[str] = list(manifest.get("warnings", []))
         self._done = threading.Event()
@@ -41,9 +55,15 @@ class Run:
             self._done.set()
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
-        self._debugger: Any = None
+        self._debugger: Debugger | RemoteDebugger | None = None
         self._debugger_lock = threading.Lock()
         self._actions = ActionLog(store.path, lambda action: self.emit("action", action))
+        self.panel: object | None = None  # the cell's run panel (ui/panel.py), once shown
+
+    @property
+    def coordinator(self) -> Coordinator | None:
+        """The coordinator of a run recording in this kernel; None: a reopened run has none."""
+        return None
 
     # --- identity -----------------------------------------------------------------
     @property
@@ -79,7 +99,7 @@ class Run:
         return dict(self.manifest.get("options", {}))
 
     # --- waiting and events ---------------------------------------------------------
-    def wait(self, timeout: float | None = None) -> "Run":
+    def wait(self, timeout: float | None = None) -> Run:
         """Block until the run has ended; raises TimeoutError after ``timeout`` seconds."""
         if not self._done.wait(timeout):
             raise TimeoutError(f"run {self.id} still running after {timeout} s")
@@ -105,15 +125,6 @@ class Run:
             except Exception:  # a broken view must not break the run: logged, not raised
                 LOG.exception("icedtea: a listener of run %s failed on %r", self.id, kind)
 
-    def _finish(self, status: str, error: dict | None, warnings: list[str]) -> None:
-        self.error = error
-        self.warnings = warnings
-        self.manifest.update(status=status, ended=time.time(), error=error, warnings=warnings,
-                             dag=self.dag.to_json())
-        self.store.write_manifest(self.manifest)
-        self._done.set()
-        self.emit("run", {"status": status})
-
     # --- what was recorded ------------------------------------------------------------
     def metrics(self) -> pd.DataFrame:
         """One row per Python operator and partition: records_in, records_out, bytes_in,
@@ -122,8 +133,6 @@ class Run:
 
     @property
     def alerts(self) -> list[dict]:
-        if self.coordinator is not None:
-            return list(self.coordinator.alerts)
         return self.store.alerts()
 
     def progress(self) -> list[dict]:
@@ -157,32 +166,14 @@ class Run:
                       key=lambda w: (w["stage"], w["partition"], w["attempt"]))
 
     def _worker_states(self) -> list[dict]:
-        coordinator = self.coordinator
-        if coordinator is None:
-            return [dict(row, rate=0.0) for row in self.store.worker_table().to_pylist()]
-        progress = coordinator.agent("progress")
-        live = progress.latest() if progress is not None else {}
-        states = []
-        for key, state in coordinator.worker_states():
-            counts = live.get(key, {})
-            if state["status"] == "running":
-                seconds = counts.get("seconds") or 0
-                state.update(records_in=counts.get("records_in", 0),
-                             records_out=counts.get("records_out", 0),
-                             rate=(counts.get("records_in", 0) / seconds) if seconds else 0.0)
-            states.append(state)
-        return states
+        """Every worker's lifecycle row with its counts and its ``rate`` (records/s)."""
+        return [dict(row, rate=0.0) for row in self.store.worker_table().to_pylist()]
 
     # --- time travel: interactions and snapshots ----------------------------------------
     def history(self) -> History:
         """The interactions and snapshots recorded so far (a fresh view each call)."""
-        coordinator = self.coordinator
-        if coordinator is None:
-            rows = self.store.worker_table().to_pylist()
-            return History.from_store(self.store, self.dag, rows)
-        interactions, entries = coordinator.book.copies()
-        workers = [state for _, state in coordinator.worker_states()]
-        return History(interactions, entries, self.dag, workers)
+        rows = self.store.worker_table().to_pylist()
+        return History.from_store(self.store, self.dag, rows)
 
     @property
     def interactions(self) -> list[Interaction]:
@@ -193,14 +184,12 @@ class Run:
         """A manual interaction now: a tuple-consistent snapshot of G(θ) while the job runs.
 
         Waits up to ``timeout`` seconds for θ's running workers to report."""
-        if self.coordinator is None or self.status != "running":
-            raise RuntimeError(f"run {self.id} is {self.status}: interactions happen while a "
-                               "run records; after it, jump to a recorded one with "
-                               "run.snapshot(k)")
-        index = self.coordinator.interact()
-        self._actions.record("run.interact()")
-        self.coordinator.book.wait(index, timeout)
-        return self.history().interactions()[index]
+        raise self._not_recording()
+
+    def _not_recording(self) -> RuntimeError:
+        return RuntimeError(f"run {self.id} is {self.status}: interactions happen while a "
+                            "run records; after it, jump to a recorded one with "
+                            "run.snapshot(k)")
 
     def snapshot(self, index: int) -> Snapshot:
         """The states of G(θ)'s workers at interaction ``index``."""
@@ -210,27 +199,29 @@ class Run:
         """A worker of G(θ)'s state when its partition ended (None if it did not report)."""
         return self.history().final_state(self.dag.node(operator), partition)
 
-    def debugger(self) -> Any:
+    def debugger(self) -> Debugger | RemoteDebugger:
         """The debugger of this ended run: ``jump(k)``, ``step_over``, ``step_into``...
 
         One per run, made on the first call: the sidebar, the panel and your code share
         its position. Its jumps and steps go to the action log (``run.actions``). Where
         the machine has ``fork()`` it runs in a replay process with fork checkpoints
         (``replay/remote.py``), else in the kernel (``replay/debugger.py``)."""
-        with self._debugger_lock:
-            if self._debugger is None or getattr(self._debugger, "closed", False):
-                from ..replay.remote import debugger_for
+        from ..replay.remote import RemoteDebugger, debugger_for
 
+        with self._debugger_lock:
+            # a replay process closes on close(), or when newer runs' debuggers replace it
+            closed = isinstance(self._debugger, RemoteDebugger) and self._debugger.closed
+            if self._debugger is None or closed:
                 self._debugger = debugger_for(self, self._debugger_moved,
                                               lambda progress: self.emit("replay", progress))
             return self._debugger
 
     @property
-    def current_debugger(self) -> Any:
+    def current_debugger(self) -> Debugger | RemoteDebugger | None:
         """The run's debugger if ``debugger()`` made one already, else None."""
         return self._debugger
 
-    def _debugger_moved(self, call: str, snapshot: Any) -> None:
+    def _debugger_moved(self, call: str, snapshot: DebugSnapshot) -> None:
         self._actions.record(call)
         self.emit("moved", {"call": call, "index": snapshot.index, "step": snapshot.step})
 
@@ -273,9 +264,14 @@ class Run:
         raise LookupError(f"no input order of {self.dag.node(op).name!r} on partition "
                           f"{partition}: no successful task attempt logged one")
 
+    def upstream_rdd(self, operator: int) -> Any:
+        """The RDD that operator ``operator`` (a node id) reads in the pipeline this kernel
+        ran, to regenerate its inputs with Spark; None: a reopened run's pipeline is gone."""
+        return None
+
     def recorded_inputs(self, partition: int) -> list:
         """θ's input records on ``partition`` in processing order (needs --record-inputs)."""
-        theta = self.dag.interesting
+        theta = self.dag.require_interesting()
         records = self.store.recorded_inputs(theta.id, partition)
         if records is not None:
             return records

@@ -14,7 +14,7 @@ class DebugSnapshot:
     ``step`` describes the last step; ``changed()`` compares with the previous view."""
 
     def __init__(self, encoded: dict[tuple[str, int], dict], counts: dict[tuple[str, int], int],
-                 previous: "DebugSnapshot | None", index: int | None, step: str,
+                 previous: DebugSnapshot | None, index: int | None, step: str,
                  outputs: list | None = None, notes: list[str] | None = None) -> None:
         self._encoded = encoded
         self._counts = counts

@@ -15,7 +15,6 @@ from ..executor.timetravel import FINAL
 from .deltas import apply_delta
 from .snapshot import Snapshot
 
-
 OUTSIDE = "outside θ's chain"  # a later stage, or another Python process after a union
 
 
@@ -72,7 +71,7 @@ class History:
             self._attempts.setdefault((w["operator"], w["partition"]), []).append(w)
 
     @classmethod
-    def from_store(cls, store: Any, dag: Dag, workers: list[dict]) -> "History":
+    def from_store(cls, store: Any, dag: Dag, workers: list[dict]) -> History:
         """The history a ``RunStore`` kept."""
         return cls(store.interactions(), store.snapshot_reports(), dag, workers)
 

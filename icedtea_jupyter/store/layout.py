@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterator, Mapping, NamedTuple
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
 DEFAULT_ROOT = os.path.join(".icedtea", "runs")
 
@@ -77,7 +78,9 @@ class WorkerName(NamedTuple):
 class CheckpointName(NamedTuple):
     """The fields of a checkpoint file name."""
 
-    index: int
+    # a field named ``index`` hides tuple.index, which Python allows and typeshed's
+    # tuple does not foresee
+    index: int  # type: ignore[assignment]
     partition: int
     key: str
 

@@ -34,13 +34,13 @@ class RunStore:
         self.path = os.path.abspath(path)
 
     @classmethod
-    def create(cls, root: str, run_id: str) -> "RunStore":
+    def create(cls, root: str, run_id: str) -> RunStore:
         path = layout.run_dir(root, run_id)
         os.makedirs(layout.workers_dir(path), exist_ok=True)
         return cls(path)
 
     @classmethod
-    def open(cls, path: str) -> "RunStore":
+    def open(cls, path: str) -> RunStore:
         store = cls(path)
         if not os.path.isfile(layout.manifest_path(store.path)):
             raise StoreError(f"{path!r} is not an icedtea run: it has no {layout.MANIFEST}")

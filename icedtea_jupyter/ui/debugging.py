@@ -9,7 +9,8 @@ from __future__ import annotations
 import html
 import reprlib
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -144,7 +145,8 @@ class DebugControls:
 
     def show_progress(self, progress: dict | None) -> None:
         """The replay process placing its fork checkpoints: how far it is."""
-        state = (progress or {}).get("state")
+        progress = progress or {}
+        state = progress.get("state")
         if state in ("starting", "preparing"):
             done, of = progress.get("done", 0), progress.get("of", 0)
             text = f"{100 * done // of}%" if of else "starting…"

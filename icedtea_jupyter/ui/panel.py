@@ -6,6 +6,7 @@ for users outside JupyterLab. Every action is a call of the run's API."""
 from __future__ import annotations
 
 import html
+import logging
 import threading
 import time
 from typing import Any
@@ -18,6 +19,7 @@ from ..session.run import Run
 from .debugging import DebugControls
 from .timeline import TimelineRow
 
+LOG = logging.getLogger("icedtea_jupyter")
 REFRESH_PERIOD = 0.25
 _STATUS_COLOURS = {"running": "#1a73e8", "finished": "#188038", "failed": "#d93025"}
 
@@ -88,7 +90,8 @@ class RunPanel:
         run.subscribe(self._on_event)
         self.refresh()
         self.debug.update()
-        self.debug.show_progress(getattr(run.current_debugger, "progress", None))
+        debugger = run.current_debugger
+        self.debug.show_progress(debugger.progress if debugger is not None else None)
         threading.Thread(target=self._loop, daemon=True, name=f"icedtea-panel-{run.id}").start()
 
     def _loop(self) -> None:
@@ -113,8 +116,8 @@ class RunPanel:
             try:
                 with acting_as("panel"):
                     self.run.interact()
-            except RuntimeError:
-                pass
+            except RuntimeError as exc:  # the run ended between the click and the call
+                LOG.warning("icedtea: 'Interact now' did nothing: %s", exc)
             self._dirty.set()
         threading.Thread(target=interact, daemon=True).start()
 

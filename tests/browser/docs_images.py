@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from test_sidebar import RUN_FINISHED, open_notebook, run_all_cells, show_sidebar
 
 pytestmark = pytest.mark.browser

@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, notebook_json
 from test_sidebar import open_notebook, show_sidebar, widen_left_area
 

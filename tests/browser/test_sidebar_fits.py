@@ -16,7 +16,6 @@ import json
 import re
 
 import pytest
-
 from conftest import notebook_json
 from test_sidebar import RUN_FINISHED, open_notebook, show_sidebar
 

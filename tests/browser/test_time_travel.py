@@ -16,9 +16,9 @@ import re
 import warnings
 
 import pytest
-
 from conftest import notebook_json
 from test_sidebar import KERNEL_READY, RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
+
 from tests.waiting import FileGate, wait_until
 
 pytestmark = pytest.mark.browser
@@ -105,7 +105,7 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
         # The fraud job is short: it ended before the sidebar could interact. The live
         # part is covered by test_interact_now_while_the_run_records (a slow pipeline).
         warnings.warn("the fraud run ended before 'Interact now' took effect; skipped "
-                      "that step (see test_interact_now_while_the_run_records)")
+                      "that step (see test_interact_now_while_the_run_records)", stacklevel=2)
     expect(runs.first).to_have_attribute("data-status", "finished", timeout=RUN_FINISHED)
     expect(interact).to_be_disabled()
     expect(interact).to_have_attribute("title", re.compile("The run has ended"))

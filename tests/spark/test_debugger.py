@@ -6,8 +6,8 @@ import time
 import pytest
 
 from icedtea_jupyter import Operator
-from icedtea_jupyter.examples import fraud
 from icedtea_jupyter.checkpoints.file import CheckpointStore
+from icedtea_jupyter.examples import fraud
 from icedtea_jupyter.replay.cursor import StepRefused
 from icedtea_jupyter.replay.inputs import InputsChanged
 

@@ -38,9 +38,9 @@ def test_an_operator_that_raises_fails_the_run_with_the_culprit_record(record):
 
 def test_a_failed_run_reopens_in_a_fresh_process(record):
     run = record(FAILING, {"parse_amount": parse_amount})
-    code = ("import icedtea_jupyter as it, json; r = it.open_run(%r);"
+    code = (f"import icedtea_jupyter as it, json; r = it.open_run({run.path!r});"
             "print(json.dumps([r.status, r.error['record']['value'], "
-            "[o.name for o in r.dag.operators], int(r.metrics().records_in.sum())]))" % run.path)
+            "[o.name for o in r.dag.operators], int(r.metrics().records_in.sum())]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     status, culprit, operators, records = json.loads(out.stdout.strip().splitlines()[-1])
     assert status == "failed" and culprit == {"id": 20, "amount": "oops"}

@@ -51,7 +51,7 @@ def tier(rows):
     """A generator mapPartitions: the usual way to keep state."""
     gold = set()
     seen = 0
-    for customer, amount, total in rows:
+    for customer, _amount, total in rows:
         seen += 1
         if total > 150:
             gold.add(customer)

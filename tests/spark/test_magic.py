@@ -48,7 +48,6 @@ def test_an_empty_cell_is_refused(shell):
 
 def test_wait_reraises_the_cells_error_after_recording_it(shell, tmp_path):
     import icedtea_jupyter
-
     from icedtea_jupyter.session.execution import RunFailed
 
     with pytest.raises(RunFailed, match="operator 'map' on partition 1 raised "

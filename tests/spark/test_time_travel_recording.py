@@ -121,7 +121,7 @@ def test_manual_interactions_land_in_the_middle_of_partitions(spark, tmp_path, g
     try:
         seen = 0
         for _ in range(3):  # each once more records came in (or once workers wait at the gate)
-            wait_until(lambda: slow_running(run) > seen or gate.held(), 60,
+            wait_until(lambda before=seen: slow_running(run) > before or gate.held(), 60,
                        "the slow operator to take in more records")
             seen = slow_running(run)
             taken.append(run.interact())
@@ -262,7 +262,7 @@ out = up.union(down).mapPartitions(Tally()).setName('meet').collect()
     assert [run.input_order("meet", q)[0][0] for q in range(4)] == ["up", "up", "down", "down"]
     chains_seen = 0
     for interaction in run.interactions[1:]:
-        for task, chain in run.snapshot(interaction.index).task_chains().items():
+        for chain in run.snapshot(interaction.index).task_chains().values():
             names = sorted(w["operator"] for w in chain)
             assert names in (["theta", "up"], ["down", "theta"]), chain
             assert len({w["count"] for w in chain}) == 1, chain  # one record in, one out

@@ -6,7 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icedtea_jupyter.checkpoints.planner import (
-    InfeasiblePlan, InteractionCost, Plan, make_plan, plan_all, plan_none, plan_offline,
+    InfeasiblePlan,
+    InteractionCost,
+    Plan,
+    make_plan,
+    plan_all,
+    plan_none,
+    plan_offline,
     plan_online,
 )
 

@@ -156,8 +156,8 @@ def test_batches_count_rows_not_batches(monkeypatch):
 def test_a_state_too_large_to_send_travels_in_summary_and_the_next_report_is_whole(monkeypatch):
     """A join's reduce side can hold megabytes of values: its snapshot says so in a
     summary instead of failing the task (the message would exceed the frame limit)."""
-    from icedtea_jupyter.snapshots.deltas import apply_delta
     from icedtea_jupyter.executor.timetravel import TimeTravel
+    from icedtea_jupyter.snapshots.deltas import apply_delta
 
     host, channel = host_with(monkeypatch, api="mapPartitions")
     big = {key: ["x" * 1_000] * 20 for key in range(100)}  # few values, 2 MB encoded

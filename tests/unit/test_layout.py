@@ -32,36 +32,43 @@ def layout_violations(source: str) -> list[str]:
                   and node.body and isinstance(node.body[0], ast.Expr)
                   and isinstance(node.body[0].value, ast.Constant)}
     found = []
-
-    def text(node: ast.AST) -> str | None:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
-        return None
-
     for node in ast.walk(tree):
-        value = text(node)
+        value = _text(node)
         if value is not None and id(node) not in docstrings:
             parts = set(re.split(r"[/\\]", value)) if re.search(r"[/\\]", value) else set()
             if any(name in value for name in FILES | SUFFIXES) or parts & FOLDERS:
                 found.append(f"line {node.lineno}: {value!r}")
-        if isinstance(node, ast.JoinedStr):
-            for part in map(text, node.values):
-                if part is not None and NAME_FIELD.search(part):
-                    found.append(f"line {node.lineno}: a file name built in an f-string")
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            constants = [text(arg) for arg in node.args]
-            if name in PATH_CALLS and set(constants) & FOLDERS:
-                found.append(f"line {node.lineno}: a path built with a store folder")
-            if name in NAME_SPLITS and any(c is not None and re.fullmatch(r"-[psat]?", c)
-                                           for c in constants):
-                found.append(f"line {node.lineno}: a file name parsed by hand")
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
-                {text(node.left), text(node.right)} & FOLDERS:
-            found.append(f"line {node.lineno}: a path built with a store folder")
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and text(node.value) in FOLDERS:
-            found.append(f"line {node.lineno}: a store folder named outside the layout")
+        found.extend(f"line {node.lineno}: {what}" for what in _built_by_hand(node))
+    return found
+
+
+def _text(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _built_by_hand(node: ast.AST) -> list[str]:
+    """What ``node`` itself does with the layout: names built, paths joined, names parsed."""
+    found = []
+    if isinstance(node, ast.JoinedStr):
+        for part in map(_text, node.values):
+            if part is not None and NAME_FIELD.search(part):
+                found.append("a file name built in an f-string")
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        constants = [_text(arg) for arg in node.args]
+        if name in PATH_CALLS and set(constants) & FOLDERS:
+            found.append("a path built with a store folder")
+        if name in NAME_SPLITS and any(c is not None and re.fullmatch(r"-[psat]?", c)
+                                       for c in constants):
+            found.append("a file name parsed by hand")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+            {_text(node.left), _text(node.right)} & FOLDERS:
+        found.append("a path built with a store folder")
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and _text(node.value) in FOLDERS:
+        found.append("a store folder named outside the layout")
     return found
 
 

@@ -1,6 +1,7 @@
 """Incremental state encoding (snapshots sent by workers, debugger steps) equals a full
 encoding after every change, and its changes rebuild it."""
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icedtea_jupyter.executor.incremental import IncrementalState
 from icedtea_jupyter.executor.state import decode, encode_state

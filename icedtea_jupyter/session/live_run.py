@@ -1,0 +1,94 @@
+"""``LiveRun``: a run recorded in this kernel.
+
+It has what a run reopened from its store lacks: the coordinator that serves its workers,
+the recorder that found its operators (it still holds the pipeline's RDDs, to regenerate
+θ's inputs), the thread running its cell and, once that has ended, the cell's own error.
+Its progress, alerts and interactions come from the coordinator's memory, while it
+records and after (until the kernel stops); it takes interactions while it records, and
+``session/execution.py`` ends it once.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..agents.progress import ProgressCoordinator
+from ..coordinator.coordinator import Coordinator
+from ..dag import Dag
+from ..instrument import Recorder
+from ..snapshots.history import History, Interaction
+from ..store.run_store import RunStore
+from .run import Listener, Run
+
+
+class LiveRun(Run):
+    """A run recorded in this kernel: ``coordinator(emit)`` makes its coordinator, which
+    tells the run's views through ``emit``; ``interesting`` is the ``--interesting`` name."""
+
+    def __init__(self, store: RunStore, manifest: dict, dag: Dag,
+                 coordinator: Callable[[Listener], Coordinator],
+                 interesting: str | None = None) -> None:
+        super().__init__(store, manifest, dag)
+        self._coordinator = coordinator(self.emit)
+        self.recorder = Recorder(dag, self._coordinator.run_spec, interesting)
+        self.thread: threading.Thread | None = None  # runs the cell: start()
+        self.cell_exception: BaseException | None = None  # the cell's own error, once ended
+
+    @property
+    def coordinator(self) -> Coordinator:
+        return self._coordinator
+
+    def start(self, cell: Callable[[], None]) -> None:
+        """Run ``cell`` (the cell's code, recorded) in the run's own thread: the kernel
+        stays free for the panel's and the sidebar's messages while the job runs."""
+        self.thread = threading.Thread(target=cell, name=f"icedtea-run-{self.id}", daemon=True)
+        self.thread.start()
+
+    def end(self, status: str, error: dict | None, warnings: list[str]) -> None:
+        """The run has ended (``"finished"`` or ``"failed"``): the manifest says so and
+        ``wait()`` returns."""
+        self.error = error
+        self.warnings = warnings
+        self.manifest.update(status=status, ended=time.time(), error=error, warnings=warnings,
+                             dag=self.dag.to_json())
+        self.store.write_manifest(self.manifest)
+        self._done.set()
+        self.emit("run", {"status": status})
+
+    # --- what the coordinator holds -----------------------------------------------------
+    @property
+    def alerts(self) -> list[dict]:
+        return list(self._coordinator.alerts)
+
+    def _worker_states(self) -> list[dict]:
+        coordinator = self._coordinator
+        progress = coordinator.agent("progress")
+        live = progress.latest() if isinstance(progress, ProgressCoordinator) else {}
+        states = []
+        for key, state in coordinator.worker_states():
+            counts = live.get(key, {})
+            if state["status"] == "running":
+                seconds = counts.get("seconds") or 0
+                state.update(records_in=counts.get("records_in", 0),
+                             records_out=counts.get("records_out", 0),
+                             rate=(counts.get("records_in", 0) / seconds) if seconds else 0.0)
+            states.append(state)
+        return states
+
+    def history(self) -> History:
+        interactions, entries = self._coordinator.book.copies()
+        workers = [state for _, state in self._coordinator.worker_states()]
+        return History(interactions, entries, self.dag, workers)
+
+    def interact(self, timeout: float = 2.0) -> Interaction:
+        if self.status != "running":
+            raise self._not_recording()
+        index = self._coordinator.interact()
+        self._actions.record("run.interact()")
+        self._coordinator.book.wait(index, timeout)
+        return self.history().interactions()[index]
+
+    def upstream_rdd(self, operator: int) -> Any:
+        return self.recorder.upstreams.get(operator)

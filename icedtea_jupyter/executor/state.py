@@ -18,6 +18,7 @@ import datetime
 import decimal
 import json
 import math
+from itertools import islice
 from typing import Any, Callable
 
 from .attributes import instance_attributes
@@ -184,6 +185,8 @@ def _summary(value: Any, why: str) -> dict:
         summary["sample"] = [_repr(k) for k in list(value)[:SAMPLE]]
     elif isinstance(value, (list, tuple)):
         summary["sample"] = [_repr(v) for v in value[:SAMPLE]]
+    elif isinstance(value, (set, frozenset)):  # a few members: never the repr of them all
+        summary["sample"] = [_repr(v) for v in islice(value, SAMPLE)]
     else:
         summary["repr"] = _repr(value)
     return summary

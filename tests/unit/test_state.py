@@ -119,3 +119,17 @@ def test_a_variable_holding_too_many_values_is_reported_in_summary_without_encod
     assert encoded["seen"] == 3 and encoded["small"] == {"a": [1, 2]}
     assert encoded["combiners"]["$t"] == "summary" and encoded["combiners"]["len"] == 10
     assert "too many to send at every interaction" in encoded["combiners"]["note"]
+
+
+def test_a_huge_set_is_summarised_from_a_few_members_not_the_repr_of_all():
+    class Member:
+        reprs = 0
+
+        def __repr__(self):
+            Member.reprs += 1
+            return "m"
+
+    members = {Member() for _ in range(st_mod.MAX_ITEMS + 1)}
+    summary = st_mod.decode(st_mod.encode({"users": members}))["users"]
+    assert summary["len"] == st_mod.MAX_ITEMS + 1 and summary["sample"] == ["m"] * st_mod.SAMPLE
+    assert Member.reprs == st_mod.SAMPLE  # an interaction costs microseconds, not the set's size

@@ -18,7 +18,8 @@ import datetime
 import decimal
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .attributes import instance_attributes
 
@@ -129,7 +130,7 @@ def _encode_other(value: Any, depth: int) -> Any:
     if callable(as_dict):
         try:
             return _row(encode(as_dict(), depth + 1))
-        except Exception:  # asDict raised: shown as an object below
+        except Exception:  # noqa: S110 - asDict raised: shown as an object below
             pass
     tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
     if callable(tolist) and type(value).__module__.startswith("numpy"):

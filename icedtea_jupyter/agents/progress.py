@@ -35,7 +35,9 @@ class ProgressAgent(Agent):
     coordinator = ProgressCoordinator
 
     def heartbeat(self) -> None:
-        self.send_to_coordinator(self.context.counts())
+        if self.context is not None:
+            self.send_to_coordinator(self.context.counts())
 
     def finish(self) -> None:
-        self.send_to_coordinator(self.context.counts())
+        if self.context is not None:
+            self.send_to_coordinator(self.context.counts())

@@ -9,8 +9,9 @@ its agents through one plugin (``AgentPlugin``, see ``plugin.py``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from .plugin import WorkerPlugin
 

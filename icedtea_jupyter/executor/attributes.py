@@ -19,7 +19,7 @@ from typing import Any
 
 def instance_attributes(obj: Any) -> dict[str, Any]:
     """``vars(obj)`` (a copy), leaving its attributes inline where they are."""
-    cls = type(obj)
+    cls: type = type(obj)
     if not getattr(cls, "__dictoffset__", 0):
         return {}  # no instance dict: __slots__ or a builtin
     try:
@@ -30,7 +30,7 @@ def instance_attributes(obj: Any) -> dict[str, Any]:
     for name in _assigned_names(cls):
         try:
             value = object.__getattribute__(obj, name)
-        except Exception:
+        except Exception:  # noqa: S112 - a property that raises is not state
             continue
         if id(value) in referents:
             found[name] = value

@@ -29,18 +29,19 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from itertools import chain, compress, filterfalse, islice
 from operator import length_hint
-from types import FrameType
-from typing import Any, Callable, Iterable, Iterator
+from types import FrameType, GeneratorType
+from typing import Any
 
 from .records import NO_RECORD as _NO_RECORD
 
 RUN = 4096  # the longest block, and the counters' runs
 _TRUES = [True] * RUN
 _NOT_HERE = object()  # a culprit finder's "this frame is not my host's function"
-_GUARDS: "weakref.WeakKeyDictionary[Any, HostChain]" = weakref.WeakKeyDictionary()
+_GUARDS: weakref.WeakKeyDictionary[Any, HostChain] = weakref.WeakKeyDictionary()
 
 
 class Counter:
@@ -232,7 +233,9 @@ def host_calling(frame: FrameType, inner: list[FrameType]) -> Any:
 
 def chain_for(iterator: Iterable) -> HostChain:
     """The chain whose (not yet started) guard ``iterator`` is, or a new chain."""
-    existing = _GUARDS.pop(iterator, None) if inspect.isgenerator(iterator) else None
+    if not isinstance(iterator, GeneratorType):
+        return HostChain()
+    existing = _GUARDS.pop(iterator, None)
     if existing is not None and inspect.getgeneratorstate(iterator) == "GEN_CREATED":
         return existing
     return HostChain()
@@ -261,7 +264,7 @@ def code_of(f: Any) -> Any:
     if inspect.ismethod(f):
         f = f.__func__
     if not inspect.isfunction(f):
-        f = getattr(type(f), "__call__", None)
+        f = getattr(type(f), "__call__", None)  # noqa: B004 - the method, not a callable test
     return f.__code__ if inspect.isfunction(f) else None
 
 

@@ -12,7 +12,7 @@ import os
 import socket
 import sys
 import threading
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..store import layout
 from . import protocol
@@ -26,8 +26,8 @@ class Channel(Protocol):
 
     def send(self, message: dict, body: bytes = b"") -> None: ...
     def end_worker(self, message: dict, body: bytes = b"") -> None: ...
-    def register(self, host) -> None: ...
-    def unregister(self, host) -> None: ...
+    def register(self, host: Any) -> None: ...
+    def unregister(self, host: Any) -> None: ...
 
 
 class _HostRegistry:
@@ -37,10 +37,10 @@ class _HostRegistry:
         self.hosts: list = []
         self.operator_names: dict[int, str] = {}
 
-    def register(self, host) -> None:
+    def register(self, host: Any) -> None:
         self.hosts.append(host)
 
-    def unregister(self, host) -> None:
+    def unregister(self, host: Any) -> None:
         if host in self.hosts:
             self.hosts.remove(host)
 
@@ -58,7 +58,7 @@ class ControlChannel(_HostRegistry):
         threading.Thread(target=self._read_loop, name="icedtea-control", daemon=True).start()
 
     @classmethod
-    def connect(cls, run: RunSpec) -> "ControlChannel":
+    def connect(cls, run: RunSpec) -> ControlChannel:
         sock = socket.create_connection(run.address, timeout=run.connect_timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         challenge, _ = protocol.read_frame(sock)
@@ -81,8 +81,7 @@ class ControlChannel(_HostRegistry):
             with self._lock:
                 self._sock.sendall(frame)
         except OSError as exc:
-            self._degrade(f"lost the coordinator connection ({exc})")
-            self._fallback.send(message)
+            self._degrade(f"lost the coordinator connection ({exc})").send(message)
 
     def end_worker(self, message: dict, body: bytes = b"") -> None:
         if self._fallback is not None:
@@ -91,9 +90,10 @@ class ControlChannel(_HostRegistry):
         if self._fallback is not None:  # the send above failed
             self._fallback.end_worker(message, body)
 
-    def _degrade(self, reason: str) -> None:
+    def _degrade(self, reason: str) -> LocalChannel:
         self._fallback = LocalChannel(self.run, reason)
         _CHANNELS[self.run.run_id] = self._fallback
+        return self._fallback
 
     def _read_loop(self) -> None:
         try:

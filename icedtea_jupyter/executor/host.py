@@ -20,9 +20,10 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from time import perf_counter
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from . import blocks
 from .agent import AgentPlugin
@@ -305,26 +306,26 @@ class WorkerHost:
     def block_check(self, pulled: int, first: Any) -> int:
         """A feed's owner between blocks, ``first`` pulled and not yet processed; returns
         the next block's size."""
-        self.check(pulled, self.count_out(), first)
+        self.check(pulled, self._outputs_so_far(), first)
         return self._step
 
     def block_boundary(self, ended: bool = False) -> None:
         """A host that joined a feed, between blocks (``ended``: the feed's input ran out).
         Checked from the feed's first boundary on, before its own first record: a
         block can hand it all its records, and its first check is its initial snapshot."""
-        n_in = self.count_in()
+        n_in = self._inputs_so_far()
         if not ended:
-            self.check(n_in, self.count_out(), _NO_RECORD, processed=n_in)
+            self.check(n_in, self._outputs_so_far(), _NO_RECORD, processed=n_in)
         else:
             self.keep_final_locals()  # its input ran out: a generator's last state
-            self.plugins.run("boundary", n_in, self.count_out())
+            self.plugins.run("boundary", n_in, self._outputs_so_far())
 
     def outputs_of_map(self) -> int:
-        return self.count_in() - self._lost
+        return self._inputs_so_far() - self._lost
 
     def fail_in_blocks(self, exc: BaseException, record: Any, culprit: bool) -> None:
         if culprit:
-            self.records_in = self.count_in()
+            self.records_in = self._inputs_so_far()
             if self.count_out == self.outputs_of_map:
                 self._lost = 1  # the record it failed on has no output
         self.fail(exc, record)
@@ -332,7 +333,15 @@ class WorkerHost:
     def end_in_blocks(self, exhausted: bool) -> None:
         if exhausted:
             self.advance(EXHAUSTED_EVENT)
-        self.end(self.count_in(), self.count_out())
+        self.end(self._inputs_so_far(), self._outputs_so_far())
+
+    def _inputs_so_far(self) -> int:
+        assert self.count_in is not None  # in blocks: set by blocks.HostChain.add
+        return self.count_in()
+
+    def _outputs_so_far(self) -> int:
+        assert self.count_out is not None  # in blocks: set by blocks.HostChain.add
+        return self.count_out()
 
     # --- status, the end -----------------------------------------------------------------
     def advance(self, event: str) -> bool:
@@ -351,7 +360,7 @@ class WorkerHost:
         if owner is not None:
             return  # raised by an operator upstream in the same task
         try:
-            exc._icedtea_owner = self.worker["operator"]
+            exc._icedtea_owner = self.worker["operator"]  # type: ignore[attr-defined]
         except AttributeError:
             pass
         self.error = {

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import is_not
-from typing import Any, Iterable
+from typing import Any
 
 from .state import MAX_ITEMS, encode, encode_state, same
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 KIND = "order"  # the replay-log kind of a worker that logs its input order
 

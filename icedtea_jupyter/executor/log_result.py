@@ -6,8 +6,10 @@ whose code made the call; while replaying, returns the logged result instead.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, Callable
+from types import FrameType
+from typing import Any
 
 from .blocks import host_calling
 from .host import WorkerHost
@@ -23,7 +25,8 @@ def _calling_host() -> WorkerHost | None:
     """The host whose function made the call: the innermost record loop on the stack,
     or (hosts in blocks, no loop of theirs on the stack) the chain's host whose
     function's frame is."""
-    frame, seen = sys._getframe(2), []
+    frame: FrameType | None = sys._getframe(2)
+    seen: list[FrameType] = []
     while frame is not None:
         if frame.f_code in LOOP_CODES:
             return frame.f_locals.get("host")

@@ -16,21 +16,24 @@ finds the host whose function made the call).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
+from typing import Any
 
 from . import blocks
 from .records import NO_RECORD as _NO_RECORD
 from .status import EXHAUSTED_EVENT
 
 
-def record_loop(host: Any, kind: str, f: Callable, iterator: Iterable) -> Iterator:
+def record_loop(  # noqa: C901 - the kinds' inner loops are written out in it
+        host: Any, kind: str, f: Any, iterator: Iterable) -> Iterator:
     """``host`` running ``f`` record by record. ``kind``: ``map``, ``filter``,
     ``flatMap``, ``operator`` (``f`` an ``Operator``: open, process each, close), or
     ``partition``/``batches`` (``f`` a whole-partition function: it pulls its inputs
     through ``partition_inputs``/``input_batches``, and they count and check)."""
     box, n, n_out, record = host.box, 0, 0, _NO_RECORD
     log = host.outputs_log(kind, in_blocks=False)  # plugins' log of outputs per input
-    inputs = counter = None
+    inputs: Generator | None = None
+    counter: blocks.Counter | None = None
     if kind in ("partition", "batches"):
         inputs = partition_inputs(host, iterator, log) if kind == "partition" \
             else input_batches(host, iterator)
@@ -116,7 +119,7 @@ def record_loop(host: Any, kind: str, f: Callable, iterator: Iterable) -> Iterat
         host.end(n, n_out)
 
 
-def partition_inputs(host: Any, iterator: Iterable, log: Callable | None) -> Iterator:
+def partition_inputs(host: Any, iterator: Iterable, log: Callable | None) -> Generator:
     """A whole-partition function's input, record by record; ``log``: the outputs so far
     at each input and at the end."""
     box, n = host.box, 0
@@ -136,7 +139,7 @@ def partition_inputs(host: Any, iterator: Iterable, log: Callable | None) -> Ite
         host.records_in = n
 
 
-def input_batches(host: Any, iterator: Iterable) -> Iterator:
+def input_batches(host: Any, iterator: Iterable) -> Generator:
     """A batch function's input (mapInPandas, mapInArrow): counts rows, checks per batch."""
     n = 0
     try:
@@ -151,9 +154,9 @@ def input_batches(host: Any, iterator: Iterable) -> Iterator:
         host.records_in = n
 
 
-def _pulled_last(inputs: Iterator) -> Any:
+def _pulled_last(inputs: Generator) -> Any:
     """The record a whole-partition function pulled last (its inputs' frame holds it)."""
-    frame = inputs.gi_frame
+    frame = getattr(inputs, "gi_frame", None)
     return frame.f_locals.get("record", _NO_RECORD) if frame else _NO_RECORD
 
 

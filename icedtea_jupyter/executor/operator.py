@@ -1,7 +1,8 @@
 """``Operator``: a stateful Python operator whose instance attributes are its state."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 
 class Operator:

@@ -71,7 +71,8 @@ survive as alerts of its own.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 
 class WorkerPlugin:

@@ -84,7 +84,7 @@ def read_frame(sock: socket.socket) -> tuple[dict, bytes]:
 def validate(message: dict, schema: dict[str, dict[str, Any]]) -> None:
     """Raise ProtocolError unless ``message`` is a known type with typed fields."""
     kind = message.get("type")
-    fields = schema.get(kind)
+    fields = schema.get(kind) if isinstance(kind, str) else None
     if fields is None:
         raise ProtocolError(f"unknown message type {kind!r}")
     for name, expected in fields.items():

@@ -8,7 +8,8 @@ cell changes in between runs with the change. The wrappers call ``shipped`` from
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _LISTENERS: dict[str, Callable[[Any], None]] = {}  # run id -> the run's recorder
 _BUSY = threading.local()
@@ -31,7 +32,7 @@ def shipped(wrapper: Any) -> None:
     _BUSY.on = True
     try:
         listener(wrapper)
-    except Exception:  # the image taken when the cell built the operator stays
+    except Exception:  # noqa: S110 - the image taken when the cell built the operator stays
         pass
     finally:
         _BUSY.on = False

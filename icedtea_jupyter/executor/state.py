@@ -18,8 +18,9 @@ import datetime
 import decimal
 import json
 import math
+from collections.abc import Callable
 from itertools import islice
-from typing import Any, Callable
+from typing import Any
 
 from .attributes import instance_attributes
 
@@ -130,7 +131,7 @@ def _encode_other(value: Any, depth: int) -> Any:
     if callable(as_dict):
         try:
             return _row(encode(as_dict(), depth + 1))
-        except Exception:  # asDict raised: shown as an object below
+        except Exception:  # noqa: S110 - asDict raised: shown as an object below
             pass
     tolist = getattr(value, "tolist", None)  # numpy arrays and scalars
     if callable(tolist) and type(value).__module__.startswith("numpy"):

@@ -22,10 +22,11 @@ import json
 import time
 import zlib
 from array import array
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from ..store.layout import checkpoint_key, checkpoint_path
 from ..checkpoints.file import CheckpointWriter, saved_state
+from ..store.layout import checkpoint_key, checkpoint_path
 from .incremental import IncrementalState
 from .plugin import WorkerPlugin
 from .records import describe_record
@@ -54,7 +55,8 @@ class TimeTravel(WorkerPlugin):
         self.kind = "ones"  # how the loop logs outputs per input (see on_end)
         self.results: list = []  # log_result values, in call order
         self.started = False
-        self.condition = self._compile(host.spec.run.condition) if self.theta else None
+        self.condition: Callable[[Any], Any] | None = \
+            self._compile(host.spec.run.condition) if self.theta else None
         self._hit: Any = None
         self._waiting: int | None = None
         self.inputs: list[bytes] | None = [] if self.theta and host.spec.run.record_inputs else None
@@ -220,7 +222,7 @@ class TimeTravel(WorkerPlugin):
     # --- conditional interactions (--interact-when) ------------------------------------
     def conditioned(self, iterator: Iterable) -> Iterator:
         """θ's input, evaluating the condition; a hit interacts once its scope is done."""
-        condition = self.condition
+        condition: Callable[[Any], Any] = self.condition or _never
         for record in iterator:
             if self._hit is not None:
                 self._interact_for(self._hit)
@@ -286,8 +288,10 @@ class TimeTravel(WorkerPlugin):
 
     def fingerprint(self, index: int, pickled: bytes) -> None:
         """A checksum of a sampled input record: replay checks regenerated inputs with it."""
-        self.fingerprints.append(index)
-        self.fingerprints.append(zlib.crc32(pickled))
+        fingerprints = self.fingerprints
+        if fingerprints is not None:
+            fingerprints.append(index)
+            fingerprints.append(zlib.crc32(pickled))
 
     def _recorded(self, records: Iterable) -> Iterator:
         for record in records:
@@ -297,7 +301,8 @@ class TimeTravel(WorkerPlugin):
     def record_input(self, record: Any) -> None:
         import pickle
 
-        self.inputs.append(pickle.dumps(record, protocol=5))
+        if self.inputs is not None:
+            self.inputs.append(pickle.dumps(record, protocol=5))
 
 
 def _never(record: Any) -> bool:
@@ -309,7 +314,7 @@ def _too_large(encoded: Any, total: int) -> Any:
     large ones as a summary saying so (the debugger replays them in full)."""
     if len(json.dumps(encoded, separators=(",", ":"))) <= MAX_REPORT_BYTES // 16:
         return encoded
-    summary = {"$t": "summary", "type": "state", "note":
+    summary: dict[str, Any] = {"$t": "summary", "type": "state", "note":
                f"the worker's state was {total / 1024:,.0f} KB encoded, too large to send at "
                "an interaction: jump to it with run.debugger() to see it whole"}
     if isinstance(encoded, dict) and "$t" not in encoded:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from ..store import layout
 
@@ -39,7 +40,7 @@ def write_worker_file(store_path: str, message: dict, local: bool) -> str:
                              "uncompressed")
 
 
-def _write_atomically(table, path: str, compression: str = "zstd") -> str:
+def _write_atomically(table: Any, path: str, compression: str = "zstd") -> str:
     """An Arrow IPC file that readers see whole or not at all (temp file, then rename)."""
     import pyarrow.feather as feather
 
@@ -50,7 +51,7 @@ def _write_atomically(table, path: str, compression: str = "zstd") -> str:
     return path
 
 
-def worker_schema():
+def worker_schema() -> Any:
     import pyarrow as pa
 
     return pa.schema([

@@ -5,8 +5,9 @@ by reference to this module, with the user's function and the operator's spec).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from .host import _NO_RECORD, WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
@@ -74,6 +75,7 @@ class CombineFunction(Shipped):
 
         host = WorkerHost(self.spec, split)
         aggregator = Aggregator(*self.functions)
+        merger: Any  # PySpark's spilling merger: grouping (groupByKey) or combining
         if self.phase == "merge" and self.group:
             merger = ExternalGroupBy(aggregator, self.memory, self.serializer)
         else:
@@ -106,8 +108,7 @@ class GroupMerge(Shipped):
         from pyspark.shuffle import Aggregator, ExternalGroupBy
 
         host = WorkerHost(self.spec, split)
-        merger = ExternalGroupBy(Aggregator(single_list, append, extend), self.memory,
-                                 self.serializer)
+        merger: Any = ExternalGroupBy(Aggregator(*_LISTS), self.memory, self.serializer)
         host.state_source = merger
         host.order = order = InputOrder()
         dispatch = self.dispatch
@@ -132,8 +133,7 @@ class TaggedCombine:
     def __call__(self, records: Iterator) -> Iterator:
         from pyspark.shuffle import Aggregator, ExternalMerger
 
-        merger = ExternalMerger(Aggregator(single_list, append, extend), self.memory,
-                                self.serializer)
+        merger: Any = ExternalMerger(Aggregator(*_LISTS), self.memory, self.serializer)
         if not self.mixed:
             merger.mergeValues(records)
             return merger.items()
@@ -255,12 +255,18 @@ class CallFunction:
 def group_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
     """applyInPandas inspects its function's argument count: keep it."""
     call = CallFunction(spec, f, "group")
-    if arity == 2:
-        def apply_group(key, frame):  # noqa: ANN001, ANN202 - arity matters to Spark
-            return call(key, frame)
-    else:
-        def apply_group(frame):  # noqa: ANN001, ANN202
-            return call(frame)
+    return _keyed_group(call) if arity == 2 else _group(call)
+
+
+def _keyed_group(call: Callable) -> Callable:
+    def apply_group(key: Any, frame: Any) -> Any:
+        return call(key, frame)
+    return apply_group
+
+
+def _group(call: Callable) -> Callable:
+    def apply_group(frame: Any) -> Any:
+        return call(frame)
     return apply_group
 
 
@@ -318,3 +324,7 @@ def append(values: list, value: Any) -> list:
 def extend(values: list, more: list) -> list:
     values.extend(more)
     return values
+
+
+# each key's values in a list (joins, cogroups): PySpark's Aggregator as groupByKey builds it
+_LISTS: tuple[Any, Any, Any] = (single_list, append, extend)

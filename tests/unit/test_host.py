@@ -201,3 +201,17 @@ def test_an_agent_failing_in_init_becomes_an_alert(monkeypatch):
     assert "init bug" in alert["message"] and alert["source"] == "FailsInInit"
     assert channel.ended[0]["status"] == "ok" and channel.ended[0]["tags"] == {
         "Tagger": {"even": 3}}
+
+
+def test_a_group_function_keeps_the_arity_spark_inspects(monkeypatch):
+    import inspect
+
+    from icedtea_jupyter.executor.wrappers import group_function
+
+    from .fakes import make_spec
+
+    host_with(monkeypatch)  # no coordinator: a recording channel
+    keyed = group_function(make_spec(api="applyInPandas"), lambda k, rows: (k, len(rows)), 2)
+    plain = group_function(make_spec(api="applyInPandas"), len, 1)
+    assert [len(inspect.signature(f).parameters) for f in (keyed, plain)] == [2, 1]
+    assert keyed("a", [1, 2]) == ("a", 2) and plain([1, 2, 3]) == 3

@@ -14,6 +14,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .session import registry
 from .session.execution import RunFailed, RunOptions, failure_message, start_run
+from .store.run_store import StoreError
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -142,7 +143,10 @@ class IcedteaMagics(Magics):
         if words[:1] == ["runs"]:
             return [run.summary() | {"dag": None, "progress": None} for run in registry.runs()]
         if words[:1] == ["open"] and len(words) == 2:
-            return registry.open_run(words[1])
+            try:
+                return registry.open_run(words[1])
+            except StoreError as exc:  # not a run's folder: one line, like other bad input
+                raise UsageError(f"%icedtea open: {exc}") from None
         raise UsageError("usage: %icedtea runs | %icedtea open PATH | %%icedtea [options] (cell)\n"
                          + _parser().format_help())
 

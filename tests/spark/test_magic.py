@@ -67,6 +67,8 @@ def test_line_magic_lists_and_reopens_runs(shell, tmp_path):
     assert shell.run_line_magic("icedtea", f"open {path}").path == path
     with pytest.raises(UsageError):
         shell.run_line_magic("icedtea", "bogus")
+    with pytest.raises(UsageError, match="%icedtea open: .*not-a-run"):  # one line, no traceback
+        shell.run_line_magic("icedtea", f"open {tmp_path / 'not-a-run'}")
 
 
 @pytest.mark.parametrize("line, message", [

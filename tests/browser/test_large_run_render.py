@@ -188,7 +188,8 @@ def test_large_run_renders_and_scrolls(page, lab_server, artifacts, large_run):
       });
       window.__partitions = bench.until(() => {
         const spacer = q('.jp-icedtea-partitions .jp-icedtea-vlist-spacer');
-        return spacer && spacer.style.height === (partitions * 48) + 'px'
+        const row = q('.jp-icedtea-partitions .jp-icedtea-vlist-rows > *');
+        return spacer && row && spacer.style.height === (partitions * parseFloat(row.style.height)) + 'px'
           && document.querySelectorAll('#icedtea-sidebar .jp-icedtea-partition-steps').length > 0;
       });
     }""", [count_text, PARTITIONS])

@@ -29,7 +29,7 @@ from icedtea_jupyter.executor.wrappers import PartitionFunction  # noqa: E402
 from tests.unit.fakes import RecordingChannel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shapes import Totals, parse, seen_users  # noqa: E402 - bench/shapes.py's operators
+from shapes import Totals, parse, running, seen_users, streaks  # noqa: E402 - bench/shapes.py's
 
 
 def operator_chain(keep: float) -> list:
@@ -53,7 +53,15 @@ def generator_chain(keep: float) -> list:
             ("filter", "keep", lambda r: r[1] < limit), ("map", "pair", lambda r: (r[0], r[1]))]
 
 
+def shuffle_chain(keep: float) -> list:
+    """bench/shapes.py's partitionBy workload without the shuffle: a generator θ, a map
+    to pairs, then (after the shuffle, in the run) a generator and a filter."""
+    return [("mapPartitions", "running", running), ("map", "pair", lambda x: (x % 1000, x)),
+            ("mapPartitions", "streaks", streaks), ("filter", "long", lambda r: r[1] > 3)]
+
+
 SHAPES = {"operator": (operator_chain, lambda n: range(n), 0),
+          "shuffle": (shuffle_chain, lambda n: range(n), 0),
           "generator": (generator_chain, lambda n: [f"u{i % 50_000},{i % 997}" for i in range(n)],
                         1)}
 

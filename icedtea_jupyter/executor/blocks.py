@@ -4,9 +4,10 @@ PySpark chains a task's Python functions as ``map(f, iterator)``, ``filter(f, it
 and so on: C iterators that call the user's function and nothing else. A host of a
 Python function keeps that shape, so its per-record cost is a few C calls:
 
-- Its input comes in blocks (``BlockFeed``): ``islice`` over the input, counted by
-  ``compress`` against a list iterator of ``True`` (its ``length_hint``, readable at any
-  moment, says how many passed). Between two blocks —
+- Its input comes in blocks (``BlockFeed``): read into a list when the input is Spark's,
+  else ``islice`` over it counted by ``compress`` against ``repeat(True, n)``; the block
+  iterator's ``length_hint``, readable at any moment, says how many passed. Between two
+  blocks —
   every few milliseconds, adapted to the record rate — Python runs the checks of the
   feed's hosts: counts, agents' heartbeats, control messages, θ's interactions. When a
   feed pulls its next block, every host downstream of it in the task is waiting for
@@ -27,62 +28,78 @@ the per-record loop of ``loops.py``: a traceback would not name them.
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from itertools import chain, compress, filterfalse, islice
+from itertools import chain, compress, filterfalse, islice, repeat
 from operator import length_hint
 from types import FrameType, GeneratorType
 from typing import Any
 
 from .records import NO_RECORD as _NO_RECORD
 
-RUN = 4096  # the longest block, and the counters' runs
-_TRUES = [True] * RUN
+RUN = 4096  # the longest block
 _NOT_HERE = object()  # a culprit finder's "this frame is not my host's function"
 _GUARDS: weakref.WeakKeyDictionary[Any, HostChain] = weakref.WeakKeyDictionary()
 
 
 class Counter:
     """Counts the items that pass through ``tap`` without Python code per item: the
-    items are ``compress``-ed against runs of ``True`` from a list iterator, whose
-    ``length_hint`` says how far it got (Python runs once per ``RUN`` items)."""
+    items are ``compress``-ed against ``repeat(True, n)``, whose ``length_hint`` says
+    how many are left of ``n``."""
 
     def __init__(self) -> None:
-        self._handed = 0  # runs handed out
-        self._run: Iterator = iter(())
+        self._trues = repeat(True, sys.maxsize)
 
     def tap(self, iterable: Iterable) -> Iterator:
-        return compress(iterable, chain.from_iterable(self._runs()))
+        return compress(iterable, self._trues)
 
     def value(self) -> int:
-        return self._handed * RUN - length_hint(self._run)
-
-    def _runs(self) -> Iterator:
-        while True:
-            self._handed += 1
-            self._run = iter(_TRUES)
-            yield self._run
+        return sys.maxsize - length_hint(self._trues)
 
 
 class BlockFeed:
-    """A host's input, pulled in blocks; the checks of ``hosts`` run between blocks."""
+    """A host's input, pulled in blocks; the checks of ``hosts`` run between blocks.
 
-    def __init__(self, source: Iterable, owner: Any, keep_last: bool = False) -> None:
-        # ``keep_last``: the record pulled last, kept by a C call per record (a whole-
-        # partition function's failure names it: no frame of ours holds it)
+    Two ways to pull a block, both C calls per record:
+
+    - ``read_ahead`` (the input is Spark's, not a host's: its deserializer, a range, a
+      shuffle read): the block is read into a list as it starts, and taken from a list
+      iterator, whose ``length_hint`` counts and whose list names the record pulled last.
+    - else (a host's outputs feed it: they must run no further than it pulls): ``islice``
+      counted by ``compress`` against ``repeat(True, n)``; ``keep_last`` keeps the record
+      pulled last by a C call per record (a whole-partition function's failure names it:
+      no frame of ours holds it).
+    """
+
+    def __init__(self, source: Iterable, owner: Any, keep_last: bool = False,
+                 read_ahead: bool = False) -> None:
+        self.read_ahead = read_ahead
         self.last: deque = deque(maxlen=1)
-        self.source = filterfalse(self.last.append, source) if keep_last else iter(source)
+        self.source = filterfalse(self.last.append, source) if keep_last and not read_ahead \
+            else iter(source)
         self.owner = owner  # its record rate sets the block size
         self.hosts = [owner]  # upstream first: the owner, then the hosts that joined
         self.ended = False  # its input ran out
         self._base = 0  # records pulled up to the current block's first
-        self._block: Iterator = iter(_TRUES)  # the current block's run of True: its progress
+        self._block: Iterator = iter(())  # the current block's progress ...
+        self._block_len = 0  # ... out of this many
+        self._first: Any = _NO_RECORD  # read ahead: the block's first record, pulled alone
+        self._rest: list = []  # read ahead: the block's other records
 
     def count(self) -> int:
         """Records pulled so far, exact at any moment."""
-        return self._base + _taken(self._block)
+        return self._base + self._block_len - length_hint(self._block)
+
+    def last_pulled(self) -> Any:
+        """The record pulled last (a failing whole-partition function's), or NO_RECORD."""
+        if not self.read_ahead:
+            return self.last[0] if self.last else _NO_RECORD
+        taken = self._block_len - length_hint(self._block)
+        return self._rest[taken - 1] if taken else self._first
 
     def __iter__(self) -> Iterator:
         return chain.from_iterable(self._blocks())
@@ -94,20 +111,32 @@ class BlockFeed:
                 first = next(source)
             except StopIteration:
                 break
-            self._base += _taken(self._block)  # ``first`` is not counted yet: nobody has it
-            self._block = block = iter(_TRUES)
-            step = min(self._boundary(first), RUN + 1)  # the block's run of True is RUN long
+            self._base = self.count()  # ``first`` is not counted yet: nobody has it
+            self._start_block(first)
+            step = min(self._boundary(first), RUN + 1)
             self._base += 1
             yield (first,)
             if step > 1:
-                yield compress(islice(source, step - 1), block)
-                if _taken(block) < step - 1:
+                yield self._rest_of_block(source, step - 1)
+                if self._block_len - length_hint(self._block) < step - 1:
                     break
-        self._base += _taken(self._block)
-        self._block = iter(_TRUES)
+        self._base = self.count()
+        self._block, self._block_len = iter(()), 0
         self.ended = True
         for host in self.hosts:
             host.block_boundary(ended=True)
+
+    def _start_block(self, first: Any) -> None:
+        self._first, self._rest = first, []
+        self._block, self._block_len = iter(self._rest), 0
+
+    def _rest_of_block(self, source: Iterator, size: int) -> Iterator:
+        if self.read_ahead:
+            self._rest = rest = list(islice(source, size))
+            self._block, self._block_len = iter(rest), len(rest)
+            return self._block
+        self._block, self._block_len = repeat(True, size), size
+        return compress(islice(source, size), self._block)
 
     def _boundary(self, first: Any) -> int:
         """Every host of the feed is between two records: check them, upstream first."""
@@ -131,7 +160,8 @@ class HostChain:
             own_feed: bool) -> Iterator:
         """Chain ``host`` after the others; returns the new guard (the chain's output)."""
         if self.feed is None or own_feed:
-            self.feed = host.feed = BlockFeed(iterator, host, keep_last=kind == "partition")
+            self.feed = host.feed = BlockFeed(iterator, host, keep_last=kind == "partition",
+                                              read_ahead=not self.hosts and _from_spark(iterator))
             host.count_in = self.feed.count
             inputs: Iterable = iter(self.feed)
         else:
@@ -305,10 +335,10 @@ def _culprit_finder(kind: str, f: Any, host: Any) -> Callable[[FrameType, list],
     if kind == "operator":
         return lambda frame, inner: _operator_record(f, frame, inner)
     if kind == "partition":
-        code, last = code_of(host.user_function), host.feed.last
+        code, feed = code_of(host.user_function), host.feed
 
         def last_pulled(frame: FrameType, inner: list) -> Any:
-            return _NOT_HERE if frame.f_code is not code else last[0] if last else _NO_RECORD
+            return _NOT_HERE if frame.f_code is not code else feed.last_pulled()
         return last_pulled
     function = f.__func__ if inspect.ismethod(f) else f
     code, position = function.__code__, 1 if inspect.ismethod(f) else 0
@@ -339,9 +369,16 @@ _BLOCKS_CODE = BlockFeed._blocks.__code__
 _GUARDED_CODE = HostChain._guarded.__code__
 
 
-def _taken(run: Iterator) -> int:
-    """How many items of a run of ``_TRUES`` have been taken."""
-    return RUN - length_hint(run)
+def _from_spark(iterator: Iterable) -> bool:
+    """Whether ``iterator`` is Spark's (a deserializer, a range, a shuffle read), not a
+    generator of this package (a host's outputs, replay's feed of a worker): reading
+    it ahead runs no operator's code earlier than Spark would."""
+    code = getattr(iterator, "gi_code", None)
+    return code is None or not code.co_filename.startswith(_PACKAGE)
+
+
+# the package's folder, as its code objects name it
+_PACKAGE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "")
 
 
 def _frames(exc: BaseException) -> list[FrameType]:

@@ -71,6 +71,35 @@ def test_a_failing_generator_names_the_record_it_pulled_last(monkeypatch):
     assert ends[0]["status"] == "ok" and ends[1]["status"] == "ok"
 
 
+def test_spark_input_is_read_ahead_and_a_hosts_outputs_are_not(monkeypatch):
+    stream, _ = hosted_chain(monkeypatch, CHAIN)
+    hosts = stream.gi_frame.f_locals["self"].hosts
+    assert [h.feed.read_ahead for h in hosts if h.feed is not None] == [True, False, False]
+
+
+@pytest.mark.parametrize("at", [0, 1, 2_500, 9_999])
+def test_a_generator_reading_spark_input_ahead_names_its_record_and_count(monkeypatch, at):
+    def breaks(rows):
+        for x in rows:
+            if x == at:
+                raise KeyError(x)
+            yield x
+
+    stream, channel = hosted_chain(monkeypatch, [("mapPartitions", breaks)])
+    with pytest.raises(KeyError):
+        list(stream)
+    end = ended_by_operator(channel)[0]
+    assert end["error"]["record"]["value"] == at
+    assert (end["records_in"], end["records_out"]) == (at + 1, at)
+
+
+def test_reading_ahead_counts_only_what_the_function_took(monkeypatch):
+    stream, channel = hosted_chain(monkeypatch, [("mapPartitions", lambda rows: islice(rows, 3)),
+                                                 ("map", lambda x: x * 2)])
+    assert list(stream) == [0, 2, 4]
+    assert ended_by_operator(channel)[0]["records_in"] == 3
+
+
 def test_a_failure_upstream_is_not_blamed_on_the_generator(monkeypatch):
     def parse(x):
         if x == 900:

@@ -39,6 +39,7 @@ from operator import length_hint
 from types import FrameType, GeneratorType
 from typing import Any
 
+from . import task_failures
 from .records import NO_RECORD as _NO_RECORD
 
 RUN = 4096  # the longest block
@@ -83,6 +84,7 @@ class BlockFeed:
             else iter(source)
         self.owner = owner  # its record rate sets the block size
         self.hosts = [owner]  # upstream first: the owner, then the hosts that joined
+        self.started = False  # its first record was asked for
         self.ended = False  # its input ran out
         self._base = 0  # records pulled up to the current block's first
         self._block: Iterator = iter(())  # the current block's progress ...
@@ -105,6 +107,7 @@ class BlockFeed:
         return chain.from_iterable(self._blocks())
 
     def _blocks(self) -> Iterator:
+        self.started = True
         source = self.source
         while True:
             try:
@@ -148,13 +151,23 @@ class BlockFeed:
 
 class HostChain:
     """Hosts chained in one task with nothing but C iterators between them, behind one
-    guard generator that ends them all and names the one that failed."""
+    guard that ends them all and names the one that failed.
+
+    In PySpark's worker the guard is a C ``chain`` of the outputs and an end marker
+    (nothing per record): the chain learns of a failure from the worker's exception
+    handler (``task_failures.py``), of an early close when the guard is dropped.
+    Elsewhere (replay, tests driving a chain directly) it is a generator around the
+    outputs."""
 
     def __init__(self) -> None:
         self.hosts: list[Any] = []
         self.kinds: list[str] = []  # each host's: map, filter, flatMap, operator, partition
         self.feed: BlockFeed | None = None
         self.outputs: Iterator = iter(())
+        self.created = task_failures.next_order()
+        self.in_worker = task_failures.hook_worker_main()
+        self.done = False  # ended, one way or another
+        self._dropped: weakref.finalize | None = None
 
     def add(self, host: Any, kind: str, f: Callable, iterator: Iterable,
             own_feed: bool) -> Iterator:
@@ -173,9 +186,40 @@ class HostChain:
         host.culprit = _culprit_finder(kind, f, host)
         self.hosts.append(host)
         self.kinds.append(kind)
-        guard = self._guarded(self.outputs)
+        guard = self._guard()
         _GUARDS[guard] = self
         return guard
+
+    @property
+    def started(self) -> bool:
+        """Whether anything was pulled through the chain yet."""
+        return self.hosts[0].feed.started
+
+    def _guard(self) -> Iterator:
+        if not self.in_worker:
+            return self._guarded(self.outputs)
+        if self._dropped is not None:
+            self._dropped.detach()  # the previous guard: a host joined after it
+        guard = _Guard(self.outputs, self._exhausted())
+        self._dropped = weakref.finalize(guard, self._end_if_running)
+        task_failures.register(self)
+        return guard
+
+    def _exhausted(self) -> Iterator:
+        """The end marker of the C guard: runs when the outputs are exhausted."""
+        self._check_every_input_ran_out()
+        self._end(exhausted=True)
+        return
+        yield
+
+    def _end_if_running(self) -> None:
+        if not self.done:
+            self._end(exhausted=False)  # closed early: the guard was dropped
+
+    def failed_in_task(self, exc: BaseException, blame_last: bool) -> None:
+        """The worker's task failed with ``exc`` (``task_failures.py``)."""
+        if not self.done:
+            self._failed(exc, blame_last)
 
     def _guarded(self, outputs: Iterator) -> Iterator:
         try:
@@ -185,7 +229,7 @@ class HostChain:
             self._end(exhausted=False)
             raise
         except BaseException as exc:
-            self._failed(exc)
+            self._failed(exc, blame_last=True)
             raise
         self._end(exhausted=True)
 
@@ -217,26 +261,33 @@ class HostChain:
             i = first - 1
 
     def _end(self, exhausted: bool) -> None:
+        self.done = True
+        task_failures.forget(self)
         for host in self.hosts:
             host.end_in_blocks(exhausted)
 
-    def _failed(self, exc: BaseException) -> None:
-        failing, record = self._find_culprit(exc)
+    def _failed(self, exc: BaseException, blame_last: bool) -> None:
+        """``exc`` went through the chain (or, learnt from the worker, may have: a chain
+        upstream of the failure, with no frame in it, just ends)."""
+        owned = getattr(exc, "_icedtea_owner", None) is not None
+        failing, record = self._find_culprit(exc, blame_last)
         for i, host in enumerate(self.hosts):
             if i == failing:
                 host.fail_in_blocks(exc, record, culprit=True)
-            elif failing is None or i > failing:
+            elif (failing is None and owned) or (failing is not None and i > failing):
                 host.fail_in_blocks(exc, _NO_RECORD, culprit=False)  # downstream of it
         self._end(exhausted=False)
 
-    def _find_culprit(self, exc: BaseException) -> tuple[int | None, Any]:
+    def _find_culprit(self, exc: BaseException, blame_last: bool) -> tuple[int | None, Any]:
         """The innermost frame of the traceback that runs a host's function (or pulls a
-        feed's input) names the host, and the record it was processing."""
+        feed's input) names the host, and the record it was processing; with no such
+        frame, the last host if ``blame_last`` (the exception came out of the chain)."""
         if getattr(exc, "_icedtea_owner", None) is not None:
             return None, _NO_RECORD  # raised upstream of the chain, already reported
         if getattr(exc, "_icedtea_culprit", None) is not None:
             return exc._icedtea_culprit, _NO_RECORD  # type: ignore[attr-defined]
-        found: tuple[int | None, Any] = (len(self.hosts) - 1, _NO_RECORD)
+        found: tuple[int | None, Any] = (len(self.hosts) - 1 if blame_last else None,
+                                         _NO_RECORD)
         frames = _frames(exc)
         for depth, frame in enumerate(frames):
             for i, host in enumerate(self.hosts):
@@ -249,26 +300,29 @@ class HostChain:
 
 
 def host_calling(frame: FrameType, inner: list[FrameType]) -> Any:
-    """If ``frame`` is a chain's guard: its host whose function runs in one of the
-    ``inner`` frames (innermost first), else None."""
-    if frame.f_code is not _GUARDED_CODE:
+    """The host in blocks whose function runs in ``frame`` or in one of the ``inner``
+    frames (innermost first): when ``frame`` is a chain's guard generator, or (chains in
+    a worker, with no guard frame) when ``frame`` runs a registered chain's function."""
+    if frame.f_code is _GUARDED_CODE:
+        hosts = frame.f_locals["self"].hosts
+        for depth, candidate in enumerate(inner):
+            for host in hosts:
+                if host.culprit(candidate, inner[depth + 1:]) is not _NOT_HERE:
+                    return host
         return None
-    hosts = frame.f_locals["self"].hosts
-    for depth, candidate in enumerate(inner):
-        for host in hosts:
-            if host.culprit(candidate, inner[depth + 1:]) is not _NOT_HERE:
+    for chain_ in task_failures.live_chains():
+        for host in chain_.hosts:
+            if host.culprit(frame, inner[::-1]) is not _NOT_HERE:
                 return host
     return None
 
 
 def chain_for(iterator: Iterable) -> HostChain:
     """The chain whose (not yet started) guard ``iterator`` is, or a new chain."""
-    if not isinstance(iterator, GeneratorType):
+    if not isinstance(iterator, (GeneratorType, _Guard)):
         return HostChain()
     existing = _GUARDS.pop(iterator, None)
-    if existing is not None and inspect.getgeneratorstate(iterator) == "GEN_CREATED":
-        return existing
-    return HostChain()
+    return existing if existing is not None and not existing.started else HostChain()
 
 
 def run_in_blocks(host: Any, kind: str, f: Callable, iterator: Iterable) -> Iterator:
@@ -363,6 +417,13 @@ def _operator_record(op: Any, frame: FrameType, inner: list) -> Any:
             and inner[0].f_locals.get("self") is op:
         return _NO_RECORD
     return frame.f_locals.get("record", _NO_RECORD)
+
+
+class _Guard(chain):
+    """A chain's outputs then its end marker, in C; weakly referable (``_GUARDS``, the
+    finalizer that notices an early close)."""
+
+    __slots__ = ("__weakref__",)
 
 
 _BLOCKS_CODE = BlockFeed._blocks.__code__

@@ -25,7 +25,7 @@ from functools import partial
 from time import perf_counter
 from typing import Any
 
-from . import blocks
+from . import blocks, task_failures
 from .agent import AgentPlugin
 from .channel import channel_for
 from .loops import record_loop
@@ -64,6 +64,7 @@ class WorkerHost:
     def __init__(self, spec: OperatorSpec, partition: int, task: Any = None) -> None:
         task = task if task is not None else _task_context()
         self.spec = spec
+        self.created = task_failures.next_order()  # upstream hosts of a task come first
         self.worker = _worker_key(spec, partition, task)
         self.task = task
         self.channel = channel_for(spec.run)

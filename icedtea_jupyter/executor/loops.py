@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
-from . import blocks
+from . import blocks, task_failures
 from .records import NO_RECORD as _NO_RECORD
 from .status import EXHAUSTED_EVENT
 
@@ -107,6 +107,7 @@ def record_loop(  # noqa: C901 - the kinds' inner loops are written out in it
     except GeneratorExit:
         raise
     except BaseException as exc:
+        task_failures.task_failed(exc, before=host.created)  # chains upstream name theirs
         host.fail(exc, record if inputs is None else _pulled_last(inputs))
         raise
     finally:

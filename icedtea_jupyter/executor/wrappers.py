@@ -11,6 +11,7 @@ from typing import Any
 
 from .host import _NO_RECORD, WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
+from .loops import LOOP_CODES
 from .operator import Operator
 from .shipping import Shipped
 from .spec import OperatorSpec
@@ -34,8 +35,11 @@ class PartitionFunction(Shipped):
 
     def __call__(self, split: int, iterator: Iterable) -> Iterator:
         host = WorkerHost(self.spec, split)
-        host.loop = self._loop(host, split, iterator)
-        return host.loop
+        loop = self._loop(host, split, iterator)
+        # a per-record loop's frame counts its records; a chain's guard is not kept (the
+        # host holding it would keep it alive past an early close)
+        host.loop = loop if getattr(loop, "gi_code", None) in LOOP_CODES else None
+        return loop
 
     def _loop(self, host: WorkerHost, split: int, iterator: Iterable) -> Iterator:
         kind, f = self.kind, self.f

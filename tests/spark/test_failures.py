@@ -36,6 +36,27 @@ def test_an_operator_that_raises_fails_the_run_with_the_culprit_record(record):
     assert manifest["status"] == "failed" and manifest["error"]["operator"] == "parse"
 
 
+def hooked(x):
+    """Whether this task's worker tells its chains of hosts of a failure (no guard frame
+    per record): PySpark's exception handler carries the hook."""
+    import sys
+
+    handler = sys.modules["pyspark.worker"].handle_worker_exception
+    return getattr(handler, "icedtea_hook", False)
+
+
+def test_in_sparks_workers_a_chain_learns_of_a_failure_from_the_workers_handler(record):
+    run = record("""
+flags = sc.parallelize(range(4), 2).map(lambda x: x).map(hooked).collect()
+rows = [{"id": i, "amount": str(i)} for i in range(20)] + [{"id": 20, "amount": "oops"}]
+out = sc.parallelize(rows, 2).map(lambda r: r).map(parse_amount).setName("parse").collect()
+""", {"hooked": hooked, "parse_amount": parse_amount})
+    assert run.status == "failed" and run.error["operator"] == "parse"
+    assert run.error["record"]["value"] == {"id": 20, "amount": "oops"}
+    assert run.error["records_before"] == 10
+    assert run.namespace["flags"] == [True] * 4
+
+
 def test_a_failed_run_reopens_in_a_fresh_process(record):
     run = record(FAILING, {"parse_amount": parse_amount})
     code = (f"import icedtea_jupyter as it, json; r = it.open_run({run.path!r});"

@@ -20,3 +20,13 @@ def stored_run(tmp_path):
     registry.add(run)
     yield run
     registry._RUNS.remove(run)
+
+
+@pytest.fixture(params=["guarded", "in worker"])
+def task_modes(request, monkeypatch):
+    """Chains of hosts built and pulled directly (a guard generator sees their failures)
+    or inside PySpark's worker ``main`` (its exception handler tells them)."""
+    from . import chains
+
+    monkeypatch.setitem(chains.IN_WORKER, "on", request.param == "in worker")
+    return request.param

@@ -13,6 +13,8 @@ from icedtea_jupyter.replay.order import OutputCheck
 
 from .chains import ended_by_operator, hosted_chain, plain_chain
 
+pytestmark = pytest.mark.usefixtures("task_modes")  # each test guarded and in a worker
+
 
 class Pairs(Operator):
     def open(self):

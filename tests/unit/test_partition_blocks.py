@@ -9,6 +9,8 @@ import pytest
 
 from .chains import ended_by_operator, hosted_chain, plain_chain
 
+pytestmark = pytest.mark.usefixtures("task_modes")  # each test guarded and in a worker
+
 
 def seen(rows):
     """A generator holding a set, as users write them."""
@@ -44,7 +46,7 @@ def test_generators_in_blocks_give_pysparks_outputs_and_exact_counts(monkeypatch
 
 
 def test_a_generator_runs_in_blocks_with_a_feed_of_its_own(monkeypatch):
-    stream, channel = hosted_chain(monkeypatch, CHAIN)
+    stream, channel = hosted_chain(monkeypatch, CHAIN, in_worker=False)
     hosts = stream.gi_frame.f_locals["self"].hosts  # the chain behind its guard
     assert [h.feed is not None for h in hosts] == [True, True, False, False, True]
 
@@ -72,7 +74,7 @@ def test_a_failing_generator_names_the_record_it_pulled_last(monkeypatch):
 
 
 def test_spark_input_is_read_ahead_and_a_hosts_outputs_are_not(monkeypatch):
-    stream, _ = hosted_chain(monkeypatch, CHAIN)
+    stream, _ = hosted_chain(monkeypatch, CHAIN, in_worker=False)
     hosts = stream.gi_frame.f_locals["self"].hosts
     assert [h.feed.read_ahead for h in hosts if h.feed is not None] == [True, False, False]
 

@@ -107,6 +107,8 @@ def record_loop(  # noqa: C901 - the kinds' inner loops are written out in it
     except GeneratorExit:
         raise
     except BaseException as exc:
+        if inputs is None:
+            host.records_in = n  # the culprit counts: the error's records_before is its index
         host.fail(exc, record if inputs is None else _pulled_last(inputs))
         raise
     finally:

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from .instrument.recorder import InterestingNotFound
 from .session import registry
 from .session.execution import RunFailed, RunOptions, failure_message, start_run
 from .store.run_store import StoreError
@@ -126,6 +127,8 @@ class IcedteaMagics(Magics):
         if options.wait:
             run.wait()
             exc = run.cell_exception
+            if isinstance(exc, InterestingNotFound):  # refused before any task: why
+                raise UsageError(f"%%icedtea: {exc}") from None
             if exc is not None:
                 if run.error and run.error.get("operator"):
                     raise RunFailed(failure_message(run)) from exc

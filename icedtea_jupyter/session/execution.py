@@ -16,6 +16,7 @@ from ..coordinator.coordinator import Coordinator
 from ..dag import Dag
 from ..executor.agent import Agent
 from ..instrument import recording
+from ..instrument.recorder import InterestingNotFound
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
@@ -119,6 +120,7 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
                            record_inputs=options.record_inputs)
 
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
+    run.recorder.cell = code
     run.coordinator.start_agents(run)
     run.warnings.extend(_interpreter_warnings())
     registry.add(run)
@@ -207,6 +209,9 @@ def _take_checkpoints(run: LiveRun) -> list[str]:
 def _cell_error(exc: BaseException, operator_error: dict | None, ran_jobs: bool) -> dict:
     if operator_error is not None:
         return operator_error
+    if isinstance(exc, InterestingNotFound):  # refused before the job: the reason is all
+        return {"operator": None, "partition": None, "record": None,
+                "exception": type(exc).__name__, "message": str(exc), "traceback": None}
     where = "" if ran_jobs else " before any Spark job"
     return {"operator": None, "partition": None, "record": None,
             "exception": type(exc).__name__,
@@ -243,7 +248,8 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
         warnings.append(NO_JOB_WARNING)
     warnings.extend(w for w in run.recorder.warnings() if w not in warnings)
     wanted = run.recorder.interesting
-    if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted):
+    if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted) \
+            and not isinstance(run.cell_exception, InterestingNotFound):  # refused: error
         names = ", ".join(n.name for n in run.dag.python_operators) or "none"
         warnings.append(f"--interesting {wanted!r}: no Python operator has that name "
                         f"(Python operators: {names})")

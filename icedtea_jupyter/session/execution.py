@@ -22,6 +22,7 @@ from ..store.run_store import RunStore, new_run_id
 from . import registry
 from .live_run import LiveRun
 from .run import Listener, Run
+from .spark_logs import task_failures_logged_to
 
 NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an action such as "
                   "collect(), count() or a write.")
@@ -29,6 +30,12 @@ NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an ac
 
 class RunFailed(Exception):
     """Raised by ``%%icedtea --wait`` for a failed run: which operator, partition, record."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows: this one line and where the rest is, not the chain of
+        exceptions behind it (PySpark's carries the JVM's stack)."""
+        return [f"RunFailed: {self}",
+                "(the operator's traceback: icedtea_jupyter.last_run().error['traceback'])"]
 
 
 def failure_message(run: Run) -> str:
@@ -133,7 +140,8 @@ def _execute(run: LiveRun, compiled: Any, namespace: dict) -> None:
     sc = _spark_context()
     cell_error: BaseException | None = None
     try:
-        with recording(run.recorder):
+        with recording(run.recorder), \
+                task_failures_logged_to(sc, layout.spark_log_path(run.path)):
             if sc is not None:
                 sc.setJobGroup(run.id, f"icedtea run {run.id}", interruptOnCancel=True)
             exec(compiled, namespace)

@@ -5,7 +5,6 @@ between cells), so the panel's buttons and the sidebar work during the run.
 """
 from __future__ import annotations
 
-import os
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -20,6 +19,7 @@ from ..instrument.recorder import InterestingNotFound
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
+from .interpreter import point_workers_here
 from .live_run import LiveRun
 from .run import Listener, Run
 from .spark_logs import task_failures_logged_to
@@ -90,25 +90,10 @@ def _bind_address(options: RunOptions) -> str:
     return "127.0.0.1"
 
 
-def _interpreter_warnings() -> list[str]:
-    import shutil
-    import sys
-
-    sc = _spark_context()
-    worker_python = getattr(sc, "pythonExec", None) if sc is not None else None
-    if not worker_python:
-        return []
-    resolved = os.path.abspath(shutil.which(worker_python) or worker_python)
-    if os.path.dirname(resolved) != os.path.dirname(os.path.abspath(sys.executable)):
-        return [f"Spark's Python workers run {worker_python!r}, not this kernel's Python "
-                f"({sys.executable}); if they cannot import icedtea_jupyter the job fails. Load "
-                "the extension before creating the SparkSession, or set PYSPARK_PYTHON."]
-    return []
-
-
 def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
+    notes = point_workers_here(_spark_context())  # or refused, before any job
     root = options.store or layout.default_root()
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
@@ -129,7 +114,7 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
     run.recorder.cell = code
     run.coordinator.start_agents(run)
-    run.warnings.extend(_interpreter_warnings())
+    run.warnings.extend(notes)
     registry.add(run)
     run.start(lambda: _execute(run, compiled, namespace))
     run.emit("run", {"status": "running"})

@@ -73,7 +73,8 @@ export class RunView extends Widget {
     }
     this._renderHeader(summary, runs);
     const children: HTMLElement[] = [this._header.root, ...picker];
-    if (this._renderKeyed(this._error, summary.error, error => this._fillError(error))) {
+    const errorKey = summary.error ? { ...summary.error, status: summary.status } : null;
+    if (this._renderKeyed(this._error, errorKey, () => this._fillError(summary.error as IRunError))) {
       children.push(this._error);
     }
     if (
@@ -184,7 +185,8 @@ export class RunView extends Widget {
       box.appendChild(details);
     }
     const debug = this._debug;
-    if (debug && error.operator !== null && error.operator !== undefined) {
+    const failed = this._model.selected?.status === 'failed'; // not a run whose retry succeeded
+    if (debug && failed && error.operator !== null && error.operator !== undefined) {
       const button = el('button', 'jp-icedtea-button jp-icedtea-debug-failure', 'Debug this failure');
       button.type = 'button';
       button.title =

@@ -12,8 +12,10 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from .instrument.recorder import InterestingNotFound
 from .session import registry
 from .session.execution import RunFailed, RunOptions, failure_message, start_run
+from .session.interpreter import WorkersCannotImport, point_workers_here
 from .store.run_store import StoreError
 
 LOG = logging.getLogger("icedtea_jupyter")
@@ -118,7 +120,10 @@ class IcedteaMagics(Magics):
         options, show_panel = parse_options(line, namespace)
         if not cell.strip():
             raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
-        run = start_run(cell, namespace, options)
+        try:
+            run = start_run(cell, namespace, options)
+        except WorkersCannotImport as refused:  # before any job: the fix, in one line
+            raise UsageError(f"%%icedtea: {refused}") from None
         if show_panel:
             from .ui.panel import show_panel as show
 
@@ -126,6 +131,8 @@ class IcedteaMagics(Magics):
         if options.wait:
             run.wait()
             exc = run.cell_exception
+            if isinstance(exc, InterestingNotFound):  # refused before any task: why
+                raise UsageError(f"%%icedtea: {exc}") from None
             if exc is not None:
                 if run.error and run.error.get("operator"):
                     raise RunFailed(failure_message(run)) from exc
@@ -155,12 +162,25 @@ def load(ipython: Any) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     ipython.register_magics(IcedteaMagics)
+    _point_existing_workers_here()
     try:
         from .comm.target import register_target
 
         register_target()
     except ImportError as exc:  # the sidebar and the panel's comm cannot work: say why
         LOG.warning("icedtea: the JupyterLab sidebar's comm target is not registered: %s", exc)
+
+
+def _point_existing_workers_here() -> None:
+    """Loaded after the SparkSession: its workers run this kernel's Python where they can
+    (a cluster's that cannot import icedtea_jupyter are refused at %%icedtea, with the fix)."""
+    from .session.execution import _spark_context
+
+    try:
+        for note in point_workers_here(_spark_context()):
+            print(f"icedtea: {note}")
+    except WorkersCannotImport:
+        pass
 
 
 def unload(ipython: Any) -> None:

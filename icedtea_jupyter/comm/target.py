@@ -36,7 +36,7 @@ HANDLERS = default_handlers()
 
 # requests that may take seconds (a replay): answered from a thread of their own, in order,
 # so that the kernel goes on answering the others (and ``debug.cancel``) meanwhile
-MOVES = frozenset({"debug.jump", "debug.step_over", "debug.step_into", "debug.step_out"})
+MOVES = frozenset({"debug.jump", "debug.jump_to_failure", "debug.step_over", "debug.step_into", "debug.step_out"})
 
 
 class CommChannel:

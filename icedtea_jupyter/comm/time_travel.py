@@ -56,7 +56,7 @@ def debug_view(run: Run, dbg: Any) -> dict:
                         "ended": list(options["ended"])},
             "outputs": [encode(record) for record in snapshot.outputs],
             "notes": list(snapshot.notes), "preparing": snapshot.preparing,
-            "started_from": snapshot.started_from}
+            "started_from": snapshot.started_from, "failure": snapshot.failure}
 
 
 def _queue(row: dict) -> dict:
@@ -148,6 +148,16 @@ def debug_jump(params: dict) -> dict:
     dbg = _debugger(run)
     with dbg.lock:
         dbg.jump(params["index"])
+        return debug_view(run, dbg)
+
+
+@TIME_TRAVEL.handles("debug.jump_to_failure")
+def debug_jump_to_failure(params: dict) -> dict:
+    """A failed run: θ's chain just before the culprit record (``dbg.jump_to_failure()``)."""
+    run = run_of(params)
+    dbg = _debugger(run)
+    with dbg.lock:
+        dbg.jump_to_failure()
         return debug_view(run, dbg)
 
 

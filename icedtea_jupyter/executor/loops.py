@@ -108,6 +108,8 @@ def record_loop(  # noqa: C901 - the kinds' inner loops are written out in it
         raise
     except BaseException as exc:
         task_failures.task_failed(exc, before=host.created)  # chains upstream name theirs
+        if inputs is None:
+            host.records_in = n  # the culprit counts: the error's records_before is its index
         host.fail(exc, record if inputs is None else _pulled_last(inputs))
         raise
     finally:

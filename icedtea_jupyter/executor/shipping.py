@@ -7,12 +7,18 @@ cell changes in between runs with the change. The wrappers call ``shipped`` from
 """
 from __future__ import annotations
 
+import pickle
 import threading
 from collections.abc import Callable
 from typing import Any
 
 _LISTENERS: dict[str, Callable[[Any], None]] = {}  # run id -> the run's recorder
 _BUSY = threading.local()
+
+
+class ShippingRefused(pickle.PicklingError):
+    """A run's listener stops the job before any task runs. A pickling error: PySpark's
+    serializer re-raises it as it is, and the action raises it in the cell."""
 
 
 def listen(run_id: str, listener: Callable[[Any], None]) -> None:
@@ -24,7 +30,7 @@ def forget(run_id: str) -> None:
 
 
 def shipped(wrapper: Any) -> None:
-    """A wrapper with a spec is being pickled: tell its run (never raises)."""
+    """A wrapper with a spec is being pickled: tell its run (raises only ``ShippingRefused``)."""
     spec = getattr(wrapper, "spec", None)
     listener = _LISTENERS.get(spec.run.run_id) if spec is not None else None
     if listener is None or getattr(_BUSY, "on", False):
@@ -32,6 +38,8 @@ def shipped(wrapper: Any) -> None:
     _BUSY.on = True
     try:
         listener(wrapper)
+    except ShippingRefused:
+        raise
     except Exception:  # noqa: S110 - the image taken when the cell built the operator stays
         pass
     finally:

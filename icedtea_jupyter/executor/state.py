@@ -88,8 +88,9 @@ def encode(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, int):
         return value if -(2 ** 53) < value < 2 ** 53 else {"$t": "int", "v": str(value)}
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {"$t": "float", "v": repr(value)}
+    if isinstance(value, float):  # whole ones tagged: JSON would make 5000.0 read 5000
+        return value if math.isfinite(value) and not value.is_integer() else \
+            {"$t": "float", "v": repr(value)}
     if depth >= MAX_DEPTH:
         return _summary(value, "nested too deeply to show")
     if isinstance(value, dict):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +16,10 @@ from .nondeterminism import nondeterminism_warnings
 from .patching import node_of, tag
 
 LOG = logging.getLogger("icedtea_jupyter")
+
+
+class InterestingNotFound(shipping.ShippingRefused):
+    """``--interesting`` names no Python operator of the job about to run."""
 
 
 class Recorder:
@@ -33,6 +38,7 @@ class Recorder:
         self.unreplayable: dict[int, str] = {}  # node -> why the run kept no copy of it
         self.kept: dict[int, Any] = {}  # node -> the wrapper Spark runs, kept for replay
         self.shipped: set[int] = set()  # nodes whose image was taken as Spark pickled them
+        self.cell = ""  # the cell's code: a name in it may still come in a later job
 
     @contextmanager
     def inside(self) -> Iterator[None]:
@@ -79,6 +85,7 @@ class Recorder:
 
     def _shipped(self, wrapper: Any) -> None:
         """Spark is pickling ``wrapper`` for a job: its image is the operator as it runs."""
+        self.check_interesting()
         node_id = wrapper.spec.op_id
         if node_id in self.kept:
             self._write_image(node_id, wrapper)
@@ -97,6 +104,20 @@ class Recorder:
         for node_id, wrapper in self.kept.items():
             if node_id not in self.shipped:
                 self._write_image(node_id, wrapper)
+
+    def check_interesting(self) -> None:
+        """A job is about to run: ``--interesting`` naming no Python operator is refused
+        now, before its first task, unless the name is in the cell's code (a later job
+        of the cell may create it; the run's warnings say so at its end)."""
+        wanted, theta = self.interesting, self.dag.interesting
+        if wanted is None or (theta is not None and theta.name == wanted) or \
+                re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", self.cell):
+            return
+        names = ", ".join(n.name for n in self.dag.python_operators) or "none"
+        raise InterestingNotFound(
+            f"--interesting {wanted!r} names no Python operator of this cell (its Python "
+            f"operators: {names}); nothing ran. Name one of them, or give yours that name "
+            f"with .setName({wanted!r})")
 
     def _make_interesting(self, node_id: int) -> None:
         self.dag.set_interesting(node_id)

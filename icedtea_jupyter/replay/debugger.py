@@ -21,10 +21,10 @@ from ..snapshots.debug_snapshot import DebugSnapshot
 from .cursor import PartitionCursor, StepRefused
 from .fed_workers import FedWorkers
 from .inputs import ReplayInputs
-from .logs import Fed, Logs, RunLogs
+from .logs import Failure, Fed, Logs, RunLogs
 from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
 from .paths import PartitionPaths
-from .worker import ReplayWorker, replay_spec
+from .worker import RecordedFailure, ReplayError, ReplayWorker, replay_spec
 
 OnMove = Callable[[str, DebugSnapshot], None]  # (the equivalent Python call, the new view)
 
@@ -75,6 +75,13 @@ class Debugger:
     def jump(self, index: int) -> DebugSnapshot:
         """Every worker of θ's chain, on every partition, as it was at interaction ``index``."""
         return self._move(f"dbg.jump({index})", self._jump, index)
+
+    def jump_to_failure(self) -> DebugSnapshot:
+        """A failed run: θ's chain on the partition that failed, just before the culprit
+        record's scope, with the states as they were (the other partitions as at the last
+        interaction before the failure); the next ``step_over`` there reproduces the
+        recorded exception (``snapshot.failure``) and ends the partition."""
+        return self._move("dbg.jump_to_failure()", self._to_failure)
 
     def step_over(self, partition: int) -> DebugSnapshot:
         """θ's next record on ``partition`` and its whole scope (Def. 4.5)."""
@@ -207,6 +214,54 @@ class Debugger:
         self.restored_from = bases  # partition -> the checkpoint restored (None: from I0)
         return self._arrived(index)
 
+    def _to_failure(self) -> DebugSnapshot:
+        self._jump(self.recorded_failure().before)
+        return self.approach_failure()
+
+    def recorded_failure(self) -> Failure:
+        """The run's failure in θ's chain; StepRefused, saying why, if there is none."""
+        if self.logs.failure is None:
+            raise StepRefused(self.logs.no_failure)
+        return self.logs.failure
+
+    def approach_failure(self) -> DebugSnapshot:
+        """From the interaction before the failure (no step since) to just before the
+        culprit's scope on the failing partition."""
+        failure = self.recorded_failure()
+        scope = failure.scope if failure.scope is not None else self._culprit_scope(failure)
+        paths = self._cursor(failure.partition)
+        chain = paths.paths[failure.path]
+        paths._guarded(chain, chain.advance_to, scope)
+        for stage in self.fed:
+            stage.feed(self.cursors)
+        self.divergences = []
+        encoded, counts = self._encode(self.cursors, *[stage.cursors for stage in self.fed])
+        self.moved = list(encoded)
+        self.current = DebugSnapshot(encoded, counts, self.current, None,
+                                     f"jump to the failure on partition {failure.partition}",
+                                     notes=self._notes())
+        self.current.partition = failure.partition
+        self.current.failure = self._failure_now()
+        return self.current
+
+    def _culprit_scope(self, failure: Failure) -> int:
+        """θ's input whose scope raises the run's failure, found by stepping on (θ's log
+        of the failed attempt was not kept); the debugger is back at the interaction."""
+        chain = self._cursor(failure.partition).paths[failure.path]
+        while not chain.ended:
+            position = chain.position
+            try:
+                chain.step_over()
+            except RecordedFailure:
+                self._jump(failure.before)
+                return position
+        raise ReplayError(f"replaying partition {failure.partition} to its end did not "
+                          f"reproduce the run's failure in {failure.operator!r}")
+
+    def _failure_now(self) -> dict | None:
+        """The recorded failure, once replay has reproduced it."""
+        return next((c.failure for c in self.cursors.values() if c.failure), None)
+
     def forward(self, index: int, show: bool = True) -> DebugSnapshot | None:
         """From the interaction the debugger stands at (no step taken since) on to a later
         one, replaying only the records in between (the replay process's jumps from a
@@ -243,6 +298,7 @@ class Debugger:
         self.moved = list(encoded)
         self.current = DebugSnapshot(encoded, counts, self.current, index, f"jump to I{index}",
                                      notes=self._notes())
+        self.current.failure = self._failure_now()
         return self.current
 
     def _step(self, partition: int, label: str, action: Callable,
@@ -262,6 +318,7 @@ class Debugger:
                                      f"{label} on partition {partition}",
                                      cursor.emitted_since(before), self._notes())
         self.current.partition, self.current.operator = partition, operator
+        self.current.failure = self._failure_now()
         return self.current
 
     def _advance(self, cursor: PartitionPaths, index: int) -> None:
@@ -309,15 +366,24 @@ class Debugger:
         for name in names:
             log = self.logs.log(name, partition, path)
             feed = ResultFeed(name, partition, log.results if log is not None else [])
-            workers.append(self._worker(name, partition, feed))
+            workers.append(self._worker(name, partition, feed, self._expected(name, partition,
+                                                                              path)))
             checks.append(OutputCheck(name, log.outputs if log is not None else None,
                                       log.boundaries if log is not None else None))
         return PartitionCursor(partition, names, workers, inputs, checks)
 
-    def _worker(self, name: str, partition: int, feed: ResultFeed) -> ReplayWorker:
+    def _worker(self, name: str, partition: int, feed: ResultFeed,
+                expected: tuple[str, int] | None = None) -> ReplayWorker:
         wrapper = self.logs.operator(name)()
         wrapper.spec = replay_spec(-1, name, "replay")
-        return ReplayWorker(name, wrapper, partition, feed)
+        return ReplayWorker(name, wrapper, partition, feed, expected)
+
+    def _expected(self, name: str, partition: int, path: int) -> tuple[str, int] | None:
+        """The run's failure, if this worker raised it: (exception type, input index)."""
+        f = self.logs.failure
+        if f is None or (f.operator, f.partition, f.path) != (name, partition, path):
+            return None
+        return f.exception, f.index
 
     def _fed_workers(self, cursors: dict[int, PartitionPaths]) -> list[FedWorkers]:
         """The workers fed by θ's cursors, given what those have emitted so far."""

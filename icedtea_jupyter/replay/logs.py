@@ -29,6 +29,25 @@ class Target:
     finished: bool = False
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Where the recorded run failed in θ's tree, replayed from the failed task attempt's
+    logs: ``operator`` raised ``exception`` on its input #``index`` of ``partition``,
+    within the scope of θ's input #``scope`` (on ``path``); ``before`` is the last
+    interaction before it. ``scope`` is None when θ's log of that attempt was not kept
+    (replay finds it)."""
+
+    partition: int
+    operator: str
+    index: int
+    scope: int | None
+    exception: str
+    path: int = 0
+    before: int = 0
+    record: dict | None = None
+    traceback: str = ""
+
+
 class Logs(Protocol):
     """What replay reads. θ's tree on a partition runs as one Spark task per path (θ
     feeding two paths is computed once per path, as PySpark does without a cache): the
@@ -40,6 +59,8 @@ class Logs(Protocol):
     fed: list[Fed]  # reduce sides and operators after a union, fed by θ's tree
     interactions: int
     rerun: set[int]  # θ's partitions that several jobs computed (the last one replays)
+    failure: Failure | None  # the run's failure in θ's tree (replayed up to it), or None
+    no_failure: str  # why there is none to jump to
 
     def operator(self, name: str) -> Callable[[], Any]: ...
     def log(self, name: str, partition: int, path: int = 0) -> ReplayLog | None: ...
@@ -89,16 +110,24 @@ class RunLogs:
         self.fed = fed_stages(run.dag, self.chain, children, self.history.partitions)
         self.interactions = len(self.history.raw)
         ok: dict[tuple[int, int], list[int]] = {}  # (operator, partition) -> its ok tasks
-        for row in run.store.worker_table().to_pylist():
+        rows = run.store.worker_table().to_pylist()
+        for row in rows:
             if row["status"] == "ok":
                 ok.setdefault((row["operator"], row["partition"]), []).append(row["task"])
         # the latest, if several jobs computed the worker (``rerun``: θ's leaves' partitions)
         self._own_tasks = {key: max(tasks) for key, tasks in ok.items()}
         self._leaves = [self.dag.node(path[-1]).id for path in self.paths]
         self.rerun = {p for (op, p), tasks in ok.items() if op in self._leaves and len(tasks) > 1}
-        self._logs = self._successful_logs({t for tasks in ok.values() for t in tasks})
         self._targets: dict[tuple[int, int, int], Target] = {}
         self._counts: dict[tuple[int, int, int], dict] = {}
+        self._failed_task: int | None = None
+        manifest = run.store.read_manifest()  # a run whose retry succeeded did not fail
+        error = manifest.get("error") if manifest.get("status") == "failed" else None
+        failed = failed_task(self, error, rows, ok)  # only where no attempt succeeded
+        self.no_failure = "" if failed is not None else why_no_failure(run.id, error, self.chain)
+        tasks = {t for ts in ok.values() for t in ts} | ({failed[1]} if failed else set())
+        self._logs = self._successful_logs(tasks)
+        self.failure = self._failure(error, *failed) if failed is not None and error else None
 
     def operator(self, name: str) -> Callable[[], Any]:
         """A function returning a fresh copy of the operator as it was before the run."""
@@ -134,12 +163,14 @@ class RunLogs:
         return self._targets[key]
 
     def _target(self, index: int, partition: int, path: int) -> Target:
-        view = self.history.view_in_task(index, self.theta, partition,
-                                         self.task(partition, path), states=False)
+        task = self.task(partition, path)
+        view = self.history.view_in_task(index, self.theta, partition, task, states=False)
         if view.status == "finished":
             return Target(view.count or 0, True)
         if view.status == "not started":
             return Target(0)
+        if view.count is None and task == self._failed_task:
+            return Target(0, True)  # its attempt failed before this interaction
         if view.count is None:
             raise LookupError(f"interaction I{index} has no count of {self.theta.name!r} on "
                               f"partition {partition} (its worker did not report)")
@@ -156,9 +187,65 @@ class RunLogs:
                 for name in self.paths[path]}
         return self._counts[key]
 
+    def _failure(self, error: dict, path: int, task: int) -> Failure:
+        """The failure, its culprit's scope in θ's inputs, and the interaction before it.
+        The failed attempt's logs count the culprit as taken by the failing operator, and
+        θ's record whose scope holds it as θ's last."""
+        partition, name = error["partition"], error["operator"]
+        self._own_tasks[(self._leaves[path], partition)] = self._failed_task = task
+        index, scope = (_last_taken(self.log(op, partition, path)) for op in (name, self.theta.name))
+        index = int(error.get("records_before") or 0) if index is None else index
+        scope = index if name == self.theta.name else scope
+        before = 0
+        for i in range(self.interactions):
+            target = self.target(i, partition, path)
+            if not target.finished and (scope is None or target.count <= scope):
+                before = i
+        return Failure(partition, name, index, scope, str(error.get("exception")), path,
+                       before, error.get("record"), str(error.get("traceback") or ""))
+
     def _successful_logs(self, ok: set[int]) -> dict[tuple[int, int, int], ReplayLog]:
         return {(name.operator, name.partition, name.task): read_replay_log(path)
                 for name, path in layout.replay_logs(self.run.path) if name.task in ok}
+
+
+def failed_task(logs: RunLogs, error: dict | None, rows: list[dict],
+                ok: dict) -> tuple[int, int] | None:
+    """(path, task) of the failed attempt the run's ``error`` names, when it failed in θ's
+    tree on a partition where no attempt of that path succeeded (only successful
+    attempts count: a run whose retry succeeded replays the success)."""
+    if not error or error.get("operator") not in logs.chain:
+        return None
+    partition, op = error["partition"], logs.dag.node(error["operator"]).id
+    path = next(i for i, names in enumerate(logs.paths) if error["operator"] in names)
+    if (logs._leaves[path], partition) in ok:
+        return None
+    task = next((row["task"] for row in rows if row["operator"] == op
+                 and row["partition"] == partition and row["status"] != "ok"
+                 and row["attempt"] == error.get("attempt", row["attempt"])
+                 and row["stage"] == error.get("stage", row["stage"])), None)
+    return None if task is None else (path, task)
+
+
+def _last_taken(log: ReplayLog | None) -> int | None:
+    """The index of the last input a worker took (None: no log, or no input)."""
+    return log.records_in - 1 if log is not None and log.records_in else None
+
+
+def why_no_failure(run_id: str, error: dict | None, chain: list[str]) -> str:
+    """Why ``jump_to_failure`` has nothing to jump to, and what works instead."""
+    if not error:
+        return f"run {run_id} did not fail: there is no failure to jump to (dbg.jump(k) " \
+               "goes to an interaction)"
+    operator = error.get("operator")
+    if operator is None:
+        return f"run {run_id} failed before any Python operator ran ({error.get('message')}" \
+               "): there is no record to debug"
+    if operator not in chain:
+        return (f"run {run_id} failed in {operator!r}, which the debugger does not replay "
+                f"(θ's chain: {', '.join(chain)}): record it again with --interesting "
+                f"{operator!r} to debug that failure")
+    return f"run {run_id} failed in {operator!r}, but no log of the failed attempt is kept"
 
 
 def reduce_side_of(dag: Any, last: Any) -> Any:
@@ -260,6 +347,8 @@ class MemoryLogs:
     children: dict[str, list[str]] | None = None  # None: a chain
     fed: list[Fed] = field(default_factory=list)
     rerun: set[int] = field(default_factory=set)
+    failure: Failure | None = None
+    no_failure: str = "the run did not fail: there is no failure to jump to"
 
     @property
     def paths(self) -> list[list[str]]:

@@ -10,12 +10,13 @@ each path that has not (IcedTea Figure 13: θ's record reaches both paths).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..snapshots.history import busiest
 from .cursor import PartitionCursor, StepRefused
 from .logs import Target
-from .worker import ReplayWorker
+from .worker import RecordedFailure, ReplayWorker
 
 
 class PartitionPaths:
@@ -26,6 +27,7 @@ class PartitionPaths:
         self.paths = paths
         self.names = list(dict.fromkeys(n for c in paths for n in c.names))
         self.sinks = {c.names[-1]: c.sink for c in paths}
+        self.failure: dict | None = None  # the run's failure, reproduced: the partition ended
 
     @property
     def ended(self) -> bool:
@@ -95,6 +97,8 @@ class PartitionPaths:
         return not self.ended and self.overlap() is None
 
     def step_into_options(self) -> int:
+        if self.failure is not None:
+            return 0
         return sum(1 for name in self.names if self._can_step_into(name))
 
     def _can_step_into(self, name: str) -> bool:
@@ -103,34 +107,57 @@ class PartitionPaths:
         return any(c.waiting[c.names.index(name)] for c in self._holding(name))
 
     # --- steps -----------------------------------------------------------------------
+    def _guarded(self, cursor: PartitionCursor, move: Callable[..., Any], *args: Any) -> Any:
+        """``move(*args)`` on ``cursor``; the run's failure reproduced ends the partition
+        there."""
+        try:
+            return move(*args)
+        except RecordedFailure as failure:
+            cursor.ended = True
+            self.failure = failure.info
+            return []
+
+    def _refuse_after_failure(self) -> None:
+        failure = self.failure
+        if failure is not None:
+            raise StepRefused(
+                f"partition {self.partition} has ended as in the recorded run: "
+                f"{failure['operator']!r} raised {failure['exception']}: "
+                f"{failure['message']:.200}; jump to go back (dbg.jump_to_failure() or "
+                "dbg.jump(k))")
+
     def step_over(self) -> None:
+        self._refuse_after_failure()
         behind = self._behind(self.names[0])
         reason = next((r for r in (c.overlap() for c in behind) if r), None)
         if reason is not None:
             raise StepRefused(f"cannot step over θ's input #{behind[0].position} on "
                               f"partition {self.partition}: {reason}")
         for cursor in behind:
-            cursor.step_over()
+            self._guarded(cursor, cursor.step_over)
 
     def step_into(self, operator: str) -> list:
-        return [out for cursor in self._behind(operator) for out in cursor.step_into(operator)]
+        self._refuse_after_failure()
+        return [out for cursor in self._behind(operator)
+                for out in self._guarded(cursor, cursor.step_into, operator)]
 
     def step_out(self) -> None:
+        self._refuse_after_failure()
         busy = [c for c in self.paths if any(c.waiting[1:])]
         if not busy:
             raise StepRefused(f"no scope is in progress on partition {self.partition}: "
                               "nothing waits downstream of θ")
         for cursor in busy:
-            cursor.step_out()
+            self._guarded(cursor, cursor.step_out)
 
     def advance(self, targets: list[Target]) -> None:
         """Each path to its own target (θ's count in that path's task)."""
         for cursor, target in zip(self.paths, targets):
             if target.finished:
                 if not cursor.ended:
-                    cursor.finish()
+                    self._guarded(cursor, cursor.finish)
             else:
-                cursor.advance_to(target.count)
+                self._guarded(cursor, cursor.advance_to, target.count)
 
     def marks(self) -> list[int]:
         return [len(c.sink) for c in self.paths]

@@ -100,8 +100,11 @@ class Root:
     def info(self, _: dict) -> dict:
         engine = self.engine
         partitions = {name: engine.partitions(name) for name in engine.chain}
+        failure = engine.logs.failure
         return {"chain": engine.chain, "partitions": partitions, "pid": os.getpid(),
-                "interactions": engine.logs.interactions}
+                "interactions": engine.logs.interactions,
+                "failure": None if failure is None else failure.before,
+                "no_failure": engine.logs.no_failure}
 
     # --- forks -----------------------------------------------------------------------
     def park(self, index: int) -> None:

@@ -81,7 +81,7 @@ def debugger_for(run: Any, on_move: OnMove | None = None,
 
 
 class RemoteDebugger:
-    """The same API as the in-kernel ``Debugger``: ``jump``, ``step_over``, ``step_into``,
+    """The same API as the in-kernel ``Debugger``: ``jump``, ``jump_to_failure``, ``step_over``, ``step_into``,
     ``step_out``, ``pending``, ``step_options``, ``state``, ``snapshot``; plus
     ``prepare()``, ``progress`` and ``cancel()``."""
 
@@ -206,23 +206,38 @@ class RemoteDebugger:
             count = self._info["interactions"]
             if not 0 <= index < count:
                 raise IndexError(f"no interaction I{index}: this run has I0..I{count - 1}")
-            base, process = self._spawn(index)
-            try:
-                message = self._call(process, "jump", index=index)
-            except BaseException:
-                self._hub.tell(process, "exit")
-                raise
-            if self._active is not None:
-                self._hub.tell(self._active, "exit")
-            self._active, self.started_from = process, base
-            theta = self._info["chain"][0]
-            self.restored_from = {p: base or None for p in self._info["partitions"][theta]}
-            snapshot = apply_view(message, self.current, True)
-            snapshot.started_from = base
-            if not self._prepared.is_set() and base < index:  # why it may have been slower
-                snapshot.preparing = (f"time travel is still being prepared "
-                                      f"({self._percent()}): this jump replayed from I{base}")
-            return self._moved(f"dbg.jump({index})", snapshot)
+            return self._moved(f"dbg.jump({index})", self._jump(index, "jump"))
+
+    def jump_to_failure(self) -> DebugSnapshot:
+        """A failed run: θ's chain just before the culprit record (see
+        ``Debugger.jump_to_failure``); the next step-over reproduces the exception."""
+        with self.lock:
+            self._wait_ready()
+            before = self._info.get("failure")
+            if before is None:
+                raise StepRefused(self._info.get("no_failure") or "no failure to jump to")
+            return self._moved("dbg.jump_to_failure()", self._jump(before, "jump_to_failure"))
+
+    def _jump(self, index: int, op: str) -> DebugSnapshot:
+        """``op`` (a jump to interaction ``index``, or to the failure after it) in a new
+        active process forked at or before ``index``."""
+        base, process = self._spawn(index)
+        try:
+            message = self._call(process, op, index=index)
+        except BaseException:
+            self._hub.tell(process, "exit")
+            raise
+        if self._active is not None:
+            self._hub.tell(self._active, "exit")
+        self._active, self.started_from = process, base
+        theta = self._info["chain"][0]
+        self.restored_from = {p: base or None for p in self._info["partitions"][theta]}
+        snapshot = apply_view(message, self.current, True)
+        snapshot.started_from = base
+        if not self._prepared.is_set() and base < index:  # why it may have been slower
+            snapshot.preparing = (f"time travel is still being prepared "
+                                  f"({self._percent()}): this jump replayed from I{base}")
+        return snapshot
 
     def _spawn(self, index: int) -> tuple[int, Link]:
         """A new active process, forked from the parked fork nearest at or before

@@ -17,6 +17,7 @@ def view_message(snapshot: DebugSnapshot, moved: list[tuple[str, int]]) -> dict:
     """The frame for a move: the moved workers' counts and encoded states."""
     return {"index": snapshot.index, "step": snapshot.step, "partition": snapshot.partition,
             "operator": snapshot.operator, "notes": snapshot.notes,
+            "failure": snapshot.failure,
             "outputs": encode(snapshot.outputs),
             "workers": [[op, p, snapshot._counts[(op, p)], snapshot._encoded[(op, p)]]
                         for op, p in moved]}
@@ -33,6 +34,7 @@ def apply_view(message: dict, previous: DebugSnapshot | None, jump: bool) -> Deb
     snapshot = DebugSnapshot(encoded, counts, previous, message["index"], message["step"],
                              decode_records(message["outputs"]), message["notes"])
     snapshot.partition, snapshot.operator = message["partition"], message["operator"]
+    snapshot.failure = message.get("failure")
     return snapshot
 
 
@@ -56,7 +58,7 @@ class EngineViews:
         self.base = base
 
     def handlers(self) -> dict[str, Callable[[dict], Any]]:
-        return {"jump": self.jump, "step_over": self.step, "step_into": self.step,
+        return {"jump": self.jump, "jump_to_failure": self.to_failure, "step_over": self.step, "step_into": self.step,
                 "step_out": self.step, "pending": self.pending,
                 "step_options": lambda _: encode(self.engine.step_options()),
                 "ended": lambda request: self.engine.ended(int(request["partition"]))}
@@ -67,6 +69,15 @@ class EngineViews:
             raise ValueError(f"a process parked at I{self.base} cannot go back to I{index}")
         snapshot = self.engine.forward(index)
         return view_message(snapshot, self.engine.moved)
+
+    def to_failure(self, request: dict) -> dict:
+        """From this process's fork (at or before the interaction before the failure)."""
+        engine = self.engine
+        before = engine.recorded_failure().before
+        if before < self.base:
+            raise ValueError(f"a process parked at I{self.base} cannot go back to I{before}")
+        engine.forward(before, show=False)
+        return view_message(engine.approach_failure(), engine.moved)
 
     def step(self, request: dict) -> dict:
         engine, partition = self.engine, int(request["partition"])

@@ -9,6 +9,7 @@ at which the run's snapshots were taken.
 from __future__ import annotations
 
 import logging
+import traceback
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
@@ -32,6 +33,17 @@ class ReplayError(RuntimeError):
     """Replay cannot reproduce the recorded run (an operator raised, or diverged)."""
 
 
+class RecordedFailure(Exception):
+    """A replayed operator raised the exception the recorded run failed with, on the same
+    record: the expected end of its partition, not a divergence. ``info`` says what it
+    raised (``operator``, ``partition``, ``exception``, ``message``, ``traceback``)."""
+
+    def __init__(self, info: dict) -> None:
+        super().__init__(f"{info['operator']!r} raised {info['exception']}: {info['message']} "
+                         f"on partition {info['partition']}, as in the recorded run")
+        self.info = info
+
+
 class _Abandoned(BaseException):
     """Raised inside an operator whose replay is thrown away (a jump elsewhere)."""
 
@@ -48,8 +60,10 @@ def replay_spec(op_id: int, name: str, api: str) -> OperatorSpec:
 class ReplayWorker:
     """``process(record) -> outputs``, ``finish() -> outputs``, ``state()``; a real operator."""
 
-    def __init__(self, name: str, function: Any, partition: int, results: Any = None) -> None:
+    def __init__(self, name: str, function: Any, partition: int, results: Any = None,
+                 expected: tuple[str, int] | None = None) -> None:
         self.name = name
+        self.expected = expected  # the run's failure here: (exception type, input index)
         self.partition = partition
         self.function = function  # a PartitionFunction or CombineFunction with a replay spec
         self.results = results  # log_result values in call order (an object with next_result)
@@ -98,16 +112,29 @@ class ReplayWorker:
             self._broken(str(exc))
             raise
         except Exception as exc:
-            message = self._failure(exc)
+            recorded = self._recorded_failure(exc)
+            message = self._failure(exc) if recorded is None else str(recorded)
             self._broken(message)
-            raise ReplayError(message) from exc
+            raise (recorded or ReplayError(message)) from exc
 
     def _broken(self, why: str) -> None:
         self.finished = True
         self.failed = why
 
+    def _index(self) -> int:
+        return self.processed + max(len(self._starts) - 1, 0)  # the batch's record it was on
+
+    def _recorded_failure(self, exc: BaseException) -> RecordedFailure | None:
+        """The run's own failure, if ``exc`` is it: same exception type, same record."""
+        if self.expected is None or self.expected != (type(exc).__name__, self._index()):
+            return None
+        return RecordedFailure({"operator": self.name, "partition": self.partition,
+                                "index": self._index(), "exception": type(exc).__name__,
+                                "message": str(exc)[:4000],
+                                "traceback": "".join(traceback.format_exception(exc))[-20000:]})
+
     def _failure(self, exc: BaseException) -> str:
-        index = self.processed + max(len(self._starts) - 1, 0)  # the batch's record it was on
+        index = self._index()
         return (f"{self.name!r} raised {type(exc).__name__}: {exc} while replaying input "
                 f"#{index} of partition {self.partition}; the recorded run did not "
                 "(is the operator deterministic? wrap non-deterministic calls in log_result)")

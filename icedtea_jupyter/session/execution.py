@@ -5,7 +5,6 @@ between cells), so the panel's buttons and the sidebar work during the run.
 """
 from __future__ import annotations
 
-import os
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -16,11 +15,14 @@ from ..coordinator.coordinator import Coordinator
 from ..dag import Dag
 from ..executor.agent import Agent
 from ..instrument import recording
+from ..instrument.recorder import InterestingNotFound
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
+from .interpreter import point_workers_here
 from .live_run import LiveRun
 from .run import Listener, Run
+from .spark_logs import task_failures_logged_to
 
 NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an action such as "
                   "collect(), count() or a write.")
@@ -28,6 +30,12 @@ NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an ac
 
 class RunFailed(Exception):
     """Raised by ``%%icedtea --wait`` for a failed run: which operator, partition, record."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows: this one line and where the rest is, not the chain of
+        exceptions behind it (PySpark's carries the JVM's stack)."""
+        return [f"RunFailed: {self}",
+                "(the operator's traceback: icedtea_jupyter.last_run().error['traceback'])"]
 
 
 def failure_message(run: Run) -> str:
@@ -82,25 +90,10 @@ def _bind_address(options: RunOptions) -> str:
     return "127.0.0.1"
 
 
-def _interpreter_warnings() -> list[str]:
-    import shutil
-    import sys
-
-    sc = _spark_context()
-    worker_python = getattr(sc, "pythonExec", None) if sc is not None else None
-    if not worker_python:
-        return []
-    resolved = os.path.abspath(shutil.which(worker_python) or worker_python)
-    if os.path.dirname(resolved) != os.path.dirname(os.path.abspath(sys.executable)):
-        return [f"Spark's Python workers run {worker_python!r}, not this kernel's Python "
-                f"({sys.executable}); if they cannot import icedtea_jupyter the job fails. Load "
-                "the extension before creating the SparkSession, or set PYSPARK_PYTHON."]
-    return []
-
-
 def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
+    notes = point_workers_here(_spark_context())  # or refused, before any job
     root = options.store or layout.default_root()
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
@@ -119,8 +112,9 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
                            record_inputs=options.record_inputs)
 
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
+    run.recorder.cell = code
     run.coordinator.start_agents(run)
-    run.warnings.extend(_interpreter_warnings())
+    run.warnings.extend(notes)
     registry.add(run)
     run.start(lambda: _execute(run, compiled, namespace))
     run.emit("run", {"status": "running"})
@@ -131,7 +125,8 @@ def _execute(run: LiveRun, compiled: Any, namespace: dict) -> None:
     sc = _spark_context()
     cell_error: BaseException | None = None
     try:
-        with recording(run.recorder):
+        with recording(run.recorder), \
+                task_failures_logged_to(sc, layout.spark_log_path(run.path)):
             if sc is not None:
                 sc.setJobGroup(run.id, f"icedtea run {run.id}", interruptOnCancel=True)
             exec(compiled, namespace)
@@ -207,6 +202,9 @@ def _take_checkpoints(run: LiveRun) -> list[str]:
 def _cell_error(exc: BaseException, operator_error: dict | None, ran_jobs: bool) -> dict:
     if operator_error is not None:
         return operator_error
+    if isinstance(exc, InterestingNotFound):  # refused before the job: the reason is all
+        return {"operator": None, "partition": None, "record": None,
+                "exception": type(exc).__name__, "message": str(exc), "traceback": None}
     where = "" if ran_jobs else " before any Spark job"
     return {"operator": None, "partition": None, "record": None,
             "exception": type(exc).__name__,
@@ -243,7 +241,8 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
         warnings.append(NO_JOB_WARNING)
     warnings.extend(w for w in run.recorder.warnings() if w not in warnings)
     wanted = run.recorder.interesting
-    if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted):
+    if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted) \
+            and not isinstance(run.cell_exception, InterestingNotFound):  # refused: error
         names = ", ".join(n.name for n in run.dag.python_operators) or "none"
         warnings.append(f"--interesting {wanted!r}: no Python operator has that name "
                         f"(Python operators: {names})")

@@ -27,6 +27,9 @@ class DebugSnapshot:
         self.preparing: str | None = None  # said by a jump made while forks were placed
         self.partition: int | None = None  # the last step's partition (None after a jump)
         self.operator: str | None = None  # the operator a step-into moved
+        # the recorded run's failure, reproduced by replay: operator, partition, index,
+        # exception, message, traceback (the partition ended there)
+        self.failure: dict | None = None
 
     def state(self, operator: str, partition: int) -> dict:
         """The worker's state variables by name, as ``Snapshot.state`` gives them."""

@@ -28,6 +28,8 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     replay/inputs/p<p>.pkl    θ's regenerated inputs, staged for the replay process
                               (store/staged_inputs.py)
     replay/replay.log         what the replay processes print
+    spark.log                 Spark's log lines about the run's failed tasks, kept out of
+                              the cell while the run executes (session/spark_logs.py)
 
 ``<worker>`` is ``op<operator>-p<partition>-s<stage>-a<attempt>-t<task>``: one task
 attempt of one operator. Whole files are written under ``temp_path`` and renamed;
@@ -52,6 +54,7 @@ INTERACTIONS_LOG = "interactions.jsonl"
 INTERACTIONS = "interactions.json"
 SNAPSHOTS = "snapshots.jsonl"
 ACTIONS = "actions.jsonl"
+SPARK_LOG = "spark.log"
 OPERATORS = "operators"
 CHECKPOINTS = "checkpoints"
 PLAN = "plan.json"
@@ -128,6 +131,10 @@ def snapshots_path(run: str) -> str:
 
 def actions_path(run: str) -> str:
     return os.path.join(run, ACTIONS)
+
+
+def spark_log_path(run: str) -> str:
+    return os.path.join(run, SPARK_LOG)
 
 
 # --- one file per task attempt: workers/, local/, logs/, inputs/ ------------------------

@@ -65,6 +65,18 @@ def snapshot_table(snapshot: Any, pending: dict, chain: list[str]) -> str:
             f"{''.join(rows)}{more}</table>")
 
 
+def failure_html(failure: dict | None) -> str:
+    """The recorded exception, once a step reproduced it, with its replayed traceback."""
+    if not failure:
+        return ""
+    return (f"<div class='icedtea-replayed-failure' style='color:#d93025'>Partition "
+            f"{failure['partition']} ended as in the recorded run: "
+            f"<b>{html.escape(failure['operator'])}</b> raised "
+            f"{html.escape(failure['exception'])}: {html.escape(failure['message'])} on its "
+            f"input #{failure['index']}<details><summary>Traceback (replayed)</summary><pre>"
+            f"{html.escape(failure['traceback'])}</pre></details></div>")
+
+
 class DebugControls:
     """Partition and operator choices, step buttons, a message line and the snapshot."""
 
@@ -172,7 +184,10 @@ class DebugControls:
                      else "stepped away from its last jump")
             notes = "".join(f"<br>⚠ {html.escape(n)}" for n in snapshot.notes)
             self.header.value = (f"<b>Debugger</b> {where} · last: "
-                                 f"{html.escape(snapshot.step)}{notes}")
+                                 f"{html.escape(snapshot.step)}{notes}"
+                                 f"{failure_html(snapshot.failure)}")
+            if snapshot.partition in self.partition.options:  # a step's, or the failure's
+                self.partition.value = snapshot.partition
             self.snapshot.value = snapshot_table(snapshot, dbg.pending(limit=1), chain)
         self.widget.layout.display = ""
 

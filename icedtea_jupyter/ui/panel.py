@@ -78,12 +78,19 @@ class RunPanel:
         self.interact_button.on_click(self._interact)
         self.timeline = widgets.HTML()
         self.messages = widgets.HTML()
+        self.debug_failure = widgets.Button(
+            description="Debug this failure", icon="bug",
+            layout=widgets.Layout(display="none", width="auto"),
+            tooltip="θ's chain on the failing partition just before the culprit record "
+                    "(dbg.jump_to_failure()); Step over then reproduces the exception")
+        self.debug_failure.add_class("icedtea-debug-failure")
+        self.debug_failure.on_click(self._debug_failure)
         self.debug = DebugControls(run)
         self.timeline_row = TimelineRow(self._jump)
         controls = widgets.HBox([self.interact_button, self.timeline])
         self.widget = widgets.VBox([self.header, self.operators, controls,
                                     self.timeline_row.widget, self.debug.progress,
-                                    self.debug.widget, self.messages])
+                                    self.debug.widget, self.messages, self.debug_failure])
         self.widget.add_class("icedtea-panel")
         self.rows: dict[str, OperatorRow] = {}
         self._dirty = threading.Event()
@@ -120,6 +127,9 @@ class RunPanel:
                 LOG.warning("icedtea: 'Interact now' did nothing: %s", exc)
             self._dirty.set()
         threading.Thread(target=interact, daemon=True).start()
+
+    def _debug_failure(self, _button: Any = None) -> None:
+        self.debug.act(lambda dbg: dbg.jump_to_failure())
 
     def _jump(self, index: int) -> None:
         self.debug.act(lambda dbg: dbg.jump(index))
@@ -164,6 +174,9 @@ class RunPanel:
         self.timeline.value = self._timeline(interactions)
         self._timeline_row(interactions)
         self.interact_button.disabled = run.status != "running" or run.dag.interesting is None
+        failed_in_operator = run.status == "failed" and bool((run.error or {}).get("operator"))
+        self.debug_failure.layout.display = "" if failed_in_operator and \
+            run.dag.interesting is not None else "none"
 
     def _messages(self) -> str:
         parts = []

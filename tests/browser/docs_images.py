@@ -59,11 +59,11 @@ def test_docs_time_travel_image(page, lab_server, artifacts):
     collapse(sidebar, "run")  # room for time travel
     timeline = sidebar.locator('.jp-icedtea-section[data-section="interactions"]')
     alice = timeline.locator('.jp-icedtea-interaction[data-trigger="condition"]').filter(
-        has_text="customer='Alice', amount=60")
+        has_text="customer='Alice', amount=60.0")
     expect(alice).to_have_count(1, timeout=15_000)
     alice.click()
     steps = sidebar.locator('.jp-icedtea-section[data-section="steps"]')
-    chris = steps.locator(".jp-icedtea-partition-steps").filter(has_text="customer='Chris', amount=10")
+    chris = steps.locator(".jp-icedtea-partition-steps").filter(has_text="customer='Chris', amount=10.0")
     expect(chris).to_have_count(1, timeout=STEP)
     partition = chris.get_attribute("data-partition")
     chris.locator('[data-action="step-over"]').click()

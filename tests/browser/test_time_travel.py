@@ -123,7 +123,7 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
     expect(rows.first).to_have_attribute("data-index", "0", timeout=15_000)
     conditions = timeline.locator('.jp-icedtea-interaction[data-trigger="condition"]')
     expect(conditions).to_have_count(2, timeout=15_000)
-    alice = conditions.filter(has_text="customer='Alice', amount=60")
+    alice = conditions.filter(has_text="customer='Alice', amount=60.0")
     expect(alice).to_have_count(1)
     alice_index = int(alice.get_attribute("data-index"))
     page.screenshot(path=str(artifacts / "time-travel-finished.png"))
@@ -144,7 +144,7 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
     # The partition where Chris's $10 waits at θ.
     steps = sidebar.locator(".jp-icedtea-PartitionSteps")
     chris = steps.locator(".jp-icedtea-partition-steps").filter(
-        has_text="next at enrich: Row(customer='Chris', amount=10, currency='$')")
+        has_text="next at enrich: Row(customer='Chris', amount=10.0, currency='$')")
     expect(chris).to_have_count(1, timeout=STEP)
     partition = int(chris.get_attribute("data-partition"))
     expect(chris.locator('[data-action="step-out"]')).to_be_disabled()
@@ -153,10 +153,10 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
     # Step over: Chris's payment goes through its whole scope and is approved.
     chris.locator('[data-action="step-over"]').click()
     expect(snapshot.locator(".jp-icedtea-snapshot-title")).to_contain_text(f"step over on partition {partition}", timeout=STEP)
-    expect(steps.locator(".jp-icedtea-step-outputs")).to_have_text("Left the chain in the last step: ('Chris', 10)")
-    expect(variable(sidebar, "enrich", "highest")).to_contain_text("'Chris': 80", timeout=STEP)
+    expect(steps.locator(".jp-icedtea-step-outputs")).to_have_text("Left the chain in the last step: ('Chris', 10.0)")
+    expect(variable(sidebar, "enrich", "highest")).to_contain_text("'Chris': 80.0", timeout=STEP)
     row = steps.locator(f'.jp-icedtea-partition-steps[data-partition="{partition}"]')
-    expect(row).to_contain_text("next at enrich: Row(customer='Bob', amount=5000, currency='¥')")
+    expect(row).to_contain_text("next at enrich: Row(customer='Bob', amount=5000.0, currency='¥')")
     expect(row).to_have_class(re.compile("jp-mod-selected"))
 
     # Step into Feature Enrichment with Bob's ¥5,000: its output waits at the detector.
@@ -166,7 +166,7 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
     expect(snapshot.locator(".jp-icedtea-snapshot-title")).to_contain_text("step into", timeout=STEP)
     pending = worker(sidebar, "detect").locator(".jp-icedtea-pending")
     expect(pending).to_have_attribute("data-count", "1", timeout=STEP)
-    expect(pending.locator(".jp-icedtea-pending-record")).to_have_text(re.compile(r"#\d+\s*\('Bob', 5000, 5000\)"))
+    expect(pending.locator(".jp-icedtea-pending-record")).to_have_text(re.compile(r"#\d+\s*\('Bob', 5000\.0, 5000\.0\)"))
     expect(row).to_contain_text("1 waiting downstream")
     # A step-over now would interleave two scopes: disabled, the reason in its tooltip.
     over = row.locator('[data-action="step-over"]')

@@ -21,12 +21,18 @@ FRAUD_NS = {name: getattr(fraud, name) for name in
 ALICE_60 = "row.customer == 'Alice' and row.amount == 60.0"
 
 
+def number(x):
+    """A number on the wire: whole floats tagged (JSON would make 60.0 read 60)."""
+    return {"$t": "float", "v": repr(x)} if isinstance(x, float) and x.is_integer() else x
+
+
 def row(customer, amount, currency="$"):
-    return {"$t": "row", "v": {"customer": customer, "amount": amount, "currency": currency}}
+    return {"$t": "row", "v": {"customer": customer, "amount": number(amount),
+                               "currency": currency}}
 
 
 def tup(*items):
-    return {"$t": "tuple", "v": list(items)}
+    return {"$t": "tuple", "v": [number(item) for item in items]}
 
 
 @pytest.fixture
@@ -76,7 +82,7 @@ def test_the_papers_story_through_the_comm(record, frontend):
     state = ask(frontend, "run.state", run=run.id, index=1, operator="enrich", partition=p)
     counts = {(w["operator"], w["partition"]): w["count"] for w in view["workers"]}
     assert state["status"] == "running" and state["count"] == counts[("enrich", p)]
-    assert state["state"]["highest"]["Alice"] == 120.0
+    assert state["state"]["highest"]["Alice"] == number(120.0)
 
     over = ask(frontend, "debug.step_over", run=run.id, partition=p)  # Chris's $10
     assert over["outputs"] == [tup("Chris", 10.0)] and over["index"] is None

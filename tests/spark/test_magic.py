@@ -81,6 +81,13 @@ def test_bad_time_travel_options_are_refused(shell, line, message):
         run_magic(shell, line, "sc.parallelize([1]).count()")
 
 
+def test_wait_refuses_an_interesting_operator_that_is_not_there_in_one_line(shell, tmp_path):
+    with pytest.raises(UsageError, match=r"^%%icedtea: --interesting 'frist' names no Python "
+                                         r"operator of this cell \(its Python operators: first\)"):
+        run_magic(shell, f"--wait --no-panel --store {tmp_path} --interesting frist",
+                  "sc.parallelize(range(3)).map(str).setName('first').collect()")
+
+
 def test_time_travel_options_reach_the_run(shell, tmp_path):
     import icedtea_jupyter
 

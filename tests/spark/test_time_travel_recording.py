@@ -168,10 +168,22 @@ def test_nondeterministic_operators_are_warned_about(record):
     assert any("noisy" in w and "unseeded randomness" in w for w in run.warnings)
 
 
-def test_an_unknown_interesting_operator_is_reported(record):
-    run = record("out = sc.parallelize(range(4)).map(str).collect()", interesting="nope")
-    assert any("--interesting 'nope'" in w for w in run.warnings)
-    assert run.dag.interesting is None
+def test_an_interesting_operator_that_is_not_there_is_refused_before_any_task(record):
+    run = record("out = sc.parallelize(range(4), 2).map(str).setName('show').collect()",
+                 interesting="shwo")
+    assert run.status == "failed" and "out" not in run.namespace
+    assert run.error["message"] == (
+        "--interesting 'shwo' names no Python operator of this cell (its Python operators: "
+        "show); nothing ran. Name one of them, or give yours that name with .setName('shwo')")
+    assert run.manifest["jobs"] == [] and run.metrics().empty  # no job, no task
+    assert not any("--interesting" in w for w in run.warnings)  # said once, as the error
+
+
+def test_an_interesting_operator_of_a_later_job_of_the_cell_is_waited_for(record):
+    run = record("n = sc.parallelize(range(4)).map(str).count()\n"
+                 "out = sc.parallelize(range(4)).map(abs).setName('later').collect()",
+                 interesting="later")
+    assert run.status == "finished" and run.dag.interesting.name == "later"
 
 
 def test_log_result_values_are_kept_in_the_replay_log(record):

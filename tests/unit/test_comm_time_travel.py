@@ -19,7 +19,7 @@ from tests.unit.test_replay_engine import DATA3, TARGETS3, debugger
 from tests.waiting import wait_until
 
 CONTRACT_METHODS = ["run.interactions", "run.interact", "run.snapshot", "run.state", "run.page",
-                    "debug.view", "debug.jump", "debug.step_over", "debug.step_into",
+                    "debug.view", "debug.jump", "debug.jump_to_failure", "debug.step_over", "debug.step_into",
                     "debug.step_out", "debug.state", "debug.cancel", "debug.progress",
                     "run.actions"]
 CONTRACT_EVENTS = ["run.interaction", "debug.moved", "debug.preparing", "run.action"]

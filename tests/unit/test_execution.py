@@ -1,14 +1,49 @@
-"""Run set-up checks that need no Spark."""
+"""Run set-up checks that need no Spark: which Python Spark's workers run."""
 import sys
 import types
 
-from icedtea_jupyter.session import execution
+import pytest
+
+from icedtea_jupyter.session import interpreter
 
 
-def test_workers_on_another_python_are_warned_about(monkeypatch):
-    context = types.SimpleNamespace(pythonExec="/usr/bin/python3")
-    monkeypatch.setattr(execution, "_spark_context", lambda: context)
-    (warning,) = execution._interpreter_warnings()
-    assert "/usr/bin/python3" in warning and "PYSPARK_PYTHON" in warning
-    context.pythonExec = sys.executable
-    assert execution._interpreter_warnings() == []
+def context(master="local[2]", python="/usr/bin/python3"):
+    return types.SimpleNamespace(master=master, pythonExec=python)
+
+
+def test_workers_on_this_kernels_python_are_left_alone():
+    sc = context(python=sys.executable)
+    assert interpreter.point_workers_here(sc) == [] and sc.pythonExec == sys.executable
+
+
+def test_workers_whose_python_has_icedtea_are_left_alone(monkeypatch):
+    monkeypatch.setattr(interpreter, "imports_icedtea", lambda python: True)
+    sc = context()
+    assert interpreter.point_workers_here(sc) == [] and sc.pythonExec == "/usr/bin/python3"
+
+
+@pytest.mark.parametrize("master", ["local[2]", "local[2,2]", "spark://127.0.0.1:7077"])
+def test_local_workers_without_icedtea_are_pointed_at_this_kernels_python(monkeypatch, master):
+    monkeypatch.setattr(interpreter, "imports_icedtea", lambda python: False)
+    sc = context(master)
+    (note,) = interpreter.point_workers_here(sc)
+    assert sc.pythonExec == sys.executable
+    assert "'/usr/bin/python3', which cannot import icedtea_jupyter" in note and \
+        sys.executable in note
+
+
+def test_cluster_workers_without_icedtea_are_refused_with_the_fix(monkeypatch):
+    monkeypatch.setattr(interpreter, "imports_icedtea", lambda python: False)
+    sc = context("spark://cluster.example:7077")
+    with pytest.raises(interpreter.WorkersCannotImport, match="nothing ran") as refused:
+        interpreter.point_workers_here(sc)
+    assert "run %load_ext icedtea_jupyter before creating the SparkSession" in str(refused.value)
+    assert sc.pythonExec == "/usr/bin/python3"
+
+
+def test_a_python_without_pyarrow_cannot_import_icedtea(tmp_path):
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nexit 1\n")
+    python.chmod(0o755)
+    assert not interpreter.imports_icedtea(str(python))
+    assert interpreter.imports_icedtea(sys.executable)

@@ -7,6 +7,7 @@ from icedtea_jupyter.comm import messages, target
 from icedtea_jupyter.comm.schema import SCHEMA, check, check_result, fields, names
 from icedtea_jupyter.dag import Dag
 from icedtea_jupyter.executor.state import encode_state
+from icedtea_jupyter.replay.logs import Failure
 from icedtea_jupyter.session import registry
 from icedtea_jupyter.session.run import Run
 from icedtea_jupyter.snapshots.deltas import delta
@@ -96,6 +97,9 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
     comm = FakeComm()
     target._on_open(comm, {})
     with debugger(DATA3, TARGETS3) as engine:
+        # as if the run had failed on partition 0's third record: jump_to_failure goes there
+        engine.logs.failure = Failure(0, "best", 2, 2, "ValueError", before=1)
+
         def debugger_for(run, on_move=None, on_progress=None):
             engine.on_move = on_move
             return engine
@@ -111,6 +115,7 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                                "variable": "highest", "start": 0, "size": 10}),
                  ("debug.view", {"run": run}), ("debug.progress", {"run": run}),
                  ("debug.jump", {"run": run, "index": 1, "source": "panel"}),
+                 ("debug.jump_to_failure", {"run": run}),
                  ("debug.step_over", {"run": run, "partition": 0}),
                  ("debug.step_into", {"run": run, "partition": 0, "operator": "best"}),
                  ("debug.step_out", {"run": run, "partition": 0}),

@@ -61,10 +61,10 @@ def test_only_changed_keys_travel():
     tracker = IncrementalState()
     _, first = tracker.update({"table": table, "n": 1})
     assert "full" in first
-    table["k5"] = -1.0
+    table["k5"] = -1.5
     table["k7"] = 7.0  # a new object, the same value: nothing to send
     del table["k6"]
     view, change = tracker.update({"table": table, "n": 1})
-    assert change == {"set": {}, "keys": {"table": {"set": {"k5": -1.0}, "del": ["k6"]}},
+    assert change == {"set": {}, "keys": {"table": {"set": {"k5": -1.5}, "del": ["k6"]}},
                       "del": []}
-    assert view["table"]["k5"] == -1.0 and "k6" not in view["table"]
+    assert view["table"]["k5"] == -1.5 and "k6" not in view["table"]

@@ -27,6 +27,7 @@ export const REQUEST_METHODS = [
   'run.page',
   'debug.view',
   'debug.jump',
+  'debug.jump_to_failure',
   'debug.step_over',
   'debug.step_into',
   'debug.step_out',
@@ -277,6 +278,22 @@ export interface IDebugView {
   preparing?: string | null;
   /** The interaction of the parked fork the last jump started from. */
   started_from?: number | null;
+  /**
+   * The recorded run's exception, once a step reproduced it on the culprit record
+   * (`dbg.jump_to_failure()`, then Over): that partition has ended there.
+   */
+  failure?: IReplayedFailure | null;
+}
+
+/** The recorded run's failure as replay reproduced it. */
+export interface IReplayedFailure {
+  operator: string;
+  partition: number;
+  /** The culprit's index among the operator's inputs on the partition. */
+  index: number;
+  exception: string;
+  message: string;
+  traceback: string;
 }
 
 /**
@@ -345,6 +362,7 @@ export interface IRequestParams {
   };
   'debug.view': { run: string };
   'debug.jump': IActionParams & { index: number };
+  'debug.jump_to_failure': IActionParams;
   'debug.step_over': IActionParams & { partition: number };
   'debug.step_into': IActionParams & { partition: number; operator: string };
   'debug.step_out': IActionParams & { partition: number };
@@ -368,6 +386,7 @@ export interface IRequestResults {
   'run.page': IPageResult;
   'debug.view': IDebugView | null;
   'debug.jump': IDebugView;
+  'debug.jump_to_failure': IDebugView;
   'debug.step_over': IDebugView;
   'debug.step_into': IDebugView;
   'debug.step_out': IDebugView;

@@ -3,10 +3,11 @@
  *
  * Plain JSON values stand for themselves; other Python values are objects with a
  * `"$t"` tag: `dict` (non-string keys), `tuple`, `set`, `int` (beyond 2**53), `float`
- * (inf, nan), `bytes`, `datetime`, `date`, `time`, `decimal`, `row` (a PySpark Row),
- * `summary` (a value too large to ship) and `object` (any other object: type, repr,
- * attributes). `decode` mirrors the kernel's `decode`; `describe` makes the tree the
- * state view shows; `pyRepr` the Python-like one-line text. Nothing is evaluated.
+ * (inf, nan, and whole floats: `5000.0`, which JSON would make `5000`), `bytes`,
+ * `datetime`, `date`, `time`, `decimal`, `row` (a PySpark Row), `summary` (a value too
+ * large to ship) and `object` (any other object: type, repr, attributes). `decode`
+ * mirrors the kernel's `decode`; `describe` makes the tree the state view shows;
+ * `pyRepr` the Python-like one-line text. Nothing is evaluated.
  */
 
 import type { Tagged } from './protocol';
@@ -224,8 +225,8 @@ export const REPR_LIMIT = 300;
 
 /**
  * Python's `repr` of a tagged value, cut after `limit` characters: `('Bob', 5000, 5000)`,
- * `{'Bob'}`, `Row(customer='Chris', amount=10)`. JSON does not keep `10.0` apart from
- * `10`, so whole floats show as ints.
+ * `{'Bob'}`, `Row(customer='Chris', amount=10.0)`. Whole floats come tagged, so they
+ * show as Python shows them (`10.0`), like the panel and the API.
  */
 export function pyRepr(value: Tagged, limit = REPR_LIMIT): string {
   const out = new Budget(limit);

@@ -16,17 +16,20 @@ import { OperatorsTable } from './operatorsTable';
 import { RunsList } from './runsList';
 import { shortPath } from './texts';
 import type { IAlert, IRunError, IRunSummary } from '../comm/protocol';
+import type { DebugModel } from '../timetravel/debugModel';
 
 /**
  * The selected run: its header (status, start, duration, cell, store), which also picks
  * another run ("3 runs ▾" opens the runs list under it), the error that failed it, its
  * warnings, its Python operators (`OperatorsTable`) and the agents' alerts. The same
- * view fills the sidebar's Run section and, wider, the main area.
+ * view fills the sidebar's Run section and, wider, the main area. A failed run's card
+ * has a "Debug this failure" button (`dbg.jump_to_failure()`, with `debug`).
  */
 export class RunView extends Widget {
-  constructor(model: RunsModel) {
+  constructor(model: RunsModel, debug: DebugModel | null = null) {
     super();
     this._model = model;
+    this._debug = debug;
     this.addClass('jp-icedtea-RunView');
     this._header = createHeader();
     this._loading = el('div', 'jp-icedtea-loading', 'Loading the run…');
@@ -70,7 +73,8 @@ export class RunView extends Widget {
     }
     this._renderHeader(summary, runs);
     const children: HTMLElement[] = [this._header.root, ...picker];
-    if (this._renderKeyed(this._error, summary.error, error => this._fillError(error))) {
+    const errorKey = summary.error ? { ...summary.error, status: summary.status } : null;
+    if (this._renderKeyed(this._error, errorKey, () => this._fillError(summary.error as IRunError))) {
       children.push(this._error);
     }
     if (
@@ -180,9 +184,21 @@ export class RunView extends Widget {
       details.append(el('summary', undefined, 'Traceback'), el('pre', undefined, error.traceback));
       box.appendChild(details);
     }
+    const debug = this._debug;
+    const failed = this._model.selected?.status === 'failed'; // not a run whose retry succeeded
+    if (debug && failed && error.operator !== null && error.operator !== undefined) {
+      const button = el('button', 'jp-icedtea-button jp-icedtea-debug-failure', 'Debug this failure');
+      button.type = 'button';
+      button.title =
+        "Replay θ's chain on the failing partition up to just before the culprit record " +
+        '(dbg.jump_to_failure()); Over then reproduces the exception';
+      button.addEventListener('click', () => void debug.jumpToFailure());
+      box.appendChild(button);
+    }
   }
 
   private _model: RunsModel;
+  private _debug: DebugModel | null;
   private _runId: string | null = null;
   private _lastStatus: string | null = null;
   private _operators: OperatorsTable;

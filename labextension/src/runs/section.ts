@@ -8,6 +8,6 @@ export const runSection: ISidebarSection = {
   caption: 'The selected run: status, cell, store, Python operators with live counts, alerts',
   rank: 100,
   weight: 3,
-  create: ({ runs }) => new RunView(runs),
-  createWide: ({ runs }) => new RunView(runs)
+  create: ({ runs, timeTravel }) => new RunView(runs, timeTravel.debug),
+  createWide: ({ runs, timeTravel }) => new RunView(runs, timeTravel.debug)
 };

@@ -180,6 +180,16 @@ export class DebugModel implements IDisposable {
     );
   }
 
+  /**
+   * A failed run: θ's chain on the failing partition just before the culprit record
+   * (`debug.jump_to_failure`); Over then reproduces the recorded exception.
+   */
+  jumpToFailure(): Promise<void> {
+    return this._act('jump to the failure', null, run =>
+      this._source.request('debug.jump_to_failure', { run, source: 'sidebar' }, LONG_REQUEST_TIMEOUT)
+    );
+  }
+
   /** θ's next record on `partition` and its whole scope. */
   stepOver(partition: number): Promise<void> {
     return this._act(`step over on partition ${partition}`, partition, run =>
@@ -432,6 +442,8 @@ export class DebugModel implements IDisposable {
       if (run === this._runId) {
         if (partition !== null) {
           this._lastPartition = partition;
+        } else if (typeof view.partition === 'number') {
+          this._lastPartition = view.partition; // a jump to the failure: its partition
         }
         this._busy = null;
         this._cancelling = false;
@@ -586,7 +598,8 @@ export function viewKey(view: IDebugView): string {
           .join('/')
     )
     .join(',');
-  return `${view.index}|${view.step}|${counts}|${pending}|${view.outputs.length}`;
+  const failure = view.failure ? `${view.failure.operator}@${view.failure.partition}` : '';
+  return `${view.index}|${view.step}|${counts}|${pending}|${view.outputs.length}|${failure}`;
 }
 
 /** The status line: "2 partitions · Over on 1, Into on 1, Out on none". */

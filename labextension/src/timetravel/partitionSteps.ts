@@ -4,6 +4,7 @@ import { IStepState, preparingText, stepCountsText } from './debugModel';
 import { el, setText } from '../widgets/format';
 import type { ISnapshotPartition } from './snapshotModel';
 import { pyRepr } from '../comm/tagged';
+import type { IReplayedFailure } from '../comm/protocol';
 import type { TimeTravelModel } from './timeTravel';
 import { VirtualList } from '../widgets/virtualList';
 
@@ -35,6 +36,8 @@ export class PartitionSteps extends Widget {
     this._preparing = el('div', 'jp-icedtea-preparing jp-icedtea-muted');
     this._error = el('div', 'jp-icedtea-inline-error jp-icedtea-step-error');
     this._error.setAttribute('role', 'alert');
+    this._failure = el('div', 'jp-icedtea-replayed-failure');
+    this._failure.setAttribute('role', 'alert');
     this._outputs = el('div', 'jp-icedtea-step-outputs');
     this._action = el('div', 'jp-icedtea-last-action jp-icedtea-muted');
     this._why = el('div', 'jp-icedtea-step-why');
@@ -48,7 +51,16 @@ export class PartitionSteps extends Widget {
       create: createRow,
       update: (row, item) => this._update(row, item)
     });
-    this.node.append(head, this._preparing, this._error, this._list.node, this._why, this._outputs, this._action);
+    this.node.append(
+      head,
+      this._preparing,
+      this._error,
+      this._failure,
+      this._list.node,
+      this._why,
+      this._outputs,
+      this._action
+    );
     this._list.node.addEventListener('click', this._onClick);
     model.snapshot.changed.connect(this._render, this);
     model.debug.changed.connect(this._render, this);
@@ -107,6 +119,7 @@ export class PartitionSteps extends Widget {
     this._error.hidden = !error;
     this._error.dataset.type = error?.type ?? '';
     setText(this._error, error ? `${capitalize(error.action)} ${errorVerb(error.type)}: ${error.message}` : '');
+    this._renderFailure(snapshot.mode === 'debug' && view ? (view.failure ?? null) : null);
     const outputs = snapshot.mode === 'debug' && view && view.outputs.length ? view.outputs : null;
     this._outputs.hidden = !outputs;
     setText(
@@ -118,6 +131,30 @@ export class PartitionSteps extends Widget {
     setText(this._action, last ? `Last action (${last.source}): ${last.call}` : '');
     this._list.setItems(partitions);
     this._renderWhy();
+  }
+
+  /** The recorded run's exception, once a step reproduced it: that partition's end. */
+  private _renderFailure(failure: IReplayedFailure | null): void {
+    const key = failure ? JSON.stringify(failure) : '';
+    this._failure.hidden = !failure;
+    if (this._failure.dataset.key === key) {
+      return;
+    }
+    this._failure.dataset.key = key;
+    this._failure.replaceChildren();
+    if (failure) {
+      this._failure.append(
+        el(
+          'div',
+          'jp-icedtea-replayed-failure-title',
+          `Partition ${failure.partition} ended as in the recorded run: ${failure.operator} raised ` +
+            `${failure.exception}: ${failure.message} on its input #${failure.index}`
+        )
+      );
+      const details = el('details', 'jp-icedtea-error-traceback');
+      details.append(el('summary', undefined, 'Traceback (replayed)'), el('pre', undefined, failure.traceback));
+      this._failure.append(details);
+    }
   }
 
   /** What each step button of the selected partition does, or why it is disabled. */
@@ -235,6 +272,7 @@ export class PartitionSteps extends Widget {
   private _status: HTMLElement;
   private _cancel: HTMLButtonElement;
   private _preparing: HTMLElement;
+  private _failure: HTMLElement;
   private _error: HTMLElement;
   private _outputs: HTMLElement;
   private _action: HTMLElement;

@@ -185,7 +185,7 @@ class CogroupDispatch:
         return tuple(ResultIterable(group) for group in groups)
 
 
-class BatchFunction:
+class BatchFunction(Shipped):
     """``mapInPandas``/``mapInArrow``/iterator pandas UDFs: iterator of batches in and out."""
 
     def __init__(self, spec: OperatorSpec, f: Callable) -> None:
@@ -193,7 +193,11 @@ class BatchFunction:
 
     def __call__(self, batches: Iterable) -> Iterator:
         task = _task_context()
-        host = WorkerHost(self.spec, task.partitionId() if task else -1, task)
+        return self.replay(task.partitionId() if task else -1, batches, task)
+
+    def replay(self, partition: int, batches: Iterable, task: Any = None) -> Iterator:
+        """The host loop on ``partition`` (replay calls it: there is no Spark task)."""
+        host = WorkerHost(self.spec, partition, task)
         return host.run_partition(self.f, batches, batches=True)
 
 

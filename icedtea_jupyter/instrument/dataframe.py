@@ -16,6 +16,7 @@ from pyspark.sql.udf import UserDefinedFunction
 from pyspark.util import PythonEvalType
 
 from ..executor import wrappers as w
+from ..replay.dataframe_inputs import DataFrameUpstream
 from .patching import active, node_of, register
 
 _UDF_MODES = {
@@ -129,8 +130,10 @@ def _map_in(api: str) -> Callable:
             if recorder is None:
                 return original(self, func, *args, **kwargs)
             node, spec = recorder.python(api, func, recorder.parents(self))
+            function = w.BatchFunction(spec, func)
+            recorder.keep_for_replay(node.id, function, DataFrameUpstream(self, api))
             with recorder.inside():
-                result = original(self, w.BatchFunction(spec, func), *args, **kwargs)
+                result = original(self, function, *args, **kwargs)
             return recorder.produced(result, node)
         return patched
     return make

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
 from ..store import layout
 from ..store.operator_images import read_operator_image
 from ..store.replay_logs import ReplayLog, read_replay_log
@@ -137,13 +139,23 @@ class RunLogs:
         view = self.history.view_in_task(index, self.theta, partition,
                                          self.task(partition, path), states=False)
         if view.status == "finished":
-            return Target(view.count or 0, True)
+            return Target(self.in_records(self.theta.name, partition, path,
+                                          view.count or 0) or 0, True)
         if view.status == "not started":
             return Target(0)
         if view.count is None:
             raise LookupError(f"interaction I{index} has no count of {self.theta.name!r} on "
                               f"partition {partition} (its worker did not report)")
-        return Target(view.count)
+        return Target(self.in_records(self.theta.name, partition, path, view.count) or 0)
+
+    def in_records(self, name: str, partition: int, path: int,
+                   count: int | None) -> int | None:
+        """A worker's logged count in replay's records: a batch function counts rows in
+        the run, and a record of replay is one of its batches (the batches before)."""
+        log = self.log(name, partition, path)
+        if count is None or log is None or log.batch_rows is None:
+            return count
+        return int(np.searchsorted(np.cumsum(log.batch_rows), count, "right"))
 
     def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]:
         """The logged counts of a path's workers at an interaction (None: unknown)."""
@@ -151,8 +163,8 @@ class RunLogs:
         if key not in self._counts:
             task = self.task(partition, path)
             self._counts[key] = {
-                name: self.history.view_in_task(index, self.dag.node(name), partition, task,
-                                                states=False).count
+                name: self.in_records(name, partition, path, self.history.view_in_task(
+                    index, self.dag.node(name), partition, task, states=False).count)
                 for name in self.paths[path]}
         return self._counts[key]
 

@@ -85,6 +85,7 @@ class RunLogs:
         if theta is None:
             raise LookupError(f"run {run.id} has no interesting operator θ to replay")
         self.theta = theta
+        refuse_unreplayable(run.dag, theta)
         self.chain, children = tree_of(run.dag, theta)
         self.paths = paths_of(self.chain, children)
         self.partitions = self.history.partitions(theta)
@@ -171,6 +172,28 @@ class RunLogs:
     def _successful_logs(self, ok: set[int]) -> dict[tuple[int, int, int], ReplayLog]:
         return {(name.operator, name.partition, name.task): read_replay_log(path)
                 for name, path in layout.replay_logs(self.run.path) if name.task in ok}
+
+
+# DataFrame operators whose replay is not built: a group or a row is their record, which
+# no capture function regenerates yet
+NOT_REPLAYED = {"applyInPandas": "a grouped map (applyInPandas)", "udf": "a UDF column"}
+
+
+class NotReplayable(LookupError):
+    """θ is an operator the debugger cannot replay."""
+
+
+def refuse_unreplayable(dag: Any, theta: Any) -> None:
+    """Say which operator θ is, that its replay is not built, and what to pick instead."""
+    what = NOT_REPLAYED.get(theta.api)
+    if what is None:
+        return
+    others = [n.name for n in dag.python_operators if n.api not in NOT_REPLAYED]
+    instead = (f"record the cell again with --interesting set to one of {others}" if others
+               else "compute the step as a mapInPandas (or an RDD operator) to debug it")
+    raise NotReplayable(
+        f"θ ({theta.name!r}) is {what}, and the debugger does not replay those yet (it "
+        f"replays RDD operators, mapInPandas and mapInArrow): {instead}")
 
 
 def reduce_side_of(dag: Any, last: Any) -> Any:

@@ -104,3 +104,97 @@ def steps_from(dbg, k, p):
         state = moved.state("running", p)
         assert state["seen"] == seen + (step + 1) * BATCH
         assert state["total"] == pytest.approx(oracle_total(p, state["seen"]))
+
+
+SHUFFLED = """
+def running(batches):
+    total, seen = 0.0, 0
+    for pdf in batches:
+        total += float(pdf.v.sum())
+        seen += len(pdf)
+        yield pdf
+df = spark.range(0, ROWS, numPartitions=3).selectExpr("id % 5 AS k", "CAST(id AS DOUBLE) AS v")
+out = df.repartition("k").mapInPandas(running, "k long, v double").count()
+"""
+
+
+def test_adaptive_partitions_of_a_shuffle_before_theta_replay_as_the_run_planned_them(
+        record, sql_conf):
+    """AQE coalesces the shuffle's four partitions: replay regenerates the same ones, with
+    the run's settings pinned even where the session's changed since."""
+    sql_conf(spark_sql_adaptive_enabled="true",
+             spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
+    run = record(SHUFFLED, {"ROWS": ROWS})
+    assert run.status == "finished", run.error
+    partitions = sorted({w["partition"] for w in run.partitions("running")})
+    assert len(partitions) < 4  # the run saw coalesced partitions
+    sql_conf(spark_sql_adaptive_enabled="false",  # changed after the run: pinned back
+             spark_sql_execution_arrow_maxRecordsPerBatch="7")
+    dbg = run.debugger()
+    dbg.jump(0)
+    for p in partitions:  # step over every batch, to the partition's end
+        while not dbg.ended(p):
+            final = dbg.step_over(p)
+        assert final.state("running", p) == run.final_state("running", p)
+    assert sum(final.state("running", p)["seen"] for p in partitions) == ROWS
+    assert spark_conf(run, "spark.sql.adaptive.enabled") == "false"  # and put back
+
+
+def spark_conf(run, key):
+    return run.namespace["spark"].conf.get(key)
+
+
+CSV = """
+df = spark.read.csv(PATH, schema="id long, v double")
+def running(batches):
+    total = 0.0
+    for pdf in batches:
+        total += float(pdf.v.sum())
+        yield pdf
+out = df.mapInPandas(running, "id long, v double").count()
+"""
+
+
+def write_csv(path, values):
+    path.write_text("".join(f"{i:04d},{v:07.1f}\n" for i, v in enumerate(values)))
+
+
+@pytest.mark.parametrize("record_inputs", [False, True])
+def test_a_source_changed_since_the_run(record, sql_conf, tmp_path, record_inputs):
+    """Rewritten in place after the run: regenerated batches name the batch that differs
+    and the flag that keeps what θ saw; recorded batches replay what the run saw."""
+    sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
+    source = tmp_path / "payments.csv"
+    write_csv(source, [float(i) for i in range(120)])
+    run = record(CSV, {"PATH": str(source)}, record_inputs=record_inputs)
+    assert run.status == "finished", run.error
+    write_csv(source, [float(i) + 0.5 for i in range(120)])  # same size, other values
+    dbg = run.debugger()
+    if record_inputs:
+        assert dbg.jump(0) and dbg.step_over(0).state("running", 0)["total"] == \
+            sum(range(BATCH))
+        return
+    from icedtea_jupyter.replay.inputs import InputsChanged
+
+    with pytest.raises(InputsChanged) as raised:
+        dbg.jump(0)
+    message = str(raised.value)
+    assert "batch #0 (rows 0–49)" in message and "other values" in message
+    assert message.endswith("run the cell again with --record-inputs to keep what θ saw")
+
+
+def test_an_operator_the_debugger_cannot_replay_says_what_to_pick(record):
+    code = """
+df = spark.createDataFrame([(k % 3, float(k)) for k in range(30)], "k long, v double")
+def centre(pdf):
+    return pdf.assign(v=pdf.v - pdf.v.mean())
+out = df.groupBy("k").applyInPandas(centre, "k long, v double").mapInPandas(
+    lambda batches: batches, "k long, v double").collect()
+"""
+    from icedtea_jupyter.replay.logs import NotReplayable
+
+    run = record(code)
+    assert run.status == "finished", run.error
+    with pytest.raises(NotReplayable, match=r"θ \('centre'\) is a grouped map .* one of "
+                                            r"\['mapInPandas'\]"):
+        run.debugger().jump(0)

@@ -114,16 +114,20 @@ class TimeTravel(WorkerPlugin):
         self.on_first_record()
 
     def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
-        """A batch function's input batch: its rows logged (replay cuts its regenerated
-        rows the same way); θ sums the first batch and one about every CHECK_PERIOD."""
+        """A batch function's input batch, or a grouped map's group (``index`` -1,
+        ``batch`` its arguments): its rows logged (replay counts records by them); θ
+        sums the first one and one about every BATCH_SUM_PERIOD, and records groups."""
         if self.batch_rows is None:
-            return
+            self.kind, self.batch_rows = "batches", array("I")
+        index = len(self.batch_rows)
         self.batch_rows.append(rows)
+        if host.per_call and self.inputs is not None:
+            self.record_input(batch)
         now = time.monotonic()
         if self.fingerprints is not None and now >= self._next_sum:
             self._next_sum = now + BATCH_SUM_PERIOD
             self.fingerprints.append(index)
-            self.fingerprints.append(batch_checksum(batch))
+            self.fingerprints.append(batch_checksum(batch[-1] if host.per_call else batch))
 
     def sample(self, host: Any, index: int, pickled: bytes) -> None:
         if self.fingerprints is not None:

@@ -238,6 +238,8 @@ class CallFunction:
 
     def __call__(self, *args: Any) -> Any:
         host = call_host(self.spec)
+        if self.mode == "group":
+            host.before_group(self.f, args, _rows(args[-1]))
         try:
             result = self.f(*args)
         except BaseException as exc:
@@ -251,9 +253,26 @@ class CallFunction:
             host.count_call(rows, rows, _NO_RECORD)
         elif mode == "agg":
             host.count_call(_rows(args[0]) if args else 0, 1, _NO_RECORD)
-        else:
-            host.count_call(_rows(args[-1]), _rows(result), _NO_RECORD)
+        else:  # a group is processed whole: the check after it counts it
+            host.count_call(_rows(args[-1]), _rows(result), _NO_RECORD, whole=True)
         return result
+
+
+class GroupFunction(Shipped):
+    """``applyInPandas``'s function as replay runs it: one group (``(frame,)`` or
+    ``(key, frame)``) a record, one output frame each."""
+
+    def __init__(self, spec: OperatorSpec, f: Callable) -> None:
+        self.spec, self.f = spec, f
+
+    def replay(self, partition: int, groups: Iterable) -> Iterator:
+        host = WorkerHost(self.spec, partition)
+        host.user_function = self.f
+        return host.map_records(partial(_apply, self.f), groups)
+
+
+def _apply(f: Callable, group: tuple) -> Any:
+    return f(*group)
 
 
 def group_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:

@@ -16,7 +16,7 @@ from pyspark.sql.udf import UserDefinedFunction
 from pyspark.util import PythonEvalType
 
 from ..executor import wrappers as w
-from ..replay.dataframe_inputs import DataFrameUpstream
+from ..replay.dataframe_inputs import DataFrameUpstream, GroupedUpstream
 from .patching import active, node_of, register
 
 _UDF_MODES = {
@@ -152,6 +152,8 @@ def _apply_in_pandas(original: Callable) -> Callable:
             return original(self, func, *args, **kwargs)
         node, spec = recorder.python("applyInPandas", func, recorder.parents(self._df))
         arity = len(inspect.signature(func).parameters)
+        recorder.keep_for_replay(node.id, w.GroupFunction(spec, func),
+                                 GroupedUpstream(self, arity))
         with recorder.inside():
             result = original(self, w.group_function(spec, func, arity), *args, **kwargs)
         return recorder.produced(result, node)

@@ -1,4 +1,5 @@
-"""θ's input batches regenerated from a DataFrame's plan (mapInPandas, mapInArrow as θ).
+"""θ's input batches regenerated from a DataFrame's plan (mapInPandas, mapInArrow, and
+the groups of applyInPandas, as θ).
 
 A batch function's record is an Arrow batch, and Spark cuts a partition's rows into
 batches by its SQL configuration (``spark.sql.execution.arrow.maxRecordsPerBatch``…),
@@ -35,6 +36,23 @@ class KeepBatches:
                 yield pa.table({"b": data}).to_pandas()
 
 
+def _pickled_frame(value: Any) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame({"b": [pickle.dumps(value, protocol=5)]})
+
+
+def keep_group(frame: Any) -> Any:
+    """The capture function of a grouped map whose function takes the group's frame
+    (a function: PySpark counts its parameters)."""
+    return _pickled_frame((frame,))
+
+
+def keep_keyed_group(key: Any, frame: Any) -> Any:
+    """The capture function of a grouped map whose function takes (key, frame)."""
+    return _pickled_frame((key, frame))
+
+
 def _first_column(rows: Iterator) -> list:
     return [row[0] for row in rows]
 
@@ -47,15 +65,18 @@ class DataFrameUpstream:
         self.api = api
         self.conf = sql_conf(frame.sparkSession)
 
+    def capture(self) -> Any:
+        """θ's input through the capture function, a row per batch."""
+        return getattr(self.frame, self.api)(KeepBatches(self.api), "b binary")
+
     def batches(self, partition: int) -> tuple[list, int, dict[str, tuple]]:
-        """Partition ``partition`` of θ's input as the list of batches θ would take; the
-        number of partitions the plan has now; the confs pinned to the run's values
-        (``{key: (now, run)}``)."""
+        """Partition ``partition`` of θ's input as the list of records θ would take
+        (batches, or groups); the number of partitions the plan has now; the confs
+        pinned to the run's values (``{key: (now, run)}``)."""
         session = self.frame.sparkSession
         pinned = pin(session, self.conf)
         try:
-            capture = getattr(self.frame, self.api)(KeepBatches(self.api), "b binary")
-            rdd = capture.rdd
+            rdd = self.capture().rdd
             partitions = rdd.getNumPartitions()
             if partition >= partitions:
                 return [], partitions, pinned
@@ -96,3 +117,17 @@ def restore(session: Any, changed: dict[str, tuple]) -> None:
             session.conf.unset(key)
         else:
             session.conf.set(key, now)
+
+
+class GroupedUpstream(DataFrameUpstream):
+    """A grouped map's input: the ``GroupedData`` (its keys and partitioning), whose
+    records are groups, as ``(frame,)`` or ``(key, frame)`` by the function's arity."""
+
+    def __init__(self, grouped: Any, arity: int) -> None:
+        super().__init__(grouped._df, "applyInPandas")
+        self.grouped = grouped
+        self.arity = arity
+
+    def capture(self) -> Any:
+        keep = keep_keyed_group if self.arity == 2 else keep_group
+        return self.grouped.applyInPandas(keep, "b binary")

@@ -115,18 +115,21 @@ class ReplayInputs:
         log = self.logs.log(self.logs.chain[0], partition)
         if log is None or log.batch_rows is None:
             return
+        grouped = self.run.dag.require_interesting().api == "applyInPandas"
+        unit = "group" if grouped else "batch"
+        frames = [b[-1] for b in batches] if grouped else batches  # a group: (key,) frame
         run_rows = [int(n) for n in log.batch_rows]
-        rows = [batch_length(b) for b in batches[:len(run_rows)]]
+        rows = [batch_length(b) for b in frames[:len(run_rows)]]
         if rows != run_rows:
             raise InputsChanged(
-                f"partition {partition} of θ's input now comes in {_batches(rows)}; in the "
-                f"run θ took {_batches(run_rows)}. {_why(planned, self.logs, pinned)}"
-                f"{self._advice()}")
+                f"partition {partition} of θ's input now comes in {_batches(rows, unit)}; "
+                f"in the run θ took {_batches(run_rows, unit)}. "
+                f"{_why(planned, self.logs, pinned)}{self._advice()}")
         for index, crc in log.checks():
-            if index < len(batches) and batch_checksum(batches[index]) != crc:
+            if index < len(frames) and batch_checksum(frames[index]) != crc:
                 start = sum(run_rows[:index])
                 raise InputsChanged(
-                    f"batch #{index} (rows {start}–{start + run_rows[index] - 1}) of θ's "
+                    f"{unit} #{index} (rows {start}–{start + run_rows[index] - 1}) of θ's "
                     f"input on partition {partition} has the same rows as in the run but "
                     "other values: the source changed since the run, or the rows' order is "
                     f"not deterministic (a shuffle read): {self._advice()}")
@@ -138,9 +141,10 @@ def batch_length(batch: Any) -> int:
     return len(batch)
 
 
-def _batches(rows: list[int]) -> str:
+def _batches(rows: list[int], unit: str) -> str:
     shown = ", ".join(str(n) for n in rows[:8]) + (", …" if len(rows) > 8 else "")
-    return f"{len(rows)} batch{'es' if len(rows) != 1 else ''} of {sum(rows)} rows ({shown})"
+    plural = {"batch": "batches", "group": "groups"}[unit] if len(rows) != 1 else unit
+    return f"{len(rows)} {plural} of {sum(rows)} rows ({shown})"
 
 
 def _why(planned: int | None, logs: Logs, pinned: dict) -> str:

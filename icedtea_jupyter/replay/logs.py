@@ -174,9 +174,9 @@ class RunLogs:
                 for name, path in layout.replay_logs(self.run.path) if name.task in ok}
 
 
-# DataFrame operators whose replay is not built: a group or a row is their record, which
-# no capture function regenerates yet
-NOT_REPLAYED = {"applyInPandas": "a grouped map (applyInPandas)", "udf": "a UDF column"}
+# DataFrame operators whose replay is not built: a row or a column batch is their record,
+# which no capture function regenerates yet
+NOT_REPLAYED = {"udf": "a UDF column"}
 
 
 class NotReplayable(LookupError):
@@ -193,7 +193,7 @@ def refuse_unreplayable(dag: Any, theta: Any) -> None:
                else "compute the step as a mapInPandas (or an RDD operator) to debug it")
     raise NotReplayable(
         f"θ ({theta.name!r}) is {what}, and the debugger does not replay those yet (it "
-        f"replays RDD operators, mapInPandas and mapInArrow): {instead}")
+        f"replays RDD operators, mapInPandas, mapInArrow and applyInPandas): {instead}")
 
 
 def reduce_side_of(dag: Any, last: Any) -> Any:

@@ -185,16 +185,73 @@ def test_a_source_changed_since_the_run(record, sql_conf, tmp_path, record_input
 
 def test_an_operator_the_debugger_cannot_replay_says_what_to_pick(record):
     code = """
-df = spark.createDataFrame([(k % 3, float(k)) for k in range(30)], "k long, v double")
-def centre(pdf):
-    return pdf.assign(v=pdf.v - pdf.v.mean())
-out = df.groupBy("k").applyInPandas(centre, "k long, v double").mapInPandas(
-    lambda batches: batches, "k long, v double").collect()
+from pyspark.sql.functions import udf, col
+@udf("long")
+def plus_one(x):
+    return x + 1
+out = spark.range(30).select(plus_one(col("id")).alias("id")).mapInPandas(
+    lambda batches: batches, "id long").collect()
 """
     from icedtea_jupyter.replay.logs import NotReplayable
 
     run = record(code)
     assert run.status == "finished", run.error
-    with pytest.raises(NotReplayable, match=r"θ \('centre'\) is a grouped map .* one of "
+    with pytest.raises(NotReplayable, match=r"θ \('plus_one'\) is a UDF column, .* one of "
                                             r"\['mapInPandas'\]"):
         run.debugger().jump(0)
+
+
+GROUPED = """
+import time
+class Centre:
+    def __init__(self):
+        self.groups, self.rows, self.means = 0, 0, {}
+    def __call__(self, pdf):
+        time.sleep(0.02)
+        self.groups += 1
+        self.rows += len(pdf)
+        self.means[int(pdf.k.iloc[0])] = float(pdf.v.mean())
+        return pdf.assign(v=pdf.v - pdf.v.mean())
+df = spark.range(0, ROWS, numPartitions=2).selectExpr("id % 60 AS k", "CAST(id AS DOUBLE) / 2 AS v")
+out = df.groupBy("k").applyInPandas(Centre(), "k long, v double").count()
+"""
+
+
+def group_mean(key):
+    """The mean of v over group ``key``: ids key, key + 60, … (20 of them), halved."""
+    return sum(key + 60 * j for j in range(20)) / 20 / 2
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("record_inputs", [False, True])
+def test_apply_in_pandas_a_record_is_a_group(record, sql_conf, record_inputs, aqe):
+    sql_conf(spark_sql_adaptive_enabled=aqe)
+    run = record(GROUPED, {"ROWS": ROWS}, interact_every=0.1, record_inputs=record_inputs)
+    assert run.status == "finished", run.error
+    dbg = run.debugger()
+    partitions = sorted({w["partition"] for w in run.partitions("Centre")})
+    middles = []
+    for k in range(len(run.interactions)):
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        for p in partitions:
+            status = recorded.status("Centre", p)
+            if status in ("running", "finished"):
+                assert jumped.state("Centre", p) == recorded.state("Centre", p), (k, p)
+            if status == "running":
+                middles.append((recorded.state("Centre", p)["groups"], k, p))
+        assert not jumped.notes, jumped.notes
+    assert middles and max(middles)[0] > 0  # some jumps land in the middle of a partition
+    expected = "recorded" if record_inputs else "regenerated"
+    assert set(dbg.inputs.source.values()) == {expected}
+
+    _, k, p = max(middles)
+    before = dbg.jump(k).state("Centre", p)
+    waiting = dbg.pending(p)["Centre"]
+    rows = before["rows"]
+    assert waiting["rows"][0] == [rows, rows + 20]  # a record is a group: its rows
+    for step in range(min(2, waiting["count"])):
+        after = (dbg.step_into(p, "Centre") if step else dbg.step_over(p)).state("Centre", p)
+        assert (after["groups"], after["rows"]) == (before["groups"] + 1, before["rows"] + 20)
+        [key] = set(after["means"]) - set(before["means"])
+        assert after["means"][key] == pytest.approx(group_mean(key))
+        before = after

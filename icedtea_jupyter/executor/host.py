@@ -83,6 +83,7 @@ class WorkerHost:
         self.status = WorkerStatus.RUNNING
         self.error: dict | None = None
         self.per_call = False  # UDFs and grouped maps: ended by the next task or a flush
+        self.call_feed: Any = None  # a row UDF's rows through the plugins' records hooks
         self.user_function: Any = None  # whose attributes/closure are the state
         self.user_generator: Any = None  # whose locals are the state
         self.final_locals: dict | None = None  # its locals when its input ran out
@@ -202,11 +203,10 @@ class WorkerHost:
             self.check(self.records_in, self.records_out, sample,
                        self.records_in if whole else None)
 
-    def before_group(self, f: Callable, group: tuple, rows: int) -> None:
-        """A grouped map is about to take ``group``: the initial check before the first
-        one (the initial snapshot), and the ``batch`` hooks (a group is a record)."""
-        if self.user_function is None:
-            self.user_function = f
+    def before_group(self, group: tuple, rows: int) -> None:
+        """A grouped map (or a pandas UDF) is about to take ``group`` (a batch): the
+        initial check before the first one (the initial snapshot), and the ``batch``
+        hooks (a group is a record)."""
         if not self._checked:
             self.check(0, 0, _NO_RECORD, processed=0)
         if self.plugins.by_hook["batch"]:

@@ -1,5 +1,5 @@
 """θ's input batches regenerated from a DataFrame's plan (mapInPandas, mapInArrow, and
-the groups of applyInPandas, as θ).
+the groups of applyInPandas and the calls of a UDF, as θ).
 
 A batch function's record is an Arrow batch, and Spark cuts a partition's rows into
 batches by its SQL configuration (``spark.sql.execution.arrow.maxRecordsPerBatch``…),
@@ -83,7 +83,7 @@ class DataFrameUpstream:
             data = session.sparkContext.runJob(rdd, _first_column, [partition])
         finally:
             restore(session, pinned)
-        return [pickle.loads(b) for b in data], partitions, pinned
+        return [pickle.loads(b) for b in data if b], partitions, pinned
 
 
 def sql_conf(session: Any) -> dict[str, str]:
@@ -131,3 +131,40 @@ class GroupedUpstream(DataFrameUpstream):
     def capture(self) -> Any:
         keep = keep_keyed_group if self.arity == 2 else keep_group
         return self.grouped.applyInPandas(keep, "b binary")
+
+
+# the UDFs replay regenerates the calls of (PythonEvalType): row at a time (pickled or
+# Arrow-batched), scalar pandas
+REPLAYED_UDFS = (100, 101, 200)
+
+
+def keep_row(*values: Any) -> bytes:
+    """The capture function of a row UDF: the row's arguments, pickled."""
+    return pickle.dumps(values, protocol=5)
+
+
+def keep_series(*series: Any) -> Any:
+    """The capture function of a scalar pandas UDF: the batch's Series, pickled, in the
+    batch's first row (the others empty)."""
+    import pandas as pd
+
+    rows = len(series[0]) if series else 1
+    return pd.Series([pickle.dumps(series, protocol=5)] + [b""] * (rows - 1))
+
+
+class UdfUpstream(DataFrameUpstream):
+    """The DataFrame a UDF's column is computed on, and its arguments: its records are
+    the calls' arguments (a row's values, or a batch's Series)."""
+
+    def __init__(self, frame: Any, eval_type: int, args: tuple) -> None:
+        super().__init__(frame, "udf")
+        self.eval_type = eval_type
+        self.args = args
+
+    def capture(self) -> Any:
+        from pyspark.sql.types import BinaryType
+        from pyspark.sql.udf import UserDefinedFunction
+
+        keep = keep_series if self.eval_type == REPLAYED_UDFS[2] else keep_row
+        udf = UserDefinedFunction(keep, BinaryType(), "icedtea_keep", self.eval_type)
+        return self.frame.select(udf(*self.args))

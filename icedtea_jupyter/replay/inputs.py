@@ -115,9 +115,10 @@ class ReplayInputs:
         log = self.logs.log(self.logs.chain[0], partition)
         if log is None or log.batch_rows is None:
             return
-        grouped = self.run.dag.require_interesting().api == "applyInPandas"
-        unit = "group" if grouped else "batch"
-        frames = [b[-1] for b in batches] if grouped else batches  # a group: (key,) frame
+        api = self.run.dag.require_interesting().api
+        unit = "group" if api == "applyInPandas" else "batch"
+        # a group's or a pandas UDF's record is its call's arguments: (key,) frame, Series…
+        frames = [b[-1] for b in batches] if api in ("applyInPandas", "udf") else batches
         run_rows = [int(n) for n in log.batch_rows]
         rows = [batch_length(b) for b in frames[:len(run_rows)]]
         if rows != run_rows:

@@ -6,6 +6,7 @@ before the run, each worker's replay log, and each interaction's target counts.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -85,7 +86,7 @@ class RunLogs:
         if theta is None:
             raise LookupError(f"run {run.id} has no interesting operator θ to replay")
         self.theta = theta
-        refuse_unreplayable(run.dag, theta)
+        refuse_unreplayable(run, theta)
         self.chain, children = tree_of(run.dag, theta)
         self.paths = paths_of(self.chain, children)
         self.partitions = self.history.partitions(theta)
@@ -174,26 +175,22 @@ class RunLogs:
                 for name, path in layout.replay_logs(self.run.path) if name.task in ok}
 
 
-# DataFrame operators whose replay is not built: a row or a column batch is their record,
-# which no capture function regenerates yet
-NOT_REPLAYED = {"udf": "a UDF column"}
-
-
 class NotReplayable(LookupError):
     """θ is an operator the debugger cannot replay."""
 
 
-def refuse_unreplayable(dag: Any, theta: Any) -> None:
-    """Say which operator θ is, that its replay is not built, and what to pick instead."""
-    what = NOT_REPLAYED.get(theta.api)
-    if what is None:
+def refuse_unreplayable(run: Any, theta: Any) -> None:
+    """A UDF θ of a kind whose calls replay does not regenerate (an iterator, aggregate
+    or Arrow UDF; the run kept no copy of it): say so, and what to pick instead."""
+    if theta.api != "udf" or os.path.exists(layout.operator_image_path(run.path, theta.id)):
         return
-    others = [n.name for n in dag.python_operators if n.api not in NOT_REPLAYED]
+    others = [n.name for n in run.dag.python_operators if n.api != "udf"]
     instead = (f"record the cell again with --interesting set to one of {others}" if others
                else "compute the step as a mapInPandas (or an RDD operator) to debug it")
     raise NotReplayable(
-        f"θ ({theta.name!r}) is {what}, and the debugger does not replay those yet (it "
-        f"replays RDD operators, mapInPandas, mapInArrow and applyInPandas): {instead}")
+        f"θ ({theta.name!r}) is an iterator, aggregate or Arrow UDF column, and the debugger "
+        "does not replay those yet (it replays RDD operators, mapInPandas, mapInArrow, "
+        f"applyInPandas, @udf and scalar @pandas_udf columns): {instead}")
 
 
 def reduce_side_of(dag: Any, last: Any) -> Any:

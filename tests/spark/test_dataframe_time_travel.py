@@ -185,10 +185,13 @@ def test_a_source_changed_since_the_run(record, sql_conf, tmp_path, record_input
 
 def test_an_operator_the_debugger_cannot_replay_says_what_to_pick(record):
     code = """
-from pyspark.sql.functions import udf, col
-@udf("long")
-def plus_one(x):
-    return x + 1
+from typing import Iterator
+import pandas as pd
+from pyspark.sql.functions import pandas_udf, col
+@pandas_udf("long")
+def plus_one(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
+    for s in batches:
+        yield s + 1
 out = spark.range(30).select(plus_one(col("id")).alias("id")).mapInPandas(
     lambda batches: batches, "id long").collect()
 """
@@ -196,8 +199,8 @@ out = spark.range(30).select(plus_one(col("id")).alias("id")).mapInPandas(
 
     run = record(code)
     assert run.status == "finished", run.error
-    with pytest.raises(NotReplayable, match=r"θ \('plus_one'\) is a UDF column, .* one of "
-                                            r"\['mapInPandas'\]"):
+    with pytest.raises(NotReplayable, match=r"θ \('plus_one'\) is an iterator, aggregate "
+                                            r"or Arrow UDF .* one of \['mapInPandas'\]"):
         run.debugger().jump(0)
 
 
@@ -255,3 +258,78 @@ def test_apply_in_pandas_a_record_is_a_group(record, sql_conf, record_inputs, aq
         [key] = set(after["means"]) - set(before["means"])
         assert after["means"][key] == pytest.approx(group_mean(key))
         before = after
+
+
+ROW_UDF = """
+import time
+from pyspark.sql.functions import udf, col
+class Running:
+    def __init__(self):
+        self.rows, self.total = 0, 0.0
+    def __call__(self, v):
+        time.sleep(0.0005)
+        self.rows += 1
+        self.total += v
+        return self.total
+running = udf(Running(), "double")
+df = spark.range(0, ROWS, numPartitions=2).selectExpr("CAST(id AS DOUBLE) / 2 AS v")
+out = df.select(running(col("v")).alias("t")).collect()
+"""
+
+PANDAS_UDF = """
+import time
+import pandas as pd
+from pyspark.sql.functions import pandas_udf, col
+def make():
+    state = {"rows": 0, "total": 0.0}
+    def running(v: pd.Series) -> pd.Series:
+        time.sleep(0.03)
+        state["rows"] += len(v)
+        state["total"] += float(v.sum())
+        return v + state["total"]
+    return running
+running = pandas_udf(make(), "double")
+df = spark.range(0, ROWS, numPartitions=2).selectExpr("CAST(id AS DOUBLE) / 2 AS v")
+out = df.select(running(col("v")).alias("t")).collect()
+"""
+
+
+def udf_state(state):
+    """The running count and total of either UDF's state (attributes, or a closure's dict)."""
+    state = state.get("state", state)
+    return state["rows"], state["total"]
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+@pytest.mark.parametrize("record_inputs", [False, True])
+@pytest.mark.parametrize("code", [ROW_UDF, PANDAS_UDF], ids=["udf", "pandas_udf"])
+def test_udf_columns_a_record_is_a_row_or_a_batch(record, sql_conf, code, record_inputs, aqe):
+    sql_conf(spark_sql_adaptive_enabled=aqe,
+             spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
+    run = record(code, {"ROWS": ROWS}, interact_every=0.1, record_inputs=record_inputs)
+    assert run.status == "finished", run.error
+    name = run.dag.interesting.name
+    dbg = run.debugger()
+    middles = []
+    for k in range(len(run.interactions)):
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        for p in (0, 1):
+            status = recorded.status(name, p)
+            if status in ("running", "finished"):
+                assert jumped.state(name, p) == recorded.state(name, p), (k, p)
+            rows = udf_state(recorded.state(name, p))[0]
+            if status == "running" and 0 < rows < ROWS // 2 - 3 * BATCH:
+                middles.append((rows, k, p))
+        assert not jumped.notes, jumped.notes
+    assert middles  # some jumps land in the middle of a partition
+    expected = "recorded" if record_inputs else "regenerated"
+    assert set(dbg.inputs.source.values()) == {expected}
+
+    unit = 1 if code is ROW_UDF else BATCH  # a record is a row, or a batch
+    _, k, p = min(middles)
+    rows, _ = udf_state(dbg.jump(k).state(name, p))
+    for step in range(3):
+        moved = dbg.step_into(p, name) if step == 1 else dbg.step_over(p)
+        rows_now, total = udf_state(moved.state(name, p))
+        assert rows_now == rows + (step + 1) * unit
+        assert total == pytest.approx(oracle_total(p, rows_now))

@@ -89,6 +89,18 @@ def test_jumps_equal_the_recorded_snapshots_and_steps_move_by_batch(
     _, k, p = min(middles)
     steps_from(dbg, k, p)
     steps_from(dbg, 0, 1)  # from the initial states
+    sidebar_shows_row_ranges(run, dbg)
+
+
+def sidebar_shows_row_ranges(run, dbg):
+    """The sidebar's view of the debugger (the comm's DebugView) gives θ's batches' rows."""
+    from icedtea_jupyter.comm.schema import check
+    from icedtea_jupyter.comm.time_travel import debug_view
+
+    dbg.jump(0)
+    view = debug_view(run, dbg)
+    assert check(view, "DebugView") == []
+    assert view["pending"]["0"]["running"]["rows"][:2] == [[0, BATCH], [BATCH, 2 * BATCH]]
 
 
 def steps_from(dbg, k, p):

@@ -64,6 +64,7 @@ class DataFrameUpstream:
         self.frame = frame
         self.api = api
         self.conf = sql_conf(frame.sparkSession)
+        self._rdd: Any = None  # the capture's RDD, once planned
 
     def capture(self) -> Any:
         """θ's input through the capture function, a row per batch."""
@@ -76,7 +77,9 @@ class DataFrameUpstream:
         session = self.frame.sparkSession
         pinned = pin(session, self.conf)
         try:
-            rdd = self.capture().rdd
+            if self._rdd is None:  # planned once: the shuffles before θ run once
+                self._rdd = self.capture().rdd
+            rdd = self._rdd
             partitions = rdd.getNumPartitions()
             if partition >= partitions:
                 return [], partitions, pinned

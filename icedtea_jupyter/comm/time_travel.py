@@ -60,8 +60,11 @@ def debug_view(run: Run, dbg: Any) -> dict:
 
 
 def _queue(row: dict) -> dict:
-    return {"count": row["count"], "records": [encode(r) for r in row["records"]],
-            "scopes": list(row["scopes"])}
+    queue = {"count": row["count"], "records": [encode(r) for r in row["records"]],
+             "scopes": list(row["scopes"])}
+    if "rows" in row:  # a batch function's or a grouped map's records: their rows
+        queue["rows"] = [[int(start), int(stop)] for start, stop in row["rows"]]
+    return queue
 
 
 # --- helpers ------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ class WorkerHost:
         self.status = WorkerStatus.RUNNING
         self.error: dict | None = None
         self.per_call = False  # UDFs and grouped maps: ended by the next task or a flush
+        self.call_feed: Any = None  # a row UDF's rows through the plugins' records hooks
         self.user_function: Any = None  # whose attributes/closure are the state
         self.user_generator: Any = None  # whose locals are the state
         self.final_locals: dict | None = None  # its locals when its input ran out
@@ -193,11 +194,24 @@ class WorkerHost:
             self.final_locals = dict(frame.f_locals)
 
     # --- per-call operators (UDFs, applyInPandas) ----------------------------------------
-    def count_call(self, rows_in: int, rows_out: int, sample: Any = _NO_RECORD) -> None:
+    def count_call(self, rows_in: int, rows_out: int, sample: Any = _NO_RECORD,
+                   whole: bool = False) -> None:
+        """A call has returned; ``whole``: its input is processed (a group), else the
+        check counts it as taken, not yet processed."""
         self.records_in += rows_in
         self.records_out += rows_out
         if self.records_in >= self.box[0]:
-            self.check(self.records_in, self.records_out, sample)
+            self.check(self.records_in, self.records_out, sample,
+                       self.records_in if whole else None)
+
+    def before_group(self, group: tuple, rows: int) -> None:
+        """A grouped map (or a pandas UDF) is about to take ``group`` (a batch): the
+        initial check before the first one (the initial snapshot), and the ``batch``
+        hooks (a group is a record)."""
+        if not self._checked:
+            self.check(0, 0, _NO_RECORD, processed=0)
+        if self.plugins.by_hook["batch"]:
+            self.plugins.run("batch", -1, group, rows)
 
     def fail_call(self, exc: BaseException, record: Any) -> None:
         self.fail(exc, record)

@@ -144,13 +144,17 @@ def partition_inputs(host: Any, iterator: Iterable, log: Callable | None) -> Gen
 
 def input_batches(host: Any, iterator: Iterable) -> Generator:
     """A batch function's input (mapInPandas, mapInArrow): counts rows, checks per batch."""
-    n = 0
+    n, index = 0, 0
+    batch_hooks = host.plugins.by_hook["batch"]
     try:
-        for record in iterator:
+        for record in host.observed(iterator):
             rows = _batch_rows(record)
             n += rows
             host.bytes_in += _batch_bytes(record)
             host.check(n, host.records_out, _NO_RECORD, processed=n - rows)
+            if batch_hooks:
+                host.plugins.run("batch", index, record, rows)
+            index += 1
             yield record
         host.keep_final_locals()
     finally:

@@ -33,6 +33,9 @@ the whole task chain — a tuple-consistent moment):
     input runs out: ``inputs`` processed so far, and the ``outputs`` they produced.
 ``sample(host, index, pickled)``
     At a check that sampled the next input record: its index (from 0), its pickled bytes.
+``batch(host, index, batch, rows)``
+    A batch function's (mapInPandas, mapInArrow, an iterator UDF) input batch number
+    ``index`` (from 0), of ``rows`` rows, after the check before the function takes it.
 ``beat(host)``
     About four times a second while records flow.
 ``accepts(host, message) -> bool``
@@ -107,6 +110,9 @@ class WorkerPlugin:
     def sample(self, host: Any, index: int, pickled: bytes) -> None:
         """A check sampled input record number ``index`` (from 0): its pickled bytes."""
 
+    def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
+        """A batch function's input batch ``index`` (from 0), of ``rows`` rows."""
+
     def beat(self, host: Any) -> None:
         """About four times a second while records flow."""
 
@@ -124,8 +130,8 @@ class WorkerPlugin:
         return None
 
 
-HOOKS = ("needs_records", "records", "outputs_log", "first_record", "boundary", "sample", "beat",
-         "accepts", "control", "end")
+HOOKS = ("needs_records", "records", "outputs_log", "first_record", "boundary", "sample",
+         "batch", "beat", "accepts", "control", "end")
 
 
 def overrides(plugin: WorkerPlugin, hook: str) -> bool:

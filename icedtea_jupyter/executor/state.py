@@ -140,6 +140,8 @@ def _encode_other(value: Any, depth: int) -> Any:
         if size > MAX_ITEMS:
             return _summary(value, f"more than {MAX_ITEMS:,} elements")
         return encode(tolist(), depth + 1)
+    if type(value).__module__.startswith("pandas."):  # a frame or series: its table,
+        return _object(_type_name(value), _repr(value, 2000))  # not pandas' internals
     attributes = instance_attributes(value)
     encoded = _object(_type_name(value), _repr(value))
     if attributes:

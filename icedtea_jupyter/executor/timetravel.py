@@ -27,6 +27,7 @@ from typing import Any
 
 from ..checkpoints.file import CheckpointWriter, saved_state
 from ..store.layout import checkpoint_key, checkpoint_path
+from .batches import batch_checksum
 from .incremental import IncrementalState
 from .plugin import WorkerPlugin
 from .records import describe_record
@@ -36,6 +37,7 @@ from .worker_file import write_inputs
 FINAL = -1  # the index of a worker's final snapshot
 MAX_REPORT_BYTES = 256 * 1024  # a report's state beyond this travels in summary
 _REQUESTS = itertools.count(1)
+BATCH_SUM_PERIOD = 0.05  # θ sums one input batch about this often (and always the first)
 
 
 class TimeTravel(WorkerPlugin):
@@ -63,6 +65,8 @@ class TimeTravel(WorkerPlugin):
         self.fingerprints = array("I") if self.theta else None  # (input index, crc32) pairs
         self.writer: CheckpointWriter | None = None
         self.in_chain = self.theta  # in θ's chain: known at the first record
+        self.batch_rows: array | None = None  # a batch function: the rows of each input
+        self._next_sum = 0.0  # a batch function's θ: when to sum an input batch next
 
     def _compile(self, expression: str | None) -> Any:
         if not expression:
@@ -101,10 +105,29 @@ class TimeTravel(WorkerPlugin):
             return self.deviations_log()
         if kind == "partition":
             return self.cumulative_log()
+        if kind == "batches":  # the rows of each input batch (see batch)
+            self.kind = "batches"
+            self.batch_rows = array("I")
         return None
 
     def first_record(self, host: Any) -> None:
         self.on_first_record()
+
+    def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
+        """A batch function's input batch, or a grouped map's group (``index`` -1,
+        ``batch`` its arguments): its rows logged (replay counts records by them); θ
+        sums the first one and one about every BATCH_SUM_PERIOD, and records groups."""
+        if self.batch_rows is None:
+            self.kind, self.batch_rows = "batches", array("I")
+        index = len(self.batch_rows)
+        self.batch_rows.append(rows)
+        if host.per_call and self.inputs is not None:
+            self.record_input(batch)
+        now = time.monotonic()
+        if self.fingerprints is not None and now >= self._next_sum:
+            self._next_sum = now + BATCH_SUM_PERIOD
+            self.fingerprints.append(index)
+            self.fingerprints.append(batch_checksum(batch[-1] if host.per_call else batch))
 
     def sample(self, host: Any, index: int, pickled: bytes) -> None:
         if self.fingerprints is not None:
@@ -213,7 +236,8 @@ class TimeTravel(WorkerPlugin):
                 self.host.alert("record-inputs", "write", exc)
         kind = "after_last" if self.host.state_source is not None else self.kind
         data = {"drops": self.drops, "deviations": self.deviations,
-                "cumulative": self.outputs, "blocks": self.blocks}.get(kind)
+                "cumulative": self.outputs, "blocks": self.blocks,
+                "batches": self.batch_rows}.get(kind)
         log = {"results": self.results, "kind": kind,
                "fingerprints": list(self.fingerprints or ())}
         body = zlib.compress(data.tobytes(), 1) if data is not None and len(data) else b""

@@ -5,6 +5,7 @@ by reference to this module, with the user's function and the operator's spec).
 """
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
@@ -189,7 +190,7 @@ class CogroupDispatch:
         return tuple(ResultIterable(group) for group in groups)
 
 
-class BatchFunction:
+class BatchFunction(Shipped):
     """``mapInPandas``/``mapInArrow``/iterator pandas UDFs: iterator of batches in and out."""
 
     def __init__(self, spec: OperatorSpec, f: Callable) -> None:
@@ -197,15 +198,20 @@ class BatchFunction:
 
     def __call__(self, batches: Iterable) -> Iterator:
         task = _task_context()
-        host = WorkerHost(self.spec, task.partitionId() if task else -1, task)
+        return self.replay(task.partitionId() if task else -1, batches, task)
+
+    def replay(self, partition: int, batches: Iterable, task: Any = None) -> Iterator:
+        """The host loop on ``partition`` (replay calls it: there is no Spark task)."""
+        host = WorkerHost(self.spec, partition, task)
         return host.run_partition(self.f, batches, batches=True)
 
 
 _CALL_HOSTS: dict[tuple[str, int], WorkerHost] = {}
 
 
-def call_host(spec: OperatorSpec) -> WorkerHost:
-    """The host of a per-call operator for the current task, ending the previous task's."""
+def call_host(spec: OperatorSpec, f: Callable) -> WorkerHost:
+    """The host of a per-call operator ``f`` for the current task, ending the previous
+    task's; ``f`` (its attributes, its closure) is the worker's state."""
     task = _task_context()
     key = (spec.run.run_id, spec.op_id)
     host = _CALL_HOSTS.get(key)
@@ -215,8 +221,29 @@ def call_host(spec: OperatorSpec) -> WorkerHost:
         host.end_calls()
     host = WorkerHost(spec, task.partitionId() if task else -1, task)
     host.per_call = True
+    host.user_function = f
+    if host.plugins.by_hook["records"] and any(host.plugins.results("needs_records")):
+        host.call_feed = CallFeed(host)
     _CALL_HOSTS[key] = host
     return host
+
+
+class CallFeed:
+    """A row UDF's rows handed, one a call, through the plugins' ``records`` wrappers
+    (a plugin that sees every record: ``--record-inputs``)."""
+
+    def __init__(self, host: WorkerHost) -> None:
+        self.slot: deque = deque()
+        self.pulled = iter(host.observed(self._rows()))
+
+    def _rows(self) -> Iterator:
+        slot = self.slot
+        while True:
+            yield slot.popleft()
+
+    def take(self, record: Any) -> None:
+        self.slot.append(record)
+        next(self.pulled)
 
 
 def _rows(value: Any) -> int:
@@ -237,23 +264,65 @@ class CallFunction:
         self.spec, self.f, self.mode = spec, f, mode
 
     def __call__(self, *args: Any) -> Any:
-        host = call_host(self.spec)
+        host = call_host(self.spec, self.f)
+        mode = self.mode
+        if mode == "row":
+            return self._row(host, args)
+        if mode != "agg":  # a group or a batch: a record, processed whole
+            host.before_group(args, _rows(args[-1]))
         try:
             result = self.f(*args)
         except BaseException as exc:
             host.fail_call(exc, args[0] if len(args) == 1 else args)
             raise
-        mode = self.mode
-        if mode == "row":
-            host.count_call(1, 1, args[0] if len(args) == 1 else args)
-        elif mode == "batch":
+        if mode == "batch":
             rows = _rows(args[0]) if args else 0
-            host.count_call(rows, rows, _NO_RECORD)
+            host.count_call(rows, rows, _NO_RECORD, whole=True)
         elif mode == "agg":
             host.count_call(_rows(args[0]) if args else 0, 1, _NO_RECORD)
-        else:
-            host.count_call(_rows(args[-1]), _rows(result), _NO_RECORD)
+        else:  # a group is processed whole: the check after it counts it
+            host.count_call(_rows(args[-1]), _rows(result), _NO_RECORD, whole=True)
         return result
+
+    def _row(self, host: WorkerHost, args: tuple) -> Any:
+        """One row: checked before the call, as a per-record loop checks (the row taken,
+        not yet processed; its arguments sampled)."""
+        n = host.records_in + 1
+        if host.call_feed is not None:
+            host.call_feed.take(args)
+        if n >= host.box[0]:
+            host.check(n, host.records_out, args)
+        try:
+            result = self.f(*args)
+        except BaseException as exc:
+            host.records_in = n
+            host.fail_call(exc, args[0] if len(args) == 1 else args)
+            raise
+        host.records_in = n
+        host.records_out += 1
+        return result
+
+
+class UdfFunction(Shipped):
+    """A UDF's function as replay runs it: a record is one call's arguments (a row's
+    values, or a batch's Series), one result each."""
+
+    def __init__(self, spec: OperatorSpec, f: Callable) -> None:
+        self.spec, self.f = spec, f
+
+    def replay(self, partition: int, calls: Iterable) -> Iterator:
+        host = WorkerHost(self.spec, partition)
+        host.user_function = self.f
+        return host.map_records(partial(_apply, self.f), calls)
+
+
+class GroupFunction(UdfFunction):
+    """``applyInPandas``'s function as replay runs it: one group (``(frame,)`` or
+    ``(key, frame)``) a record, one output frame each."""
+
+
+def _apply(f: Callable, group: tuple) -> Any:
+    return f(*group)
 
 
 def group_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:

@@ -16,6 +16,12 @@ from pyspark.sql.udf import UserDefinedFunction
 from pyspark.util import PythonEvalType
 
 from ..executor import wrappers as w
+from ..replay.dataframe_inputs import (
+    REPLAYED_UDFS,
+    DataFrameUpstream,
+    GroupedUpstream,
+    UdfUpstream,
+)
 from .patching import active, node_of, register
 
 _UDF_MODES = {
@@ -60,8 +66,19 @@ def _udf_parents(recorder: Any, df: Any, values: tuple) -> list[int]:
         if any(f"{udf_name}(" in text for text in texts):
             if df is not None and not node.parents:
                 node.parents.append(recorder.node_for(df))
+                _keep_udf(recorder, node_id, df)
             parents.append(node_id)
     return parents
+
+
+def _keep_udf(recorder: Any, node_id: int, df: Any) -> None:
+    """A UDF of a kind replay knows (row, scalar pandas), called on ``df``: kept with
+    its arguments, to regenerate its calls."""
+    call = recorder.udf_calls.get(node_id)
+    if call is not None and call[0].evalType in REPLAYED_UDFS:
+        udf, args = call
+        recorder.keep_for_replay(node_id, w.UdfFunction(recorder.specs[node_id], udf.func),
+                                 UdfUpstream(df, udf.evalType, args))
 
 
 def _structural(api: str) -> Callable:
@@ -129,8 +146,10 @@ def _map_in(api: str) -> Callable:
             if recorder is None:
                 return original(self, func, *args, **kwargs)
             node, spec = recorder.python(api, func, recorder.parents(self))
+            function = w.BatchFunction(spec, func)
+            recorder.keep_for_replay(node.id, function, DataFrameUpstream(self, api))
             with recorder.inside():
-                result = original(self, w.BatchFunction(spec, func), *args, **kwargs)
+                result = original(self, function, *args, **kwargs)
             return recorder.produced(result, node)
         return patched
     return make
@@ -149,6 +168,8 @@ def _apply_in_pandas(original: Callable) -> Callable:
             return original(self, func, *args, **kwargs)
         node, spec = recorder.python("applyInPandas", func, recorder.parents(self._df))
         arity = len(inspect.signature(func).parameters)
+        recorder.keep_for_replay(node.id, w.GroupFunction(spec, func),
+                                 GroupedUpstream(self, arity))
         with recorder.inside():
             result = original(self, w.group_function(spec, func, arity), *args, **kwargs)
         return recorder.produced(result, node)
@@ -173,6 +194,7 @@ def _udf_call(original: Callable) -> Callable:
                                           self.evalType, self.deterministic)
             node_id = node.id
             recorder.udfs[id(self)] = (wrapped, node_id, self._name)
+            recorder.udf_calls[node_id] = (self, args)
         with recorder.inside():
             column = original(wrapped, *args, **kwargs)
         return recorder.produced(column, node_id)

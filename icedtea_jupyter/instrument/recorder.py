@@ -34,6 +34,7 @@ class Recorder:
         self.specs: dict[int, OperatorSpec] = {}
         self.companions: dict[int, list[int]] = {}  # node -> nodes renamed with it
         self.udfs: dict[int, tuple[Any, int, str]] = {}  # id(udf) -> (wrapped, node, name)
+        self.udf_calls: dict[int, tuple[Any, tuple]] = {}  # node -> (the udf, its arguments)
         self.upstreams: dict[int, Any] = {}  # node -> the RDD it reads (to regenerate inputs)
         self.unreplayable: dict[int, str] = {}  # node -> why the run kept no copy of it
         self.kept: dict[int, Any] = {}  # node -> the wrapper Spark runs, kept for replay

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
+
 from ..checkpoints import phase
 from ..checkpoints.file import CheckpointStore
 from ..checkpoints.restore import base_checkpoint, restore_paths
@@ -101,11 +103,15 @@ class Debugger:
 
     def pending(self, partition: int | None = None, limit: int = 20) -> dict:
         """The records waiting at each worker: ``{partition: {operator: {count, records,
-        scopes}}}`` (θ's are its remaining inputs), or one partition's. Partitions are each
+        scopes}}}`` (θ's are its remaining inputs; a batch function's are Arrow or pandas
+        batches, with ``rows``: each one's ``[start, stop)`` in the partition), or one
+        partition's. Partitions are each
         operator's own: after a union, an operator has more partitions than θ."""
         with self.lock:
             self._need_jump()
             rows: dict[int, dict] = {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
+            for p, waiting in rows.items():
+                self._row_ranges(p, waiting[self.logs.chain[0]])
             for stage in self.fed:
                 for q, cursor in stage.cursors.items():
                     rows.setdefault(q, {}).update(cursor.pending(limit))
@@ -115,6 +121,15 @@ class Debugger:
                 raise StepRefused(f"no worker the debugger replays has a partition "
                                   f"{partition} (partitions: {sorted(rows)})")
             return rows[partition]
+
+    def _row_ranges(self, partition: int, waiting: dict) -> None:
+        """A batch function's records are batches: each one's rows, ``[start, stop)``."""
+        log = self.logs.log(self.logs.chain[0], partition)
+        if log is None or log.batch_rows is None:
+            return
+        ends = np.cumsum(log.batch_rows).tolist()
+        waiting["rows"] = [[ends[s] - int(log.batch_rows[s]), ends[s]]
+                           for s in waiting["scopes"] if s < len(ends)]
 
     def step_options(self) -> dict:
         """How many step-overs and step-intos are possible now, why others are not, and

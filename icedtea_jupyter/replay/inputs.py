@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import pickle
 import zlib
+from typing import Any
 
+from ..executor.batches import batch_checksum
 from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
+from .dataframe_inputs import DataFrameUpstream
 from .logs import Logs, RecordedRun
 
 
@@ -27,6 +30,7 @@ class ReplayInputs:
         self._cache: dict[int, list] = {}
         self.source: dict[int, str] = {}  # partition -> "recorded" | "regenerated"
         self._staged: set[int] = set()  # partitions whose regenerated inputs are on disk
+        self.pinned: dict[str, tuple] = {}  # SQL settings set to the run's to regenerate
 
     def records(self, partition: int) -> list:
         if partition not in self._cache:
@@ -63,24 +67,97 @@ class ReplayInputs:
         if upstream is None:
             raise LookupError(
                 f"θ's inputs on partition {partition} were not recorded and this kernel no "
-                f"longer has the pipeline that produced them: record the run with "
-                "--record-inputs to debug it after a restart")
+                f"longer has the pipeline that produced them: {self._advice()}")
+        if isinstance(upstream, DataFrameUpstream):
+            batches, planned, pinned = upstream.batches(partition)
+            self.pinned = pinned
+            self._check_batches(partition, batches, planned, pinned)
+            return batches
         return list(upstream.context.runJob(upstream, lambda records: records, [partition]))
+
+    def _recorded_flag(self) -> bool:
+        options = (getattr(self.run, "manifest", None) or {}).get("options") or {}
+        return bool(options.get("record_inputs"))
+
+    def _advice(self) -> str:
+        """The one thing that gives replay θ's inputs as the run saw them."""
+        if self._recorded_flag():
+            return ("the run was recorded with --record-inputs but no successful task of "
+                    "θ kept them (run.alerts says why); run the cell again in this kernel "
+                    "and debug the new run")
+        return "run the cell again with --record-inputs to keep what θ saw"
 
     def _checked(self, partition: int, records: list) -> list:
         log = self.logs.log(self.logs.chain[0], partition)
         if log is None:
             return records
+        if log.batch_rows is not None:
+            self._check_batches(partition, records, None, {})
+            return records[:len(log.batch_rows)]
         if len(records) < log.records_in:
             raise InputsChanged(
                 f"partition {partition} of θ's input now has {len(records)} records; in the "
                 f"run θ processed {log.records_in}. The source changed since the run: "
-                "record with --record-inputs to keep what the run saw")
+                f"{self._advice()}")
         for index, crc in log.checks():
             if index < len(records) and zlib.crc32(pickle.dumps(records[index], 5)) != crc:
                 raise InputsChanged(
                     f"record #{index} of θ's input on partition {partition} differs from the "
                     f"one θ processed in the run (now: {records[index]!r:.200}). The source "
                     "changed since the run, or its order is not deterministic (a shuffle "
-                    "read): record the run with --record-inputs")
+                    f"read): {self._advice()}")
         return records[:log.records_in]
+
+    def _check_batches(self, partition: int, batches: list, planned: int | None,
+                       pinned: dict) -> None:
+        """A batch function's inputs against its log: the rows of each batch, the sums
+        of the batches θ's worker summed."""
+        log = self.logs.log(self.logs.chain[0], partition)
+        if log is None or log.batch_rows is None:
+            return
+        api = self.run.dag.require_interesting().api
+        unit = "group" if api == "applyInPandas" else "batch"
+        # a group's or a pandas UDF's record is its call's arguments: (key,) frame, Series…
+        frames = [b[-1] for b in batches] if api in ("applyInPandas", "udf") else batches
+        run_rows = [int(n) for n in log.batch_rows]
+        rows = [batch_length(b) for b in frames[:len(run_rows)]]
+        if rows != run_rows:
+            raise InputsChanged(
+                f"partition {partition} of θ's input now comes in {_batches(rows, unit)}; "
+                f"in the run θ took {_batches(run_rows, unit)}. "
+                f"{_why(planned, self.logs, pinned)}{self._advice()}")
+        for index, crc in log.checks():
+            if index < len(frames) and batch_checksum(frames[index]) != crc:
+                start = sum(run_rows[:index])
+                raise InputsChanged(
+                    f"{unit} #{index} (rows {start}–{start + run_rows[index] - 1}) of θ's "
+                    f"input on partition {partition} has the same rows as in the run but "
+                    "other values: the source changed since the run, or the rows' order is "
+                    f"not deterministic (a shuffle read): {self._advice()}")
+
+
+def batch_length(batch: Any) -> int:
+    if isinstance(batch, tuple):
+        batch = batch[0] if batch else ()
+    return len(batch)
+
+
+def _batches(rows: list[int], unit: str) -> str:
+    shown = ", ".join(str(n) for n in rows[:8]) + (", …" if len(rows) > 8 else "")
+    plural = {"batch": "batches", "group": "groups"}[unit] if len(rows) != 1 else unit
+    return f"{len(rows)} {plural} of {sum(rows)} rows ({shown})"
+
+
+def _why(planned: int | None, logs: Logs, pinned: dict) -> str:
+    """What replay knows of why the batches differ."""
+    why = []
+    if planned is not None and logs.partitions and planned != max(logs.partitions) + 1:
+        why.append(f"Spark now plans θ's input in {planned} partitions, the run had "
+                   f"{max(logs.partitions) + 1} (adaptive query execution sizes shuffle "
+                   "partitions by the data: the source changed)")
+    else:
+        why.append("the source changed since the run")
+    if pinned:
+        why.append("the run's settings " + ", ".join(
+            f"{k}={run!s}" for k, (_, run) in pinned.items()) + " were restored for it")
+    return "; ".join(why) + ": "

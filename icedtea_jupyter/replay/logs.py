@@ -6,9 +6,12 @@ before the run, each worker's replay log, and each interaction's target counts.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
 
 from ..store import layout
 from ..store.operator_images import read_operator_image
@@ -104,6 +107,7 @@ class RunLogs:
         if theta is None:
             raise LookupError(f"run {run.id} has no interesting operator θ to replay")
         self.theta = theta
+        refuse_unreplayable(run, theta)
         self.chain, children = tree_of(run.dag, theta)
         self.paths = paths_of(self.chain, children)
         self.partitions = self.history.partitions(theta)
@@ -166,7 +170,8 @@ class RunLogs:
         task = self.task(partition, path)
         view = self.history.view_in_task(index, self.theta, partition, task, states=False)
         if view.status == "finished":
-            return Target(view.count or 0, True)
+            return Target(self.in_records(self.theta.name, partition, path,
+                                          view.count or 0) or 0, True)
         if view.status == "not started":
             return Target(0)
         if view.count is None and task == self._failed_task:
@@ -174,7 +179,16 @@ class RunLogs:
         if view.count is None:
             raise LookupError(f"interaction I{index} has no count of {self.theta.name!r} on "
                               f"partition {partition} (its worker did not report)")
-        return Target(view.count)
+        return Target(self.in_records(self.theta.name, partition, path, view.count) or 0)
+
+    def in_records(self, name: str, partition: int, path: int,
+                   count: int | None) -> int | None:
+        """A worker's logged count in replay's records: a batch function counts rows in
+        the run, and a record of replay is one of its batches (the batches before)."""
+        log = self.log(name, partition, path)
+        if count is None or log is None or log.batch_rows is None:
+            return count
+        return int(np.searchsorted(np.cumsum(log.batch_rows), count, "right"))
 
     def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]:
         """The logged counts of a path's workers at an interaction (None: unknown)."""
@@ -182,8 +196,8 @@ class RunLogs:
         if key not in self._counts:
             task = self.task(partition, path)
             self._counts[key] = {
-                name: self.history.view_in_task(index, self.dag.node(name), partition, task,
-                                                states=False).count
+                name: self.in_records(name, partition, path, self.history.view_in_task(
+                    index, self.dag.node(name), partition, task, states=False).count)
                 for name in self.paths[path]}
         return self._counts[key]
 
@@ -246,6 +260,24 @@ def why_no_failure(run_id: str, error: dict | None, chain: list[str]) -> str:
                 f"(θ's chain: {', '.join(chain)}): record it again with --interesting "
                 f"{operator!r} to debug that failure")
     return f"run {run_id} failed in {operator!r}, but no log of the failed attempt is kept"
+
+
+class NotReplayable(LookupError):
+    """θ is an operator the debugger cannot replay."""
+
+
+def refuse_unreplayable(run: Any, theta: Any) -> None:
+    """A UDF θ of a kind whose calls replay does not regenerate (an iterator, aggregate
+    or Arrow UDF; the run kept no copy of it): say so, and what to pick instead."""
+    if theta.api != "udf" or os.path.exists(layout.operator_image_path(run.path, theta.id)):
+        return
+    others = [n.name for n in run.dag.python_operators if n.api != "udf"]
+    instead = (f"record the cell again with --interesting set to one of {others}" if others
+               else "compute the step as a mapInPandas (or an RDD operator) to debug it")
+    raise NotReplayable(
+        f"θ ({theta.name!r}) is an iterator, aggregate or Arrow UDF column, and the debugger "
+        "does not replay those yet (it replays RDD operators, mapInPandas, mapInArrow, "
+        f"applyInPandas, @udf and scalar @pandas_udf columns): {instead}")
 
 
 def reduce_side_of(dag: Any, last: Any) -> Any:

@@ -83,7 +83,8 @@ class ReplayWorker:
     def _run(self, _: Any) -> None:
         if self.results is not None:
             replaying.set(self.results)
-        self.host_loop = self.function(self.partition, self._feed())
+        start = getattr(self.function, "replay", self.function)  # a batch function's
+        self.host_loop = start(self.partition, self._feed())
         self.host = _host_of(self.host_loop)
         append = self._out.append
         for out in self.host_loop:

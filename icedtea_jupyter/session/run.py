@@ -275,8 +275,14 @@ class Run:
         records = self.store.recorded_inputs(theta.id, partition)
         if records is not None:
             return records
+        if not self.options.get("record_inputs"):
+            raise LookupError(f"no recorded inputs of {theta.name!r} on partition "
+                              f"{partition}: the run was recorded without --record-inputs; "
+                              "record it again with the flag to keep them")
+        ran = sorted({w["partition"] for w in self.partitions(theta.name)})
         raise LookupError(f"no recorded inputs of {theta.name!r} on partition {partition}: "
-                          "record the run with --record-inputs")
+                          f"no successful task of θ ran it (θ ran on partitions {ran}), or "
+                          "writing them failed (see run.alerts)")
 
     def summary(self) -> dict:
         """A JSON-able view of the run for the sidebar and the panel."""

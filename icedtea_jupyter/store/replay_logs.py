@@ -24,9 +24,12 @@ class ReplayLog:
     # position of the combiner in that partition's output) per consumed combiner
     # a host in blocks (kind "blocks"): (inputs, outputs) so far at each block boundary
     boundaries: np.ndarray | None = None
+    # a batch function (kind "batches"): the rows of each input batch, in order
+    batch_rows: np.ndarray | None = None
 
     def checks(self) -> list[tuple[int, int]]:
-        """θ's sampled input checksums as (input index, crc32 of the pickled record)."""
+        """θ's sampled input checksums as (input index, crc32): of the pickled record, or
+        of a batch function's input batch (``executor/batches.py``)."""
         return list(zip(self.fingerprints[0::2], self.fingerprints[1::2]))
 
 
@@ -44,6 +47,8 @@ def read_replay_log(path: str) -> ReplayLog:
     elif kind == "blocks":  # outputs per input are not kept, only at block boundaries
         outputs, last = None, values.reshape(-1, 2)[-1:]
         after_last = n_out - int(last[0, 1]) if len(last) and int(last[0, 0]) == n_in else 0
+    elif kind == "batches":  # a record is a batch: outputs per batch are not logged
+        outputs, after_last = None, 0
     elif kind in ("after_last", "order", "origins"):  # a merge: every output after the inputs
         outputs, after_last = np.zeros(n_in, np.uint32), n_out
     else:
@@ -57,4 +62,5 @@ def read_replay_log(path: str) -> ReplayLog:
     return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind, n_in,
                      json.loads(meta.get("fingerprints", "[]")),
                      order=None if kind == "blocks" else pairs,
-                     boundaries=pairs if kind == "blocks" else None)
+                     boundaries=pairs if kind == "blocks" else None,
+                     batch_rows=values.astype(np.int64) if kind == "batches" else None)

@@ -242,6 +242,9 @@ export interface IPendingAt {
   records: Tagged[];
   /** The θ input each of them descends from. */
   scopes: number[];
+  /** θ's records that are batches or groups (DataFrame operators): each one's rows,
+   * `[start, stop)` in the partition. */
+  rows?: number[][];
 }
 
 /** The debugger of a run after a jump or a step. */

@@ -234,6 +234,12 @@ function pendingList(pending: IPendingAt): HTMLElement {
         tag.title = `Scope of θ's input #${scope}`;
         item.append(tag);
       }
+      const rows = pending.rows?.[i];
+      if (rows) {
+        const range = el('span', 'jp-icedtea-rows', `rows ${rows[0]}–${rows[1] - 1}`);
+        range.title = `A batch of ${plural(rows[1] - rows[0], 'row')}: rows ${rows[0]} to ${rows[1] - 1} of the partition`;
+        item.append(range);
+      }
       item.append(el('code', undefined, pyRepr(record, 200)));
       list.append(item);
     });

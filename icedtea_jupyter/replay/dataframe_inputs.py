@@ -1,0 +1,173 @@
+"""θ's input batches regenerated from a DataFrame's plan (mapInPandas, mapInArrow, and
+the groups of applyInPandas and the calls of a UDF, as θ).
+
+A batch function's record is an Arrow batch, and Spark cuts a partition's rows into
+batches by its SQL configuration (``spark.sql.execution.arrow.maxRecordsPerBatch``…),
+plans its partitions with it (adaptive query execution coalesces shuffle partitions) and
+converts the batches for pandas by it (the session time zone). So θ's input DataFrame is
+kept with the ``spark.sql.*`` configuration the cell ran with; to regenerate partition p,
+Spark runs the same plan with that configuration pinned, through a capture function of
+the same API as θ (the batches are converted exactly as θ got them), on partition p alone
+(``SparkContext.runJob``). Each batch travels back pickled, in order.
+"""
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from typing import Any
+
+SQL_PREFIX = "spark.sql."
+
+
+class KeepBatches:
+    """The capture function: each input batch, pickled, as one row of a binary column."""
+
+    def __init__(self, api: str) -> None:
+        self.api = api
+
+    def __call__(self, batches: Iterator) -> Iterator:
+        import pyarrow as pa
+
+        for batch in batches:
+            data = pa.array([pickle.dumps(batch, protocol=5)], pa.binary())
+            if self.api == "mapInArrow":
+                yield pa.RecordBatch.from_arrays([data], ["b"])
+            else:
+                yield pa.table({"b": data}).to_pandas()
+
+
+def _pickled_frame(value: Any) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame({"b": [pickle.dumps(value, protocol=5)]})
+
+
+def keep_group(frame: Any) -> Any:
+    """The capture function of a grouped map whose function takes the group's frame
+    (a function: PySpark counts its parameters)."""
+    return _pickled_frame((frame,))
+
+
+def keep_keyed_group(key: Any, frame: Any) -> Any:
+    """The capture function of a grouped map whose function takes (key, frame)."""
+    return _pickled_frame((key, frame))
+
+
+def _first_column(rows: Iterator) -> list:
+    return [row[0] for row in rows]
+
+
+class DataFrameUpstream:
+    """θ's input DataFrame in this kernel, with the SQL configuration the run used."""
+
+    def __init__(self, frame: Any, api: str) -> None:
+        self.frame = frame
+        self.api = api
+        self.conf = sql_conf(frame.sparkSession)
+        self._rdd: Any = None  # the capture's RDD, once planned
+
+    def capture(self) -> Any:
+        """θ's input through the capture function, a row per batch."""
+        return getattr(self.frame, self.api)(KeepBatches(self.api), "b binary")
+
+    def batches(self, partition: int) -> tuple[list, int, dict[str, tuple]]:
+        """Partition ``partition`` of θ's input as the list of records θ would take
+        (batches, or groups); the number of partitions the plan has now; the confs
+        pinned to the run's values (``{key: (now, run)}``)."""
+        session = self.frame.sparkSession
+        pinned = pin(session, self.conf)
+        try:
+            if self._rdd is None:  # planned once: the shuffles before θ run once
+                self._rdd = self.capture().rdd
+            rdd = self._rdd
+            partitions = rdd.getNumPartitions()
+            if partition >= partitions:
+                return [], partitions, pinned
+            data = session.sparkContext.runJob(rdd, _first_column, [partition])
+        finally:
+            restore(session, pinned)
+        return [pickle.loads(b) for b in data if b], partitions, pinned
+
+
+def sql_conf(session: Any) -> dict[str, str]:
+    """The session's ``spark.sql.*`` settings that differ from Spark's defaults."""
+    try:
+        everything = session.conf.getAll
+    except Exception:  # a session without getAll: nothing to pin
+        return {}
+    return {k: v for k, v in dict(everything).items() if k.startswith(SQL_PREFIX)}
+
+
+def pin(session: Any, run: dict[str, str]) -> dict[str, tuple]:
+    """Set the session's SQL configuration to the run's; returns what was changed as
+    ``{key: (value now or None, the run's or None)}``."""
+    now = sql_conf(session)
+    changed: dict[str, tuple] = {}
+    for key in sorted(set(now) | set(run)):
+        if now.get(key) == run.get(key) or not session.conf.isModifiable(key):
+            continue
+        changed[key] = (now.get(key), run.get(key))
+        if key in run:
+            session.conf.set(key, run[key])
+        else:
+            session.conf.unset(key)
+    return changed
+
+
+def restore(session: Any, changed: dict[str, tuple]) -> None:
+    for key, (now, _) in changed.items():
+        if now is None:
+            session.conf.unset(key)
+        else:
+            session.conf.set(key, now)
+
+
+class GroupedUpstream(DataFrameUpstream):
+    """A grouped map's input: the ``GroupedData`` (its keys and partitioning), whose
+    records are groups, as ``(frame,)`` or ``(key, frame)`` by the function's arity."""
+
+    def __init__(self, grouped: Any, arity: int) -> None:
+        super().__init__(grouped._df, "applyInPandas")
+        self.grouped = grouped
+        self.arity = arity
+
+    def capture(self) -> Any:
+        keep = keep_keyed_group if self.arity == 2 else keep_group
+        return self.grouped.applyInPandas(keep, "b binary")
+
+
+# the UDFs replay regenerates the calls of (PythonEvalType): row at a time (pickled or
+# Arrow-batched), scalar pandas
+REPLAYED_UDFS = (100, 101, 200)
+
+
+def keep_row(*values: Any) -> bytes:
+    """The capture function of a row UDF: the row's arguments, pickled."""
+    return pickle.dumps(values, protocol=5)
+
+
+def keep_series(*series: Any) -> Any:
+    """The capture function of a scalar pandas UDF: the batch's Series, pickled, in the
+    batch's first row (the others empty)."""
+    import pandas as pd
+
+    rows = len(series[0]) if series else 1
+    return pd.Series([pickle.dumps(series, protocol=5)] + [b""] * (rows - 1))
+
+
+class UdfUpstream(DataFrameUpstream):
+    """The DataFrame a UDF's column is computed on, and its arguments: its records are
+    the calls' arguments (a row's values, or a batch's Series)."""
+
+    def __init__(self, frame: Any, eval_type: int, args: tuple) -> None:
+        super().__init__(frame, "udf")
+        self.eval_type = eval_type
+        self.args = args
+
+    def capture(self) -> Any:
+        from pyspark.sql.types import BinaryType
+        from pyspark.sql.udf import UserDefinedFunction
+
+        keep = keep_series if self.eval_type == REPLAYED_UDFS[2] else keep_row
+        udf = UserDefinedFunction(keep, BinaryType(), "icedtea_keep", self.eval_type)
+        return self.frame.select(udf(*self.args))

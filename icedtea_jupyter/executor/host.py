@@ -28,6 +28,7 @@ from typing import Any
 from . import blocks
 from .agent import AgentPlugin
 from .channel import channel_for
+from .lineage import LineageCapture
 from .loops import record_loop
 from .plugin import PluginSet
 from .records import NO_RECORD as _NO_RECORD
@@ -108,6 +109,8 @@ class WorkerHost:
         """What lives beside this worker (plugin.py): features register here."""
         if self.spec.in_g:
             self.plugins.add(TimeTravel(self))
+        if self.spec.run.lineage:
+            self.plugins.add(LineageCapture(self))
         self.plugins.add(AgentPlugin(self))
 
     def alert(self, source: str, hook: str, exc: BaseException, kind: str = "agent") -> None:
@@ -182,6 +185,9 @@ class WorkerHost:
         if inspect.isgenerator(outputs) and outputs is not self.inputs_gen \
                 and not _is_operator(self.user_function):
             self.user_generator = outputs
+        for plugin in self.plugins.by_hook["partition_outputs"]:
+            wrapped = self.plugins.call(plugin, "partition_outputs", outputs)
+            outputs = outputs if wrapped is None else wrapped
         return outputs
 
     def keep_final_locals(self) -> None:

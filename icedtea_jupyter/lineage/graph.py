@@ -1,0 +1,75 @@
+"""How lineage flows between the nodes of a run's DAG.
+
+A hosted Python operator links its outputs to its inputs in its lineage table: a
+pipelined one to its parent's outputs, an aggregation's reduce side to its map side's
+outputs (across the shuffle), a join or cogroup to each of its inputs' outputs. A
+``union`` keeps its inputs' partitions one after the other, records in place. A source
+starts the lineage: its records are the ids (partition, position). Other JVM operators
+(``partitionBy``, ``repartition``, ``coalesce``, ``distinct``, ``sortByKey``...) move
+records between partitions: they link a record to its equal records on the other side
+(``value`` links, resolved by the trace over the records themselves).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dag import Dag, OperatorNode
+from ..executor.lineage import JOINS
+
+LINKS, UNION, SOURCE, VALUE, NONE = "links", "union", "source", "value", "none"
+# JVM operators that move records without changing them (a distinct merges equal ones)
+MOVES = frozenset({"partitionBy", "repartition", "coalesce", "distinct", "sortByKey", "sortBy",
+                   "sample"})
+
+
+@dataclass(frozen=True)
+class Step:
+    """How ``node`` reads its ``inputs`` (node ids, by input index): ``how`` is one of
+    links (its lineage table), union, source (no inputs), value, none (not traced)."""
+
+    node: OperatorNode
+    inputs: tuple[int, ...]
+    how: str
+
+
+class LineageGraph:
+    """The DAG's nodes as lineage steps; ``children`` the other way."""
+
+    def __init__(self, dag: Dag) -> None:
+        self.dag = dag
+        self.steps = {n.id: _step(dag, n) for n in dag.operators if n.api != "shuffle"}
+        self.children: dict[int, list[tuple[int, int]]] = {i: [] for i in self.steps}
+        for step in self.steps.values():
+            for index, parent in enumerate(step.inputs):
+                if parent in self.children:
+                    self.children[parent].append((step.node.id, index))
+
+    def output(self) -> OperatorNode:
+        """The cell's last operator: the last node nothing reads from."""
+        leaves = [s.node for s in self.steps.values()
+                  if not self.children[s.node.id] and s.how != NONE]
+        if not leaves:
+            raise LookupError("the run has no operator to trace from")
+        return max(leaves, key=lambda n: n.id)
+
+    def sources(self) -> list[OperatorNode]:
+        return [s.node for s in self.steps.values() if s.how == SOURCE]
+
+
+def _step(dag: Dag, node: OperatorNode) -> Step:
+    if node.kind == "python":
+        if node.phase == "merge":  # its parent is the shuffle; its inputs, the map side's
+            shuffle = dag.node(node.parents[0])
+            return Step(node, tuple(shuffle.parents), LINKS)
+        if node.api in JOINS and node.inputs:
+            return Step(node, tuple(node.inputs), LINKS)
+        if node.api in ("foreach", "foreachPartition") or len(node.parents) != 1:
+            return Step(node, tuple(node.parents), NONE)
+        return Step(node, tuple(node.parents), LINKS)
+    if not node.parents:
+        return Step(node, (), SOURCE)
+    if node.input_partitions and node.inputs:
+        return Step(node, tuple(node.inputs), UNION)
+    if node.api in MOVES and len(node.parents) == 1:
+        return Step(node, tuple(node.parents), VALUE)
+    return Step(node, tuple(node.parents), NONE)

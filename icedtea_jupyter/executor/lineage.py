@@ -136,8 +136,8 @@ class LineageCapture(WorkerPlugin):
             yield out
 
     # --- the links -------------------------------------------------------------------
-    def links(self, part: int, n_in: int, n_out: int) -> dict[str, list]:
-        """This worker's links as columns (see the module docstring)."""
+    def links(self, part: int, n_in: int, n_out: int) -> Any:
+        """This worker's links, a ``pyarrow.Table`` (see the module docstring)."""
         rows = Links(part)
         if self.role == "combine":
             self._combine_links(rows)
@@ -151,38 +151,57 @@ class LineageCapture(WorkerPlugin):
             rows.pulls(self.log, n_in, n_out)
         else:
             rows.add(0, n_out, 0, n_out)
-        return rows.columns
+        return rows.table()
 
     def _combine_links(self, rows: Links) -> None:
-        out_of = [-1] * len(self.keys)
+        """Each input to its key's combiner (vectorized: one row an input)."""
+        out_of = array("q", [-1]) * len(self.keys)
         for j, kid in enumerate(self.out_keys):
             if kid >= 0:
                 out_of[kid] = j
-        for i, kid in enumerate(self.in_keys):
-            if out_of[kid] >= 0:
-                rows.add(out_of[kid], 1, i, 1)
+        n = len(self.in_keys)
+        rows.extend(_int64(out_of).take(_int64(self.in_keys)), 1, 0, None,
+                    _int64(array("q", range(n))), 1, False)
 
     def _merge_links(self, rows: Links) -> None:
-        first = [-1] * len(self.keys)
-        count = [0] * len(self.keys)
+        """Every output of a key to each combiner of that key (one row a combiner)."""
+        first = array("q", [-1]) * len(self.keys)
+        count = array("q", [0]) * len(self.keys)
         for j, kid in enumerate(self.out_keys):
             if kid >= 0:
                 if first[kid] < 0:
                     first[kid] = j
                 count[kid] += 1
-        origins = self.origins
-        for i, kid in enumerate(self.in_keys):
-            if count[kid]:
-                rows.add(first[kid], count[kid], origins[3 * i + 2], 1, cross=True,
-                         source=origins[3 * i], part=origins[3 * i + 1])
+        keys, origins = _int64(self.in_keys), _int64(self.origins)
+        n = len(self.in_keys)
+        rows.extend(_int64(first).take(keys), _int64(count).take(keys),
+                    _strided(origins, 0, n), _strided(origins, 1, n), _strided(origins, 2, n),
+                    1, True)
+
+
+def _int64(values: array) -> Any:
+    """An ``array('q')`` as a pyarrow int64 array, without a copy."""
+    import pyarrow as pa
+
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def _strided(values: Any, offset: int, n: int) -> Any:
+    """Every third value of ``values`` from ``offset`` (the (input, partition, position)
+    triples of a reduce side's combiners)."""
+    import pyarrow as pa
+
+    return values.take(pa.array(range(offset, 3 * n, 3), pa.int64()))
 
 
 class Links:
-    """Columns of link rows (``COLUMNS``) for one worker on partition ``part``."""
+    """Link rows (``COLUMNS``) of one worker on partition ``part``: single rows, and
+    whole columns of rows (``extend``)."""
 
     def __init__(self, part: int) -> None:
         self.part = part
         self.columns: dict[str, list] = {name: [] for name in COLUMNS}
+        self.pieces: list[Any] = []
 
     def add(self, out_start: int, out_count: int, in_start: int, in_count: int,
             cross: bool = False, source: int = 0, part: int | None = None) -> None:
@@ -196,6 +215,29 @@ class Links:
         c["in_start"].append(in_start)
         c["in_count"].append(in_count)
         c["cross"].append(cross)
+
+    def extend(self, *columns: Any) -> None:
+        """Rows given by column (``COLUMNS`` order): pyarrow arrays or one value for all
+        rows (``None`` for ``in_part``: this partition); rows with no output are left out."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = max((len(c) for c in columns if isinstance(c, pa.Array)), default=0)
+        values = list(columns)
+        values[3] = self.part if values[3] is None else values[3]
+        arrays = [c if isinstance(c, pa.Array) else pa.repeat(pa.scalar(c, t), n)
+                  for c, (_, t) in zip(values, _types(pa))]
+        arrays = [c.cast(t) for c, (_, t) in zip(arrays, _types(pa))]
+        table = pa.table(dict(zip(COLUMNS, arrays)))
+        self.pieces.append(table.filter(pc.and_(pc.greater(table["out_count"], 0),
+                                                pc.greater_equal(table["out_start"], 0))))
+
+    def table(self) -> Any:
+        """Every row, as one ``pyarrow.Table``."""
+        import pyarrow as pa
+
+        single = pa.table({name: pa.array(self.columns[name], t) for name, t in _types(pa)})
+        return pa.concat_tables([single, *self.pieces])
 
     def kept(self, drops: Iterable[int], n_in: int) -> None:
         """A filter: the runs of inputs between the dropped ones, one output each."""
@@ -242,13 +284,10 @@ class Links:
         self.add(ends[-1], n_out - ends[-1], 0, n_in, cross=True)
 
 
-def write_links(path: str, columns: dict[str, list]) -> str:
+def write_links(path: str, table: Any) -> str:
     """One worker's links as an Arrow IPC file (atomically)."""
-    import pyarrow as pa
-
     from .worker_file import _write_atomically
 
-    table = pa.table({name: pa.array(columns[name], type) for name, type in _types(pa)})
     return _write_atomically(table, path)
 
 

@@ -8,6 +8,7 @@ records at them are regenerated with Spark when asked for (``records.py``).
 """
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .engine import DuckEngine
@@ -41,7 +42,9 @@ class Lineage:
                                "(run.wait())")
         self.run = run
         self.graph = LineageGraph(run.dag)
-        self.engine = DuckEngine(connect(load_links(run.store)))
+        con = connect(load_links(run.store))
+        weakref.finalize(self, con.close)  # closed with the run's lineage, or at exit
+        self.engine = DuckEngine(con)
         self.notes: list[str] = []
         self._records: dict[int, dict[tuple[int, int], Any]] = {}
         self._whole: set[int] = set()

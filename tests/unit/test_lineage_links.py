@@ -4,8 +4,9 @@ from array import array
 from icedtea_jupyter.executor.lineage import JoinOrigins, Links, Picker
 
 
-def expand(columns: dict) -> set[tuple[int, int, int, int]]:
+def expand(links: Links) -> set[tuple[int, int, int, int]]:
     """Every (output, input, input partition, input position) pair the links say."""
+    columns = links.table().to_pydict()
     pairs = set()
     for row in zip(*(columns[c] for c in ("out_start", "out_count", "input", "in_part",
                                            "in_start", "in_count", "cross"))):
@@ -22,21 +23,21 @@ def expand(columns: dict) -> set[tuple[int, int, int, int]]:
 def test_a_filter_links_each_kept_input_to_its_output():
     links = Links(3)
     links.kept(array("q", [1, 2, 5]), 7)  # inputs 0..6, 1, 2 and 5 dropped
-    assert expand(links.columns) == {(0, 0, 3, 0), (1, 0, 3, 3), (2, 0, 3, 4), (3, 0, 3, 6)}
+    assert expand(links) == {(0, 0, 3, 0), (1, 0, 3, 3), (2, 0, 3, 4), (3, 0, 3, 6)}
 
 
 def test_a_flatmap_links_every_output_of_an_input_to_it():
     links = Links(0)
     # inputs 0..4 with 1, 3, 0, 1, 2 outputs: the log holds those other than one
     links.deviations(array("q", [1, 3, 2, 0, 4, 2]), 5, 7)
-    assert expand(links.columns) == {(0, 0, 0, 0), (1, 0, 0, 1), (2, 0, 0, 1), (3, 0, 0, 1),
+    assert expand(links) == {(0, 0, 0, 0), (1, 0, 0, 1), (2, 0, 0, 1), (3, 0, 0, 1),
                                      (4, 0, 0, 3), (5, 0, 0, 4), (6, 0, 0, 4)}
 
 
 def test_an_operators_closing_outputs_come_from_every_input():
     links = Links(0)
     links.deviations(array("q", []), 2, 3)  # two inputs, one output each, one from close()
-    assert expand(links.columns) == {(0, 0, 0, 0), (1, 0, 0, 1), (2, 0, 0, 0), (2, 0, 0, 1)}
+    assert expand(links) == {(0, 0, 0, 0), (1, 0, 0, 1), (2, 0, 0, 0), (2, 0, 0, 1)}
 
 
 def test_a_whole_partition_function_links_outputs_to_the_input_pulled_last():
@@ -44,7 +45,7 @@ def test_a_whole_partition_function_links_outputs_to_the_input_pulled_last():
     # outputs so far when inputs 0, 1, 2, 3 were pulled, then when the input ran out;
     # one output after the end (a flush)
     links.pulls(array("q", [0, 1, 1, 3, 4]), 4, 5)
-    assert expand(links.columns) == {(0, 0, 1, 0), (1, 0, 1, 2), (2, 0, 1, 2), (3, 0, 1, 3)} \
+    assert expand(links) == {(0, 0, 1, 0), (1, 0, 1, 2), (2, 0, 1, 2), (3, 0, 1, 3)} \
         | {(4, 0, 1, i) for i in range(4)}
 
 
@@ -61,3 +62,33 @@ def test_a_join_map_side_tags_each_record_with_its_inputs_partition_and_position
 def test_the_picker_keeps_only_the_positions_asked_for():
     assert list(Picker({0: [1, 3]})(0, iter("abcdef"))) == [(0, 1, "b"), (0, 3, "d")]
     assert list(Picker({0: None})(0, iter("ab"))) == [(0, 0, "a"), (0, 1, "b")]
+
+
+def capture(api: str, phase: str, inputs: list, outputs: list):
+    """A LineageCapture of a key-based worker fed ``inputs`` and ``outputs``."""
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.executor.lineage import LineageCapture
+
+    plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api=api, phase=phase)))
+    consumed = list(plugin.records(None, iter(inputs)))
+    list(plugin.partition_outputs(None, iter(outputs)))
+    return plugin, consumed
+
+
+def test_a_map_side_links_each_input_to_its_keys_combiner():
+    plugin, _ = capture("reduceByKey", "combine", [("a", 1), ("b", 1), ("a", 1)],
+                        [("a", (2, 0, 2)), ("b", (2, 1, 1))])
+    table = plugin.links(2, 3, 2).to_pydict()
+    assert list(zip(table["out_start"], table["in_part"], table["in_start"])) == \
+        [(0, 2, 0), (1, 2, 1), (0, 2, 2)]
+
+
+def test_a_reduce_side_links_every_output_of_a_key_to_each_combiner_of_it():
+    # a join's combiners: (key, (partition, position, [(input, value)])), passed on untagged
+    combiners = [("k", (0, 4, [(0, "x")])), ("j", (1, 0, [(1, "y")])), ("k", (1, 2, [(1, "z")]))]
+    plugin, consumed = capture("join", "", combiners, [("k", ("x", "z"))])
+    assert consumed == [("k", [(0, "x")]), ("j", [(1, "y")]), ("k", [(1, "z")])]
+    links = Links(0)
+    links.pieces.append(plugin.links(0, 3, 1))
+    assert expand(links) == {(0, 0, 0, 4), (0, 1, 1, 2)}  # "j" has no output: no link

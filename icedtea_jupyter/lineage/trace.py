@@ -9,7 +9,7 @@ records at them are regenerated with Spark when asked for (``records.py``).
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .engine import DuckEngine
 from .graph import LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
@@ -24,13 +24,27 @@ if TYPE_CHECKING:
 COLUMNS = ["operator", "partition", "position", "record"]
 
 
-class TracedRecord(NamedTuple):
-    """One record on a trace: at ``operator``'s output, ``position`` on ``partition``."""
+class TracedRecord(tuple):
+    """One record on a trace: ``(operator, partition, position, record)``, at
+    ``operator``'s output. ``dbg.jump_to(it)`` moves the debugger to the moment θ
+    received the record of θ's input it is linked with (``theta_input``)."""
 
-    operator: str
-    partition: int
-    position: int
-    record: Any
+    trace: Trace
+
+    def __new__(cls, operator: str, partition: int, position: int, record: Any,
+                trace: Trace) -> TracedRecord:
+        self = super().__new__(cls, (operator, partition, position, record))
+        self.trace = trace
+        return self
+
+    operator = property(lambda self: self[0])
+    partition = property(lambda self: self[1])
+    position = property(lambda self: self[2])
+    record = property(lambda self: self[3])
+
+    def theta_input(self) -> tuple[int, int]:
+        """(partition, position) of θ's input record linked with this record on its trace."""
+        return self.trace.theta_input(self)
 
 
 class Lineage:
@@ -149,16 +163,12 @@ def _add(into: dict[int, Positions], node: int, positions: Positions) -> None:
             target.setdefault(part, set()).update(ps)
 
 
-def trace_back(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
-    """The records every selected output row of ``operator`` (default: the cell's last)
-    comes from, at each operator on the way back to the sources."""
+def walk_back(lineage: Lineage, start: dict[int, Positions]) -> tuple[dict, list[int]]:
+    """Every node's positions the ``start`` positions come from, and the nodes where
+    the walk ended (sources, or nodes whose lineage is not captured)."""
     graph = lineage.graph
-    start = graph.dag.node(operator) if operator else graph.output()
-    positions = lineage.matching(start.id, selector)
-    if not positions:
-        raise LookupError(_no_match(start.name, selector, "output row"))
-    reached: dict[int, Positions] = {start.id: positions}
-    pending: dict[int, Positions] = {start.id: positions}
+    reached = {node: dict(ps) for node, ps in start.items()}
+    pending = {node: dict(ps) for node, ps in start.items()}
     ends: list[int] = []
     for node in sorted(graph.steps, reverse=True):  # a node's parents come before it
         wanted = pending.pop(node, None)
@@ -170,23 +180,14 @@ def trace_back(lineage: Lineage, selector: Any, operator: str | None = None) -> 
         for index, found in lineage.back(step, wanted).items():
             _add(reached, step.inputs[index], found)
             _add(pending, step.inputs[index], found)
-    return Trace("back", lineage, reached, sorted(ends))
+    return reached, sorted(ends)
 
 
-def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
-    """The output rows that the selected source records (of ``operator``, default every
-    source) went into, at each operator on the way."""
+def walk_forward(lineage: Lineage, start: dict[int, Positions]) -> dict[int, Positions]:
+    """Every node's positions that the ``start`` positions went into."""
     graph = lineage.graph
-    sources = [graph.dag.node(operator)] if operator else graph.sources()
-    reached: dict[int, Positions] = {}
-    for source in sources:
-        found = lineage.matching(source.id, selector)
-        if found:
-            reached[source.id] = found
-    if not reached:
-        names = ", ".join(repr(s.name) for s in sources)
-        raise LookupError(_no_match(names, selector, "source record"))
-    pending = {node: dict(ps) for node, ps in reached.items()}
+    reached = {node: dict(ps) for node, ps in start.items()}
+    pending = {node: dict(ps) for node, ps in start.items()}
     for node in sorted(graph.steps):  # a node's children come after it
         wanted = pending.pop(node, None)
         if not wanted:
@@ -195,7 +196,34 @@ def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None) 
             found = lineage.forward(graph.steps[child], index, node, wanted)
             _add(reached, child, found)
             _add(pending, child, found)
-    return Trace("forward", lineage, reached, [graph.output().id])
+    return reached
+
+
+def trace_back(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
+    """The records every selected output row of ``operator`` (default: the cell's last)
+    comes from, at each operator on the way back to the sources."""
+    start = lineage.graph.dag.node(operator) if operator else lineage.graph.output()
+    positions = lineage.matching(start.id, selector)
+    if not positions:
+        raise LookupError(_no_match(start.name, selector, "output row"))
+    reached, ends = walk_back(lineage, {start.id: positions})
+    return Trace("back", lineage, reached, ends)
+
+
+def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
+    """The output rows that the selected source records (of ``operator``, default every
+    source) went into, at each operator on the way."""
+    graph = lineage.graph
+    sources = [graph.dag.node(operator)] if operator else graph.sources()
+    start: dict[int, Positions] = {}
+    for source in sources:
+        found = lineage.matching(source.id, selector)
+        if found:
+            start[source.id] = found
+    if not start:
+        names = ", ".join(repr(s.name) for s in sources)
+        raise LookupError(_no_match(names, selector, "source record"))
+    return Trace("forward", lineage, walk_forward(lineage, start), [graph.output().id])
 
 
 def _no_match(where: str, selector: Any, what: str) -> str:
@@ -249,13 +277,36 @@ class Trace:
                               "(its notes say why, if anything stopped it)")
         return rows[0]
 
+    def theta_input(self, traced: TracedRecord) -> tuple[int, int]:
+        """(partition, position) of θ's input record that ``traced`` is linked with on
+        this trace: the first, if it is linked with several."""
+        graph = self._lineage.graph
+        theta = graph.dag.require_interesting()
+        step = graph.steps[theta.id]
+        if step.how != LINKS or len(step.inputs) != 1 or theta.phase == "merge":
+            raise LookupError(f"θ ({theta.name!r}) reads a shuffle or several inputs: "
+                              "jump_to needs a θ pipelined after its input")
+        feeding = step.inputs[0]  # θ's input positions are this node's output positions
+        node = graph.dag.node(traced.operator).id
+        start = {node: {traced.partition: {traced.position}}}
+        found = walk_forward(self._lineage, start).get(feeding) or \
+            walk_back(self._lineage, start)[0].get(feeding) or {}
+        on_trace = self._reached.get(feeding)
+        if on_trace:
+            found = {p: ps & on_trace.get(p, set()) for p, ps in found.items()}
+        candidates = [(p, x) for p, ps in found.items() for x in ps]
+        if not candidates:
+            raise LookupError(f"{traced.record!r} at {traced.operator!r} is linked with no "
+                              f"input record of θ ({theta.name!r})")
+        return min(candidates)
+
     def _rows(self, nodes: list[int]) -> list[TracedRecord]:
         rows: list[TracedRecord] = []
         for node in nodes:
             positions = self._reached.get(node, {})
             records = self._lineage.records(node, positions)
             name = self._lineage.graph.dag.node(node).name
-            rows.extend(TracedRecord(name, part, pos, records.get((part, pos)))
+            rows.extend(TracedRecord(name, part, pos, records.get((part, pos)), self)
                         for part in sorted(positions) for pos in sorted(positions[part]))
         return rows
 

@@ -83,3 +83,29 @@ def test_an_operators_closing_output_comes_from_every_input_of_its_partition(rec
     assert rows(run.trace_back(3).to_pandas()) == [("parallelize", 0, 0, 3)]  # not the repeat
     repeat = run.trace_forward(lambda x: x == 3)  # both 3s: the first passes, both are seen
     assert [r[3] for r in rows(repeat.to_pandas())] == [3, ("seen", 2)]
+
+
+class Total(Operator):
+    """The running total of a partition, beside each value."""
+
+    def open(self):
+        self.total = 0
+
+    def process(self, x):
+        self.total += x
+        yield x, self.total
+
+
+def test_jump_to_a_traced_record_puts_theta_just_before_it(record):
+    run = record("out = (sc.parallelize(list(range(1, 21)), 2).mapPartitions(Total())"
+                 ".setName('total').filter(lambda r: r[0] % 5 == 0).setName('fives').collect())",
+                 {"Total": Total}, lineage=True)
+    assert run.namespace["out"][2] == (15, 65)  # partition 1 holds 11..20
+    t = run.trace_back((15, 65))
+    assert t.first() == ("parallelize", 1, 4, 15) and t.first().theta_input() == (1, 4)
+    dbg = run.debugger()
+    snapshot = dbg.jump_to(t.first())
+    assert snapshot.count("total", 1) == 4  # 11, 12, 13, 14 processed; 15 comes next
+    assert dbg.state("total", 1)["total"] == 11 + 12 + 13 + 14
+    with pytest.raises(TypeError, match="jump_to takes a record of a lineage trace"):
+        dbg.jump_to("15")

@@ -88,8 +88,6 @@ class LineageCapture(WorkerPlugin):
 
     def _recording(self, host: Any) -> bool:
         """Not after the run (a trace regenerating records with Spark runs the hosts)."""
-        if getattr(host.channel, "connected", False):
-            return True
         from .channel import _run_has_ended
 
         return not _run_has_ended(host.spec.run)

@@ -98,6 +98,7 @@ class WorkerHost:
         self.feed: Any = None
         self.culprit: Any = None
         self.outputs_ended = False  # a whole-partition function in blocks: its outputs ran out
+        self.loop_kind = "partition"  # map, filter, flatMap, operator: a per-record function's
         self._lost = 0  # a failed map's record that produced no output
         self.plugins = PluginSet(self)
         self._start_plugins()
@@ -140,6 +141,7 @@ class WorkerHost:
     def _records(self, kind: str, f: Callable, iterator: Iterable) -> Iterator:
         if self.user_function is None:
             self.user_function = f
+        self.loop_kind = kind
         if self._needs_records() or not blocks.runs_in_blocks(f):
             return record_loop(self, kind, f, iterator)
         self.outputs_log(kind, in_blocks=True)

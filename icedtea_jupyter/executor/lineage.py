@@ -19,13 +19,18 @@ Pipelined operators log like time travel: a filter the inputs it drops, a flatMa
 ``Operator`` the inputs with other than one output, a whole-partition function its
 outputs so far at each input it pulls (an output links to the input pulled last; outputs
 after its input ran out link to every input). Key-based operators link by key (Titian):
-a map side's combiner to every input with its key, a reduce side's output to every
-combiner of its key, each combiner named by its map partition and position (tagged by
-``input_order.tag_origins``, or for joins and cogroups by ``JoinOrigins``).
+a reduce side's output to every combiner of its key, each combiner named by its map
+partition and position (tagged by ``input_order.tag_origins``, or for joins and
+cogroups by ``JoinOrigins``). A map side (``combine``) captures nothing: its combiner
+of a key comes from the inputs of its partition with that key, which the first trace
+through it indexes with one job (``KeyIndex``), so the map side runs as fast as without
+lineage and its links take no room.
 """
 from __future__ import annotations
 
+import itertools
 from array import array
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -48,24 +53,26 @@ class LineageCapture(WorkerPlugin):
         self.role = "join" if spec.api in JOINS else spec.phase  # "", combine, merge, join
         self.kind = "map"
         self.log: array = array("q")  # the loop's log (see outputs_log)
-        self.keys: dict = {}  # key -> its id on this worker
-        self.in_keys = array("q")  # key id of every input (key-based roles)
+        self.keys: dict = defaultdict(itertools.count().__next__)  # key -> its id here
+        self.in_keys = array("q")  # key id of every input combiner (a reduce side)
         self.origins = array("q")  # (input, partition, position) of every input combiner
         self.out_keys = array("q")  # key id of every output (key-based roles)
 
     # --- the host's hooks ------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
-        return True  # per record: a filter's drops, a flatMap's outputs, a merge's keys
+        """Per record (a filter's drops, a flatMap's outputs, a merge's keys), except a
+        map's (in blocks, its output k is its input k) and a map side's (linked by key)."""
+        if self.role:
+            return self.role != "combine"
+        return host.loop_kind != "map"
 
     def records(self, host: Any, records: Iterable) -> Iterable:
-        if self.role == "combine":
-            return self._keyed(records)
         if self.role in ("merge", "join"):
             return self._tagged(records, strip=self.role == "join")
         return records
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
-        return self._output_keys(outputs) if self.role else outputs
+        return self._output_keys(outputs) if self.role in ("merge", "join") else outputs
 
     def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
         self.kind = kind
@@ -76,7 +83,7 @@ class LineageCapture(WorkerPlugin):
         return self.log.append  # a filter's drops; a whole-partition function's outputs so far
 
     def end(self, host: Any, message: dict) -> None:
-        if host.status.wire != "ok" or not self._recording(host):
+        if self.role == "combine" or host.status.wire != "ok" or not self._recording(host):
             return None
         try:
             write_links(lineage_path(host.spec.run.store_path, host.worker),
@@ -97,31 +104,13 @@ class LineageCapture(WorkerPlugin):
         self.log.append(index)
         self.log.append(outputs)
 
-    def _key_id(self, key: Any) -> int:
-        keys = self.keys
-        kid = keys.get(key)
-        if kid is None:
-            kid = keys[key] = len(keys)
-        return kid
-
-    def _keyed(self, records: Iterable) -> Iterator:
-        keys, append = self.keys, self.in_keys.append
-        for record in records:
-            key = record[0]
-            kid = keys.get(key)
-            if kid is None:
-                kid = keys[key] = len(keys)
-            append(kid)
-            yield record
-
     def _tagged(self, records: Iterable, strip: bool) -> Iterator:
         """``(key, (partition, position, combiner))`` combiners: their keys and origins;
         a join's are passed on untagged (an aggregation's tags are the host's own)."""
-        append, origins = self.in_keys.append, self.origins.append
-        key_id = self._key_id
+        append, origins, keys = self.in_keys.append, self.origins.append, self.keys
         for record in records:
             key, (part, position, combiner) = record
-            append(key_id(key))
+            append(keys[key])
             origins(combiner[0][0] if strip else 0)
             origins(part)
             origins(position)
@@ -137,9 +126,7 @@ class LineageCapture(WorkerPlugin):
     def links(self, part: int, n_in: int, n_out: int) -> Any:
         """This worker's links, a ``pyarrow.Table`` (see the module docstring)."""
         rows = Links(part)
-        if self.role == "combine":
-            self._combine_links(rows)
-        elif self.role:
+        if self.role:
             self._merge_links(rows)
         elif self.kind == "filter":
             rows.kept(self.log, n_in)
@@ -150,16 +137,6 @@ class LineageCapture(WorkerPlugin):
         else:
             rows.add(0, n_out, 0, n_out)
         return rows.table()
-
-    def _combine_links(self, rows: Links) -> None:
-        """Each input to its key's combiner (vectorized: one row an input)."""
-        out_of = array("q", [-1]) * len(self.keys)
-        for j, kid in enumerate(self.out_keys):
-            if kid >= 0:
-                out_of[kid] = j
-        n = len(self.in_keys)
-        rows.extend(_int64(out_of).take(_int64(self.in_keys)), 1, 0, None,
-                    _int64(array("q", range(n))), 1, False)
 
     def _merge_links(self, rows: Links) -> None:
         """Every output of a key to each combiner of that key (one row a combiner)."""
@@ -334,3 +311,14 @@ class Picker:
                 return
             if position in keep:
                 yield split, position, record
+
+
+class KeyIndex:
+    """``(partition, records) -> [(partition, {key: positions})]``: where each key
+    (``record[0]``) stands in a partition (a map side's key-based links)."""
+
+    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, dict]]:
+        index: dict = defaultdict(lambda: array("q"))
+        for position, record in enumerate(records):
+            index[record[0]].append(position)
+        yield split, dict(index)

@@ -58,7 +58,8 @@ The host registers its plugins when it starts (``WorkerHost._start_plugins``: ti
 in G(θ), the agents always; a new feature adds its own there, on a flag of the run's
 spec), or later with ``host.plugins.add(plugin)``.
 
-What the host offers its plugins: ``spec``, ``worker``, ``channel``, ``status``
+What the host offers its plugins: ``spec``, ``worker``, ``channel``, ``loop_kind`` (the
+kind of its loop, known at ``needs_records``), ``status``
 (``status.WorkerStatus``), ``processed`` (inputs fully processed at the current
 boundary), ``counts()``, ``live_count()``, ``state()``, ``plugins.get(cls)`` (another
 plugin of the same host), ``alert(source, hook, exc)``, ``handle_control()`` (deliver queued

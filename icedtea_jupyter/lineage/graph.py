@@ -2,7 +2,9 @@
 
 A hosted Python operator links its outputs to its inputs in its lineage table: a
 pipelined one to its parent's outputs, an aggregation's reduce side to its map side's
-outputs (across the shuffle), a join or cogroup to each of its inputs' outputs. A
+outputs (across the shuffle), a join or cogroup to each of its inputs' outputs. An
+aggregation's map side links each combiner to the inputs of its partition with the
+same key (``key`` links, found among the records, not stored). A
 ``union`` keeps its inputs' partitions one after the other, records in place. A source
 starts the lineage: its records are the ids (partition, position). Other JVM operators
 (``partitionBy``, ``repartition``, ``coalesce``, ``distinct``, ``sortByKey``...) move
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from ..dag import Dag, OperatorNode
 from ..executor.lineage import JOINS
 
-LINKS, UNION, SOURCE, VALUE, NONE = "links", "union", "source", "value", "none"
+LINKS, KEY, UNION, SOURCE, VALUE, NONE = "links", "key", "union", "source", "value", "none"
 # JVM operators that move records without changing them (a distinct merges equal ones)
 MOVES = frozenset({"partitionBy", "repartition", "coalesce", "distinct", "sortByKey", "sortBy",
                    "sample"})
@@ -25,7 +27,8 @@ MOVES = frozenset({"partitionBy", "repartition", "coalesce", "distinct", "sortBy
 @dataclass(frozen=True)
 class Step:
     """How ``node`` reads its ``inputs`` (node ids, by input index): ``how`` is one of
-    links (its lineage table), union, source (no inputs), value, none (not traced)."""
+    links (its lineage table), key (same key, same partition), union, source (no
+    inputs), value (equal records), none (not traced)."""
 
     node: OperatorNode
     inputs: tuple[int, ...]
@@ -65,6 +68,8 @@ def _step(dag: Dag, node: OperatorNode) -> Step:
             return Step(node, tuple(node.inputs), LINKS)
         if node.api in ("foreach", "foreachPartition") or len(node.parents) != 1:
             return Step(node, tuple(node.parents), NONE)
+        if node.phase == "combine":
+            return Step(node, tuple(node.parents), KEY)
         return Step(node, tuple(node.parents), LINKS)
     if not node.parents:
         return Step(node, (), SOURCE)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..executor.lineage import Picker
+from ..executor.lineage import KeyIndex, Picker
 
 Positions = dict[int, set[int]]  # partition -> positions
 
@@ -23,6 +23,15 @@ def fetch(rdd: Any, wanted: dict[int, list[int] | None]) -> dict[tuple[int, int]
     picked = rdd.mapPartitionsWithIndex(Picker(wanted))
     rows = rdd.context.runJob(picked, lambda records: records, parts)
     return {(part, position): record for part, position, record in rows}
+
+
+def key_index(rdd: Any, parts: list[int]) -> dict[int, dict[Any, Any]]:
+    """Partition -> {key: positions} of ``rdd``'s records on ``parts``."""
+    parts = sorted(p for p in parts if 0 <= p < rdd.getNumPartitions())
+    if not parts:
+        return {}
+    indexed = rdd.mapPartitionsWithIndex(KeyIndex())
+    return dict(rdd.context.runJob(indexed, lambda records: records, parts))
 
 
 def everything(rdd: Any) -> dict[int, list[int] | None]:

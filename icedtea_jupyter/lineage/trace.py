@@ -12,8 +12,8 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from .engine import DuckEngine
-from .graph import LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
-from .records import Positions, everything, fetch, untag_combiner
+from .graph import KEY, LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
+from .records import Positions, everything, fetch, key_index, untag_combiner
 from .tables import connect, load_links
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ class Lineage:
         self.notes: list[str] = []
         self._records: dict[int, dict[tuple[int, int], Any]] = {}
         self._whole: set[int] = set()
+        self._indexes: dict[int, dict[int, dict]] = {}  # node -> partition -> key -> positions
 
     def records(self, node: int, positions: Positions | None) -> dict[tuple[int, int], Any]:
         """(partition, position) -> record at ``node``'s output (every one if None)."""
@@ -104,6 +105,8 @@ class Lineage:
     def back(self, step: Step, positions: Positions) -> dict[int, Positions]:
         if step.how == LINKS:
             return self.engine.back(step.node.id, positions)
+        if step.how == KEY:
+            return {0: self._same_key(step.node.id, positions, step.inputs[0])}
         if step.how == UNION:
             return _union_back(step, positions)
         if step.how == VALUE:
@@ -115,6 +118,8 @@ class Lineage:
     def forward(self, step: Step, index: int, source: int, positions: Positions) -> Positions:
         if step.how == LINKS:
             return self.engine.forward(step.node.id, index, positions)
+        if step.how == KEY:
+            return self._same_key(source, positions, step.node.id)
         if step.how == UNION:
             offset = sum((step.node.input_partitions or [])[:index])
             return {offset + part: set(ps) for part, ps in positions.items()}
@@ -122,6 +127,35 @@ class Lineage:
             return self._equal(step, source, positions, step.node.id)
         self._stopped(step)
         return {}
+
+    def _same_key(self, node: int, positions: Positions, other: int) -> Positions:
+        """The positions of ``other``'s records on the same partitions with the keys of
+        ``node``'s records at ``positions`` (an aggregation's map side, either way)."""
+        here = self._key_index(node, list(positions))
+        index = self._key_index(other, list(positions))
+        if here is None or index is None:
+            note = ("the trace stops at an aggregation's map side: it links by key, among "
+                    "records this kernel can no longer regenerate (a reopened run)")
+            if note not in self.notes:
+                self.notes.append(note)
+            return {}
+        found: Positions = {}
+        for part, wanted in positions.items():
+            keys = [key for key, at in here.get(part, {}).items() if not wanted.isdisjoint(at)]
+            found[part] = {pos for key in keys for pos in index.get(part, {}).get(key, ())}
+        return found
+
+    def _key_index(self, node: int, parts: list[int]) -> dict[int, dict] | None:
+        """Partition -> {key: positions} of ``node``'s output, built by one job the first
+        time a partition is asked for, then kept (the map side's links, by key)."""
+        rdd = self.run.output_rdd(node)
+        if rdd is None:
+            return None
+        index = self._indexes.setdefault(node, {})
+        missing = [p for p in parts if p not in index]
+        if missing:
+            index.update(key_index(rdd, missing))
+        return index
 
     def _equal(self, step: Step, node: int, positions: Positions, other: int) -> Positions:
         """The positions of ``other``'s records equal to ``node``'s records at

@@ -1,7 +1,7 @@
 """A worker's lineage links (executor/lineage.py) against links computed by hand."""
 from array import array
 
-from icedtea_jupyter.executor.lineage import JoinOrigins, Links, Picker
+from icedtea_jupyter.executor.lineage import JoinOrigins, KeyIndex, Links, Picker
 
 
 def expand(links: Links) -> set[tuple[int, int, int, int]]:
@@ -76,12 +76,11 @@ def capture(api: str, phase: str, inputs: list, outputs: list):
     return plugin, consumed
 
 
-def test_a_map_side_links_each_input_to_its_keys_combiner():
-    plugin, _ = capture("reduceByKey", "combine", [("a", 1), ("b", 1), ("a", 1)],
-                        [("a", (2, 0, 2)), ("b", (2, 1, 1))])
-    table = plugin.links(2, 3, 2).to_pydict()
-    assert list(zip(table["out_start"], table["in_part"], table["in_start"])) == \
-        [(0, 2, 0), (1, 2, 1), (0, 2, 2)]
+def test_a_map_side_is_not_captured_its_links_are_found_by_key():
+    plugin, consumed = capture("reduceByKey", "combine", [("a", 1), ("b", 1)], [])
+    assert consumed == [("a", 1), ("b", 1)] and not plugin.needs_records(None)
+    [(part, index)] = KeyIndex()(2, iter([("a", 1), ("b", 1), ("a", 1)]))
+    assert part == 2 and {k: list(v) for k, v in index.items()} == {"a": [0, 2], "b": [1]}
 
 
 def test_a_reduce_side_links_every_output_of_a_key_to_each_combiner_of_it():

@@ -147,36 +147,19 @@ class LineageCapture(WorkerPlugin):
                 if first[kid] < 0:
                     first[kid] = j
                 count[kid] += 1
-        keys, origins = _int64(self.in_keys), _int64(self.origins)
-        n = len(self.in_keys)
-        rows.extend(_int64(first).take(keys), _int64(count).take(keys),
-                    _strided(origins, 0, n), _strided(origins, 1, n), _strided(origins, 2, n),
-                    1, True)
-
-
-def _int64(values: array) -> Any:
-    """An ``array('q')`` as a pyarrow int64 array, without a copy."""
-    import pyarrow as pa
-
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
-
-
-def _strided(values: Any, offset: int, n: int) -> Any:
-    """Every third value of ``values`` from ``offset`` (the (input, partition, position)
-    triples of a reduce side's combiners)."""
-    import pyarrow as pa
-
-    return values.take(pa.array(range(offset, 3 * n, 3), pa.int64()))
+        origins = self.origins
+        for i, kid in enumerate(self.in_keys):
+            if count[kid]:
+                rows.add(first[kid], count[kid], origins[3 * i + 2], 1, True,
+                         origins[3 * i], origins[3 * i + 1])
 
 
 class Links:
-    """Link rows (``COLUMNS``) of one worker on partition ``part``: single rows, and
-    whole columns of rows (``extend``)."""
+    """Link rows (``COLUMNS``) of one worker on partition ``part``, in typed arrays."""
 
     def __init__(self, part: int) -> None:
         self.part = part
-        self.columns: dict[str, list] = {name: [] for name in COLUMNS}
-        self.pieces: list[Any] = []
+        self.columns = {name: array("b" if name == "cross" else "q") for name in COLUMNS}
 
     def add(self, out_start: int, out_count: int, in_start: int, in_count: int,
             cross: bool = False, source: int = 0, part: int | None = None) -> None:
@@ -191,28 +174,18 @@ class Links:
         c["in_count"].append(in_count)
         c["cross"].append(cross)
 
-    def extend(self, *columns: Any) -> None:
-        """Rows given by column (``COLUMNS`` order): pyarrow arrays or one value for all
-        rows (``None`` for ``in_part``: this partition); rows with no output are left out."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        n = max((len(c) for c in columns if isinstance(c, pa.Array)), default=0)
-        values = list(columns)
-        values[3] = self.part if values[3] is None else values[3]
-        arrays = [c if isinstance(c, pa.Array) else pa.repeat(pa.scalar(c, t), n)
-                  for c, (_, t) in zip(values, _types(pa))]
-        arrays = [c.cast(t) for c, (_, t) in zip(arrays, _types(pa))]
-        table = pa.table(dict(zip(COLUMNS, arrays)))
-        self.pieces.append(table.filter(pc.and_(pc.greater(table["out_count"], 0),
-                                                pc.greater_equal(table["out_start"], 0))))
-
     def table(self) -> Any:
-        """Every row, as one ``pyarrow.Table``."""
+        """The rows as a ``pyarrow.Table`` (built from the arrays' buffers: nothing here
+        may make pyarrow import pandas in Spark's workers)."""
         import pyarrow as pa
 
-        single = pa.table({name: pa.array(self.columns[name], t) for name, t in _types(pa)})
-        return pa.concat_tables([single, *self.pieces])
+        arrays = {}
+        for name, kind in _types(pa):
+            values = self.columns[name]
+            raw = pa.int8() if name == "cross" else pa.int64()
+            column = pa.Array.from_buffers(raw, len(values), [None, pa.py_buffer(values)])
+            arrays[name] = column.cast(kind)
+        return pa.table(arrays)
 
     def kept(self, drops: Iterable[int], n_in: int) -> None:
         """A filter: the runs of inputs between the dropped ones, one output each."""
@@ -260,10 +233,20 @@ class Links:
 
 
 def write_links(path: str, table: Any) -> str:
-    """One worker's links as an Arrow IPC file (atomically)."""
-    from .worker_file import _write_atomically
+    """One worker's links as an Arrow IPC file, zstd (atomically; not with
+    ``pyarrow.feather``, which imports pandas)."""
+    import os
 
-    return _write_atomically(table, path)
+    import pyarrow as pa
+
+    from ..store.layout import temp_path, with_parent
+
+    tmp = temp_path(with_parent(path))
+    with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(
+            sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_table(table)
+    os.replace(tmp, path)
+    return path
 
 
 def _types(pa: Any) -> list[tuple[str, Any]]:

@@ -4,9 +4,9 @@ from array import array
 from icedtea_jupyter.executor.lineage import JoinOrigins, KeyIndex, Links, Picker
 
 
-def expand(links: Links) -> set[tuple[int, int, int, int]]:
+def expand(links) -> set[tuple[int, int, int, int]]:
     """Every (output, input, input partition, input position) pair the links say."""
-    columns = links.table().to_pydict()
+    columns = (links if hasattr(links, "to_pydict") else links.table()).to_pydict()
     pairs = set()
     for row in zip(*(columns[c] for c in ("out_start", "out_count", "input", "in_part",
                                            "in_start", "in_count", "cross"))):
@@ -88,6 +88,20 @@ def test_a_reduce_side_links_every_output_of_a_key_to_each_combiner_of_it():
     combiners = [("k", (0, 4, [(0, "x")])), ("j", (1, 0, [(1, "y")])), ("k", (1, 2, [(1, "z")]))]
     plugin, consumed = capture("join", "", combiners, [("k", ("x", "z"))])
     assert consumed == [("k", [(0, "x")]), ("j", [(1, "y")]), ("k", [(1, "z")])]
-    links = Links(0)
-    links.pieces.append(plugin.links(0, 3, 1))
-    assert expand(links) == {(0, 0, 0, 4), (0, 1, 1, 2)}  # "j" has no output: no link
+    assert expand(plugin.links(0, 3, 1)) == {(0, 0, 0, 4), (0, 1, 1, 2)}  # "j": no output
+
+
+def test_writing_links_in_a_worker_does_not_import_pandas(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from array import array; "
+            "from icedtea_jupyter.executor.lineage import Links, write_links; "
+            "links = Links(0); links.kept(array('q', [1]), 3); "
+            f"write_links({str(tmp_path / 'l.arrow')!r}, links.table()); "
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    import pyarrow.feather as feather
+
+    assert feather.read_table(tmp_path / "l.arrow").to_pydict()["in_start"] == [0, 2]

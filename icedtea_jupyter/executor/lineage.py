@@ -39,6 +39,10 @@ from .plugin import WorkerPlugin
 
 JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
                    "groupWith"})
+# the RDD operators whose workers capture lineage (DataFrame operators do not, yet)
+RDD_APIS = JOINS | {"map", "flatMap", "filter", "mapPartitions", "mapPartitionsWithIndex", "keyBy",
+                    "mapValues", "flatMapValues", "combineByKey", "reduceByKey", "foldByKey",
+                    "aggregateByKey", "groupByKey"}
 COLUMNS = ("out_start", "out_count", "input", "in_part", "in_start", "in_count", "cross")
 
 
@@ -51,6 +55,7 @@ class LineageCapture(WorkerPlugin):
     def __init__(self, host: Any) -> None:
         spec = host.spec
         self.role = "join" if spec.api in JOINS else spec.phase  # "", combine, merge, join
+        self.captured = spec.api in RDD_APIS
         self.kind = "map"
         self.log: array = array("q")  # the loop's log (see outputs_log)
         self.keys: dict = defaultdict(itertools.count().__next__)  # key -> its id here
@@ -64,7 +69,7 @@ class LineageCapture(WorkerPlugin):
         map's (in blocks, its output k is its input k) and a map side's (linked by key)."""
         if self.role:
             return self.role != "combine"
-        return host.loop_kind != "map"
+        return self.captured and host.loop_kind != "map"
 
     def records(self, host: Any, records: Iterable) -> Iterable:
         if self.role in ("merge", "join"):
@@ -83,7 +88,8 @@ class LineageCapture(WorkerPlugin):
         return self.log.append  # a filter's drops; a whole-partition function's outputs so far
 
     def end(self, host: Any, message: dict) -> None:
-        if self.role == "combine" or host.status.wire != "ok" or not self._recording(host):
+        if self.role == "combine" or not self.captured or host.status.wire != "ok" \
+                or not self._recording(host):
             return None
         try:
             write_links(lineage_path(host.spec.run.store_path, host.worker),

@@ -9,14 +9,15 @@ same key (``key`` links, found among the records, not stored). A
 starts the lineage: its records are the ids (partition, position). Other JVM operators
 (``partitionBy``, ``repartition``, ``coalesce``, ``distinct``, ``sortByKey``...) move
 records between partitions: they link a record to its equal records on the other side
-(``value`` links, resolved by the trace over the records themselves).
+(``value`` links, resolved by the trace over the records themselves). A DataFrame's
+``.rdd`` is a source (its rows are the ids); DataFrame operators are not traced yet.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..dag import Dag, OperatorNode
-from ..executor.lineage import JOINS
+from ..executor.lineage import JOINS, RDD_APIS
 
 LINKS, KEY, UNION, SOURCE, VALUE, NONE = "links", "key", "union", "source", "value", "none"
 # JVM operators that move records without changing them (a distinct merges equal ones)
@@ -49,11 +50,15 @@ class LineageGraph:
 
     def output(self) -> OperatorNode:
         """The cell's last operator: the last node nothing reads from."""
-        leaves = [s.node for s in self.steps.values()
-                  if not self.children[s.node.id] and s.how != NONE]
+        leaves = [s for s in self.steps.values() if not self.children[s.node.id]]
         if not leaves:
             raise LookupError("the run has no operator to trace from")
-        return max(leaves, key=lambda n: n.id)
+        last = max(leaves, key=lambda s: s.node.id)
+        if last.how == NONE:
+            raise LookupError(f"the cell's last operator {last.node.name!r} (a {last.node.kind} "
+                              f"{last.node.api}) has no lineage: it covers RDD operators (not "
+                              "DataFrame operators, yet); trace from another with operator=...")
+        return last.node
 
     def sources(self) -> list[OperatorNode]:
         return [s.node for s in self.steps.values() if s.how == SOURCE]
@@ -66,12 +71,12 @@ def _step(dag: Dag, node: OperatorNode) -> Step:
             return Step(node, tuple(shuffle.parents), LINKS)
         if node.api in JOINS and node.inputs:
             return Step(node, tuple(node.inputs), LINKS)
-        if node.api in ("foreach", "foreachPartition") or len(node.parents) != 1:
+        if node.api not in RDD_APIS or len(node.parents) != 1:  # DataFrame operators too
             return Step(node, tuple(node.parents), NONE)
         if node.phase == "combine":
             return Step(node, tuple(node.parents), KEY)
         return Step(node, tuple(node.parents), LINKS)
-    if not node.parents:
+    if not node.parents or node.api == "rdd":  # a DataFrame's .rdd: its rows are the ids
         return Step(node, (), SOURCE)
     if node.input_partitions and node.inputs:
         return Step(node, tuple(node.inputs), UNION)

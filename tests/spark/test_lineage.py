@@ -161,3 +161,16 @@ def test_tracing_leaves_the_runs_counts_as_they_were(record):
     assert len(run.trace_forward("zzrare").to_pandas()) == 1
     after = run.metrics()[["operator", "partition", "records_in", "attempts"]]
     assert after.equals(before) and set(after.attempts) == {1}
+
+
+def test_a_dataframes_rdd_is_a_source_and_dataframe_operators_say_they_are_not_traced(record):
+    run = record("""
+df = spark.createDataFrame([("ann", 5.0), ("bob", 7.0)], "name string, amount double")
+doubled = df.rdd.map(lambda r: (r.name, r.amount * 2)).setName("double").collect()
+same = df.mapInPandas(lambda frames: frames, df.schema).collect()
+""", lineage=True)
+    assert run.status == "finished", run.error
+    [(operator, _, _, row)] = rows(run.trace_back(("bob", 14.0), operator="double").to_pandas())
+    assert operator == "rdd" and row.name == "bob" and row.amount == 7.0
+    with pytest.raises(LookupError, match="has no lineage: it covers RDD operators"):
+        run.trace_back(lambda row: True)

@@ -48,6 +48,9 @@ def _parser() -> _Parser:
                              "Python expression over `row` is true, e.g. \"row.amount > 1000\"")
     parser.add_argument("--record-inputs", action="store_true",
                         help="keep θ's input records in the run store")
+    parser.add_argument("--lineage", action="store_true",
+                        help="capture record-level lineage: run.trace_back(row), "
+                             "run.trace_forward(record)")
     parser.add_argument("--checkpoint", choices=("none", "all", "online", "offline"),
                         default="none", help="checkpoint plan for fast jumps (default none)")
     parser.add_argument("--tau", type=_positive, default=1.0, metavar="SECONDS",
@@ -79,7 +82,7 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
     options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
                          interesting=args.interesting, interact_every=args.interact_every,
                          interact_when=args.interact_when, record_inputs=args.record_inputs,
-                         checkpoint=args.checkpoint, tau=args.tau,
+                         lineage=args.lineage, checkpoint=args.checkpoint, tau=args.tau,
                          replay_memory=args.replay_memory, prepare=args.prepare)
     return options, not args.no_panel
 

@@ -54,7 +54,7 @@ class ControlChannel(_HostRegistry):
         self._sock = sock
         self._lock = threading.Lock()
         self.operator_names = {int(k): v for k, v in welcome.get("operators", {}).items()}
-        self._fallback: LocalChannel | None = None
+        self._fallback: LocalChannel | NullChannel | None = None
         threading.Thread(target=self._read_loop, name="icedtea-control", daemon=True).start()
 
     @classmethod
@@ -90,8 +90,11 @@ class ControlChannel(_HostRegistry):
         if self._fallback is not None:  # the send above failed
             self._fallback.end_worker(message, body)
 
-    def _degrade(self, reason: str) -> LocalChannel:
-        self._fallback = LocalChannel(self.run, reason)
+    def _degrade(self, reason: str) -> LocalChannel | NullChannel:
+        # a reused Python worker after its run ended (a job regenerating records for
+        # replay or lineage): the run's store must not count it
+        self._fallback = NullChannel() if _run_has_ended(self.run) else LocalChannel(self.run,
+                                                                                      reason)
         _CHANNELS[self.run.run_id] = self._fallback
         return self._fallback
 

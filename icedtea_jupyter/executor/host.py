@@ -28,6 +28,7 @@ from typing import Any
 from . import blocks, task_failures
 from .agent import AgentPlugin
 from .channel import channel_for
+from .lineage import LineageCapture
 from .loops import record_loop
 from .plugin import PluginSet
 from .records import NO_RECORD as _NO_RECORD
@@ -99,6 +100,7 @@ class WorkerHost:
         self.feed: Any = None
         self.culprit: Any = None
         self.outputs_ended = False  # a whole-partition function in blocks: its outputs ran out
+        self.loop_kind = "partition"  # map, filter, flatMap, operator: a per-record function's
         self._lost = 0  # a failed map's record that produced no output
         self.plugins = PluginSet(self)
         self._start_plugins()
@@ -110,6 +112,8 @@ class WorkerHost:
         """What lives beside this worker (plugin.py): features register here."""
         if self.spec.in_g:
             self.plugins.add(TimeTravel(self))
+        if self.spec.run.lineage:
+            self.plugins.add(LineageCapture(self))
         self.plugins.add(AgentPlugin(self))
 
     def alert(self, source: str, hook: str, exc: BaseException, kind: str = "agent") -> None:
@@ -139,6 +143,7 @@ class WorkerHost:
     def _records(self, kind: str, f: Callable, iterator: Iterable) -> Iterator:
         if self.user_function is None:
             self.user_function = f
+        self.loop_kind = kind
         if self._needs_records() or not blocks.runs_in_blocks(f):
             return record_loop(self, kind, f, iterator)
         self.outputs_log(kind, in_blocks=True)
@@ -184,6 +189,9 @@ class WorkerHost:
         if inspect.isgenerator(outputs) and outputs is not self.inputs_gen \
                 and not _is_operator(self.user_function):
             self.user_generator = outputs
+        for plugin in self.plugins.by_hook["partition_outputs"]:
+            wrapped = self.plugins.call(plugin, "partition_outputs", outputs)
+            outputs = outputs if wrapped is None else wrapped
         return outputs
 
     def keep_final_locals(self) -> None:

@@ -6,8 +6,9 @@ records, its end. Everything else a worker does is a plugin, in the manner of
 dask.distributed's scheduler plugins: a plain object whose hooks are no-ops here,
 overriding only the ones it needs. Time travel (``timetravel.TimeTravel``, registered
 for workers of G(θ)) and the run's agents (``agent.AgentPlugin``, which hosts the
-progress agent and the user's agents) are plugins; lineage capture, skew counting and
-breakpoints are meant to plug in the same way.
+progress agent and the user's agents) and lineage capture (``lineage.LineageCapture``,
+with ``--lineage``) are plugins; skew counting and breakpoints are meant to plug in the
+same way.
 
 When each hook is called (``host`` is the ``WorkerHost``; "between two records" means
 the operator has finished one input and not started the next, at a record boundary of
@@ -19,6 +20,9 @@ the whole task chain — a tuple-consistent moment):
 ``records(host, records) -> iterable``
     Per-record loop only, once: wrap its input. The wrapper runs per record: keep it
     cheap, and do not raise (the host cannot wrap it without a cost per record).
+``partition_outputs(host, outputs) -> iterable``
+    Once, when a whole-partition function has returned its outputs: wrap them (runs
+    per output: keep it cheap, and do not raise).
 ``outputs_log(host, kind, in_blocks) -> callable | None``
     Once, as the loop starts (``kind``: map, filter, flatMap, operator, partition,
     batches). Per record, a C callable (``array.append``) to log outputs per input
@@ -57,7 +61,8 @@ The host registers its plugins when it starts (``WorkerHost._start_plugins``: ti
 in G(θ), the agents always; a new feature adds its own there, on a flag of the run's
 spec), or later with ``host.plugins.add(plugin)``.
 
-What the host offers its plugins: ``spec``, ``worker``, ``channel``, ``status``
+What the host offers its plugins: ``spec``, ``worker``, ``channel``, ``loop_kind`` (the
+kind of its loop, known at ``needs_records``), ``status``
 (``status.WorkerStatus``), ``processed`` (inputs fully processed at the current
 boundary), ``counts()``, ``live_count()``, ``state()``, ``plugins.get(cls)`` (another
 plugin of the same host), ``alert(source, hook, exc)``, ``handle_control()`` (deliver queued
@@ -96,6 +101,10 @@ class WorkerPlugin:
         """The per-record loop's input, wrapped (runs per record: keep it cheap)."""
         return records
 
+    def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
+        """A whole-partition function's outputs, wrapped (runs per output: keep it cheap)."""
+        return outputs
+
     def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
         """The loop starts; per record, a C callable logging outputs per input, or None."""
         return None
@@ -130,8 +139,8 @@ class WorkerPlugin:
         return None
 
 
-HOOKS = ("needs_records", "records", "outputs_log", "first_record", "boundary", "sample",
-         "batch", "beat", "accepts", "control", "end")
+HOOKS = ("needs_records", "records", "partition_outputs", "outputs_log", "first_record",
+         "boundary", "sample", "batch", "beat", "accepts", "control", "end")
 
 
 def overrides(plugin: WorkerPlugin, hook: str) -> bool:

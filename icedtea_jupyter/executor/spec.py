@@ -17,6 +17,7 @@ class RunSpec:
     condition: str | None = None  # --interact-when: a Python expression over ``row``
     record_inputs: bool = False  # --record-inputs: keep θ's input records in the store
     checkpoint: str = "none"  # --checkpoint: "all"/"online" make workers write checkpoints
+    lineage: bool = False  # --lineage: workers capture record-level lineage
 
 
 @dataclass
@@ -29,3 +30,4 @@ class OperatorSpec:
     name: str = field(default="")
     theta: bool = False  # the interesting operator θ
     in_g: bool = False  # θ or downstream of θ: G(θ)
+    phase: str = ""  # "combine"/"merge": a side of a key-based aggregation

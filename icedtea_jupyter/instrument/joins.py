@@ -10,12 +10,14 @@ the same order. The DAG has one Python node for the operator, reading all its in
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 from pyspark.core.rdd import RDD
 
 from ..executor import wrappers as w
+from ..executor.lineage import JoinOrigins
 from .patching import active, register
 
 # api -> (left outer, right outer)
@@ -39,8 +41,12 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
         mixed = union.partitioner is not None  # partitioner-aware: inputs share partitions
         # PySpark's stub says mapPartitions' function takes an Iterable; it is given an
         # iterator, which is what TaggedCombine declares
-        combined = union.mapPartitions(
-            w.TaggedCombine(memory * 0.9, serializer, mixed), True)  # type: ignore[arg-type]
+        if recorder.run.lineage:  # each record its own combiner, tagged with its origin
+            offsets = list(itertools.accumulate([0] + [r.getNumPartitions() for r in rdds]))
+            combined = union.mapPartitionsWithIndex(JoinOrigins(offsets[:-1], mixed), True)
+        else:
+            combined = union.mapPartitions(
+                w.TaggedCombine(memory * 0.9, serializer, mixed), True)  # type: ignore[arg-type]
         shuffled = combined.partitionBy(num_partitions)
         merge = w.GroupMerge(spec, dispatch, flat, memory, serializer)
         recorder.keep_for_replay(node.id, merge, shuffled)

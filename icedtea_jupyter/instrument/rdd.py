@@ -95,6 +95,7 @@ def _structural(api: str) -> Callable:
             node = recorder.jvm(api, parents)
             if api == "union":
                 node.input_partitions = [rdd.getNumPartitions() for rdd in inputs]
+                node.inputs = parents  # in the union's order (``parents`` is sorted)
             return recorder.produced(result, node)
         return patched
     return make
@@ -131,6 +132,7 @@ def _aggregate(self: RDD, recorder: Any, api: str, user_f: Any, functions: tuple
     recorder.keep_for_replay(combine.id, combine_function, self)
     with recorder.inside():
         combined = self.mapPartitionsWithIndex(combine_function, True)
+        recorder.outputs[combine.id] = combined
         shuffled = combined.partitionBy(num_partitions, partition_func)
         shuffle = recorder.jvm("shuffle", [combine.id])
         merge, merge_spec = recorder.python(api, user_f, [shuffle.id], "merge", name=base)
@@ -196,6 +198,7 @@ def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable
                 rdds = list(_bind(original, self, *args, **kwargs)["rdds"])
                 node = recorder.jvm(api, recorder.parents(*rdds), name)
                 node.input_partitions = [rdd.getNumPartitions() for rdd in rdds]
+                node.inputs = recorder.parents(*rdds)
             return recorder.produced(result, node or recorder.jvm(api, parents, name))
         return patched
     return make

@@ -40,6 +40,7 @@ class Recorder:
         self.kept: dict[int, Any] = {}  # node -> the wrapper Spark runs, kept for replay
         self.shipped: set[int] = set()  # nodes whose image was taken as Spark pickled them
         self.cell = ""  # the cell's code: a name in it may still come in a later job
+        self.outputs: dict[int, Any] = {}  # node -> the RDD it produces (lineage's records)
 
     @contextmanager
     def inside(self) -> Iterator[None]:
@@ -63,13 +64,14 @@ class Recorder:
             ancestor = getattr(ancestor, "prev", None)
         if node is None:
             node = self.dag.add(_source_name(obj), "jvm", "source", []).id
+            self.outputs[node] = obj
         tag(obj, self.run.run_id, node)
         return node
 
     def python(self, api: str, f: Any, parents: list[int], phase: str = "",
                name: str | None = None) -> tuple[OperatorNode, OperatorSpec]:
         node = self.dag.add(name or default_name(f, api), "python", api, parents, phase)
-        spec = OperatorSpec(node.id, self.run, api, node.name, in_g=node.in_g)
+        spec = OperatorSpec(node.id, self.run, api, node.name, in_g=node.in_g, phase=phase)
         self.specs[node.id] = spec
         if self.dag.interesting is None and (self.interesting is None
                                              or self.interesting == node.name):
@@ -132,6 +134,7 @@ class Recorder:
 
     def produced(self, obj: Any, node: OperatorNode | int) -> Any:
         node_id = node if isinstance(node, int) else node.id
+        self.outputs.setdefault(node_id, obj)
         count = getattr(obj, "getNumPartitions", None)
         if callable(count) and self.dag.node(node_id).partitions is None:
             try:

@@ -101,6 +101,13 @@ class Debugger:
         return self._move(f"dbg.step_out(partition={partition})", self._step, partition,
                           "step out", PartitionPaths.step_out)
 
+    def jump_to(self, target: Any) -> DebugSnapshot:
+        """θ's chain just before θ processes ``target``: a record of a lineage trace
+        (``t.first()``), or θ's input as (partition, position) (``jump_to.py``)."""
+        from .jump_to import jump_to_input
+
+        return jump_to_input(self, self.logs, target)
+
     def pending(self, partition: int | None = None, limit: int = 20) -> dict:
         """The records waiting at each worker: ``{partition: {operator: {count, records,
         scopes}}}`` (θ's are its remaining inputs; a batch function's are Arrow or pandas

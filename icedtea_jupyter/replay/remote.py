@@ -251,6 +251,13 @@ class RemoteDebugger:
                     raise
                 self.forks.pop(base, None)
 
+    def jump_to(self, target: Any) -> DebugSnapshot:
+        """θ's chain just before θ processes ``target`` (see ``Debugger.jump_to``)."""
+        from .jump_to import jump_to_input
+        from .logs import RunLogs
+
+        return jump_to_input(self, RunLogs(self.run), target)
+
     def step_over(self, partition: int) -> DebugSnapshot:
         """θ's next record on ``partition`` and its whole scope (Def. 4.5)."""
         return self._step(f"dbg.step_over(partition={partition})", "step_over",

@@ -63,6 +63,7 @@ class RunOptions:
     interact_every: float | None = None
     interact_when: str | None = None
     record_inputs: bool = False
+    lineage: bool = False  # capture record-level lineage (run.trace_back/trace_forward)
     checkpoint: str = "none"  # none | all | online | offline: checkpoints for fast jumps
     tau: float = 1.0  # the bound on a jump's time, in seconds (fork checkpoints, plans)
     replay_memory: float | None = None  # MB for parked forks (default: min(2 GiB, RAM/4))
@@ -109,7 +110,7 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
                            interact_every=options.interact_every,
                            condition=options.interact_when,
                            checkpoint=options.checkpoint, tau=options.tau,
-                           record_inputs=options.record_inputs)
+                           record_inputs=options.record_inputs, lineage=options.lineage)
 
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
     run.recorder.cell = code

@@ -92,3 +92,6 @@ class LiveRun(Run):
 
     def upstream_rdd(self, operator: int) -> Any:
         return self.recorder.upstreams.get(operator)
+
+    def output_rdd(self, operator: int) -> Any:
+        return self.recorder.outputs.get(operator)

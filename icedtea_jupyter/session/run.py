@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..dag import Dag
+from ..lineage.trace import Lineage, Trace, trace_back, trace_forward
 from ..replay.cursor import StepRefused  # the refusal the views show
 from ..snapshots.history import History, Interaction
 from ..snapshots.snapshot import Snapshot
@@ -59,6 +60,7 @@ class Run:
         self._debugger_lock = threading.Lock()
         self._actions = ActionLog(store.path, lambda action: self.emit("action", action))
         self.panel: object | None = None  # the cell's run panel (ui/panel.py), once shown
+        self._lineage_cache: Lineage | None = None
 
     @property
     def coordinator(self) -> Coordinator | None:
@@ -268,6 +270,32 @@ class Run:
         """The RDD that operator ``operator`` (a node id) reads in the pipeline this kernel
         ran, to regenerate its inputs with Spark; None: a reopened run's pipeline is gone."""
         return None
+
+    def output_rdd(self, operator: int) -> Any:
+        """The RDD that node ``operator`` produced in the pipeline this kernel ran (a
+        trace's records are regenerated from it); None: a reopened run's pipeline is gone."""
+        return None
+
+    # --- lineage (Titian) ---------------------------------------------------------
+    def trace_back(self, row: Any, operator: str | None = None) -> Trace:
+        """The records an output row comes from, at every operator back to the sources.
+
+        ``row``: a row of the output of ``operator`` (default: the cell's last operator),
+        or a predicate selecting several. Needs a run recorded with ``--lineage``."""
+        return trace_back(self._lineage(), row, operator)
+
+    def trace_forward(self, record: Any, operator: str | None = None) -> Trace:
+        """The output rows a source record went into (none: it was filtered out).
+
+        ``record``: a record of the source ``operator`` (default: every source), or a
+        predicate selecting several. Needs a run recorded with ``--lineage``."""
+        return trace_forward(self._lineage(), record, operator)
+
+    def _lineage(self) -> Lineage:
+        with self._lock:
+            if self._lineage_cache is None:
+                self._lineage_cache = Lineage(self)
+            return self._lineage_cache
 
     def recorded_inputs(self, partition: int) -> list:
         """θ's input records on ``partition`` in processing order (needs --record-inputs)."""

@@ -14,6 +14,8 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     logs/<worker>.arrow       a G(θ) worker's replay log: outputs per input, input order,
                               log_result values (executor/worker_file.py, store/replay_logs.py)
     inputs/<worker>.arrow     θ's input records, pickled (--record-inputs)
+    lineage/<worker>.arrow    a worker's lineage links, outputs to inputs (--lineage;
+                              executor/lineage.py, lineage/tables.py)
     interactions.jsonl        one line per interaction as it is requested
     interactions.json         the final list of interactions, with latencies
     snapshots.jsonl           one line per worker report: count, status, state delta
@@ -50,6 +52,7 @@ LOCAL = "local"
 ALERTS = "alerts.jsonl"
 LOGS = "logs"
 INPUTS = "inputs"
+LINEAGE = "lineage"
 INTERACTIONS_LOG = "interactions.jsonl"
 INTERACTIONS = "interactions.json"
 SNAPSHOTS = "snapshots.jsonl"
@@ -137,7 +140,7 @@ def spark_log_path(run: str) -> str:
     return os.path.join(run, SPARK_LOG)
 
 
-# --- one file per task attempt: workers/, local/, logs/, inputs/ ------------------------
+# --- one file per task attempt: workers/, local/, logs/, inputs/, lineage/ -------------
 def worker_name(worker: Mapping) -> str:
     """``op<o>-p<p>-s<s>-a<a>-t<t>`` of a worker dict (operator, partition, stage, ...)."""
     return "op{operator}-p{partition}-s{stage}-a{attempt}-t{task}".format(**worker)
@@ -168,6 +171,15 @@ def replay_log_path(run: str, worker: Mapping) -> str:
 
 def recorded_inputs_path(run: str, worker: Mapping) -> str:
     return os.path.join(run, INPUTS, worker_name(worker) + ARROW)
+
+
+def lineage_path(run: str, worker: Mapping) -> str:
+    return os.path.join(run, LINEAGE, worker_name(worker) + ARROW)
+
+
+def lineage_files(run: str) -> Iterator[tuple[WorkerName, str]]:
+    """Every worker's lineage file, with the task attempt it belongs to."""
+    return _named(os.path.join(run, LINEAGE))
 
 
 def worker_files(run: str) -> list[str]:

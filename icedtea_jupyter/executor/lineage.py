@@ -1,0 +1,313 @@
+"""Record-level lineage capture (Titian) beside a worker host: ``--lineage``.
+
+Within a task PySpark pulls each record through the chain of Python functions, so an
+operator's input position on a partition is its upstream's output position there: a
+worker needs to record only how its outputs map to its inputs. ``LineageCapture`` is a
+worker plugin (``plugin.py``), registered by the host only when the run captures
+lineage; with ``--lineage`` off it costs nothing.
+
+Each successful worker writes one Arrow file (``layout.lineage_path``) of *links*:
+
+    out_start, out_count   a range of the worker's outputs on its partition
+    input                  which input of the operator (a join's side; else 0)
+    in_part                the partition of that input (a reduce side: the map partition)
+    in_start, in_count     a range of that input's records
+    cross                  false: output out_start+k comes from input in_start+k;
+                           true: every output of the range comes from every input of it
+
+Pipelined operators log like time travel: a filter the inputs it drops, a flatMap or
+``Operator`` the inputs with other than one output, a whole-partition function its
+outputs so far at each input it pulls (an output links to the input pulled last; outputs
+after its input ran out link to every input). Key-based operators link by key (Titian):
+a reduce side's output to every combiner of its key, each combiner named by its map
+partition and position (tagged by ``input_order.tag_origins``, or for joins and
+cogroups by ``JoinOrigins``). A map side (``combine``) captures nothing: its combiner
+of a key comes from the inputs of its partition with that key, which the first trace
+through it indexes with one job (``KeyIndex``), so the map side runs as fast as without
+lineage and its links take no room.
+"""
+from __future__ import annotations
+
+import itertools
+from array import array
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from ..store.layout import lineage_path
+from .plugin import WorkerPlugin
+
+JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
+                   "groupWith"})
+# the RDD operators whose workers capture lineage (DataFrame operators do not, yet)
+RDD_APIS = JOINS | {"map", "flatMap", "filter", "mapPartitions", "mapPartitionsWithIndex", "keyBy",
+                    "mapValues", "flatMapValues", "combineByKey", "reduceByKey", "foldByKey",
+                    "aggregateByKey", "groupByKey"}
+COLUMNS = ("out_start", "out_count", "input", "in_part", "in_start", "in_count", "cross")
+
+
+class LineageCapture(WorkerPlugin):
+    """Links of one worker's outputs to its inputs (see the module docstring)."""
+
+    name = "lineage"
+    essential = True  # a join's reduce side reads its tagged input through this plugin
+
+    def __init__(self, host: Any) -> None:
+        spec = host.spec
+        self.role = "join" if spec.api in JOINS else spec.phase  # "", combine, merge, join
+        self.captured = spec.api in RDD_APIS
+        self.kind = "map"
+        self.log: array = array("q")  # the loop's log (see outputs_log)
+        self.keys: dict = defaultdict(itertools.count().__next__)  # key -> its id here
+        self.in_keys = array("q")  # key id of every input combiner (a reduce side)
+        self.origins = array("q")  # (input, partition, position) of every input combiner
+        self.out_keys = array("q")  # key id of every output (key-based roles)
+
+    # --- the host's hooks ------------------------------------------------------------
+    def needs_records(self, host: Any) -> bool:
+        """Per record (a filter's drops, a flatMap's outputs, a merge's keys), except a
+        map's (in blocks, its output k is its input k) and a map side's (linked by key)."""
+        if self.role:
+            return self.role != "combine"
+        return self.captured and host.loop_kind != "map"
+
+    def records(self, host: Any, records: Iterable) -> Iterable:
+        if self.role in ("merge", "join"):
+            return self._tagged(records, strip=self.role == "join")
+        return records
+
+    def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
+        return self._output_keys(outputs) if self.role in ("merge", "join") else outputs
+
+    def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
+        self.kind = kind
+        if self.role or kind in ("map", "batches"):
+            return None
+        if kind in ("flatMap", "operator"):
+            return self._deviation
+        return self.log.append  # a filter's drops; a whole-partition function's outputs so far
+
+    def end(self, host: Any, message: dict) -> None:
+        if self.role == "combine" or not self.captured or host.status.wire != "ok" \
+                or not self._recording(host):
+            return None
+        try:
+            write_links(lineage_path(host.spec.run.store_path, host.worker),
+                        self.links(host.worker["partition"], message["records_in"],
+                                   message["records_out"]))
+        except Exception as exc:  # the run goes on; its traces say what is missing
+            host.alert("lineage", "write", exc)
+        return None
+
+    def _recording(self, host: Any) -> bool:
+        """Not after the run (a trace regenerating records with Spark runs the hosts)."""
+        from .channel import _run_has_ended
+
+        return not _run_has_ended(host.spec.run)
+
+    # --- per record ------------------------------------------------------------------
+    def _deviation(self, index: int, outputs: int) -> None:
+        self.log.append(index)
+        self.log.append(outputs)
+
+    def _tagged(self, records: Iterable, strip: bool) -> Iterator:
+        """``(key, (partition, position, combiner))`` combiners: their keys and origins;
+        a join's are passed on untagged (an aggregation's tags are the host's own)."""
+        append, origins, keys = self.in_keys.append, self.origins.append, self.keys
+        for record in records:
+            key, (part, position, combiner) = record
+            append(keys[key])
+            origins(combiner[0][0] if strip else 0)
+            origins(part)
+            origins(position)
+            yield (key, combiner) if strip else record
+
+    def _output_keys(self, outputs: Iterable) -> Iterator:
+        keys, append = self.keys, self.out_keys.append
+        for out in outputs:
+            append(keys.get(out[0], -1))
+            yield out
+
+    # --- the links -------------------------------------------------------------------
+    def links(self, part: int, n_in: int, n_out: int) -> Any:
+        """This worker's links, a ``pyarrow.Table`` (see the module docstring)."""
+        rows = Links(part)
+        if self.role:
+            self._merge_links(rows)
+        elif self.kind == "filter":
+            rows.kept(self.log, n_in)
+        elif self.kind in ("flatMap", "operator"):
+            rows.deviations(self.log, n_in, n_out)
+        elif self.kind == "partition":
+            rows.pulls(self.log, n_in, n_out)
+        else:
+            rows.add(0, n_out, 0, n_out)
+        return rows.table()
+
+    def _merge_links(self, rows: Links) -> None:
+        """Every output of a key to each combiner of that key (one row a combiner)."""
+        first = array("q", [-1]) * len(self.keys)
+        count = array("q", [0]) * len(self.keys)
+        for j, kid in enumerate(self.out_keys):
+            if kid >= 0:
+                if first[kid] < 0:
+                    first[kid] = j
+                count[kid] += 1
+        origins = self.origins
+        for i, kid in enumerate(self.in_keys):
+            if count[kid]:
+                rows.add(first[kid], count[kid], origins[3 * i + 2], 1, True,
+                         origins[3 * i], origins[3 * i + 1])
+
+
+class Links:
+    """Link rows (``COLUMNS``) of one worker on partition ``part``, in typed arrays."""
+
+    def __init__(self, part: int) -> None:
+        self.part = part
+        self.columns = {name: array("b" if name == "cross" else "q") for name in COLUMNS}
+
+    def add(self, out_start: int, out_count: int, in_start: int, in_count: int,
+            cross: bool = False, source: int = 0, part: int | None = None) -> None:
+        if out_count <= 0 or in_count <= 0:
+            return
+        c = self.columns
+        c["out_start"].append(out_start)
+        c["out_count"].append(out_count)
+        c["input"].append(source)
+        c["in_part"].append(self.part if part is None else part)
+        c["in_start"].append(in_start)
+        c["in_count"].append(in_count)
+        c["cross"].append(cross)
+
+    def table(self) -> Any:
+        """The rows as a ``pyarrow.Table`` (built from the arrays' buffers: nothing here
+        may make pyarrow import pandas in Spark's workers)."""
+        import pyarrow as pa
+
+        arrays = {}
+        for name, kind in _types(pa):
+            values = self.columns[name]
+            raw = pa.int8() if name == "cross" else pa.int64()
+            column = pa.Array.from_buffers(raw, len(values), [None, pa.py_buffer(values)])
+            arrays[name] = column.cast(kind)
+        return pa.table(arrays)
+
+    def kept(self, drops: Iterable[int], n_in: int) -> None:
+        """A filter: the runs of inputs between the dropped ones, one output each."""
+        out = nxt = 0
+        for dropped in drops:
+            self.add(out, dropped - nxt, nxt, dropped - nxt)
+            out += max(dropped - nxt, 0)
+            nxt = dropped + 1
+        self.add(out, n_in - nxt, nxt, n_in - nxt)
+
+    def deviations(self, log: array, n_in: int, n_out: int) -> None:
+        """A flatMap or ``Operator``: (input, outputs) where outputs != 1; an Operator's
+        outputs from ``close`` come from every input."""
+        out = nxt = 0
+        for j in range(0, len(log), 2):
+            index, k = log[j], log[j + 1]
+            self.add(out, index - nxt, nxt, index - nxt)
+            out += index - nxt
+            self.add(out, k, index, 1, cross=True)
+            out += k
+            nxt = index + 1
+        self.add(out, n_in - nxt, nxt, n_in - nxt)
+        out += max(n_in - nxt, 0)
+        self.add(out, n_out - out, 0, n_in, cross=True)
+
+    def pulls(self, log: array, n_in: int, n_out: int) -> None:
+        """A whole-partition function: outputs so far at each input pulled (and at its
+        end); an output comes from the input pulled last, or from all of them if it
+        came before the first or after the input ran out."""
+        bounds = list(log[:n_in])
+        if not bounds:
+            self.add(0, n_out, 0, n_in, cross=True)
+            return
+        self.add(0, bounds[0], 0, n_in, cross=True)
+        ends = bounds[1:] + [log[n_in] if len(log) > n_in else n_out]
+        run = 0  # the first input of the current run of one-output inputs
+        for i in range(n_in):
+            k = ends[i] - bounds[i]
+            if k != 1:
+                self.add(bounds[run], i - run, run, i - run)
+                self.add(bounds[i], k, i, 1, cross=True)
+                run = i + 1
+        self.add(bounds[run] if run < n_in else 0, n_in - run, run, n_in - run)
+        self.add(ends[-1], n_out - ends[-1], 0, n_in, cross=True)
+
+
+def write_links(path: str, table: Any) -> str:
+    """One worker's links as an Arrow IPC file, zstd (atomically; not with
+    ``pyarrow.feather``, which imports pandas)."""
+    import os
+
+    import pyarrow as pa
+
+    from ..store.layout import temp_path, with_parent
+
+    tmp = temp_path(with_parent(path))
+    with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(
+            sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_table(table)
+    os.replace(tmp, path)
+    return path
+
+
+def _types(pa: Any) -> list[tuple[str, Any]]:
+    return [("out_start", pa.int64()), ("out_count", pa.int64()), ("input", pa.int32()),
+            ("in_part", pa.int32()), ("in_start", pa.int64()), ("in_count", pa.int64()),
+            ("cross", pa.bool_())]
+
+
+class JoinOrigins:
+    """The map side of a join or cogroup under ``--lineage``: no map-side combine; each
+    ``(key, (input, value))`` record becomes its own combiner, tagged with the partition
+    and position it had in its input (as ``tag_origins`` tags an aggregation's). The
+    union before it has each input's partitions after the previous input's (``offsets``:
+    the first union partition of each input), or, partitioned alike (``mixed``), each
+    union partition holds every input's same partition, one input after the other."""
+
+    def __init__(self, offsets: list[int], mixed: bool) -> None:
+        self.offsets, self.mixed = offsets, mixed
+
+    def __call__(self, split: int, records: Iterable) -> Iterator:
+        positions = [0] * len(self.offsets)
+        for key, tagged in records:
+            index = tagged[0]
+            part = split if self.mixed else split - self.offsets[index]
+            yield key, (part, positions[index], [tagged])
+            positions[index] += 1
+
+
+class Picker:
+    """``(partition, records) -> [(partition, position, record)]`` for the wanted
+    positions (all of a partition's records where ``wanted`` maps it to None)."""
+
+    def __init__(self, wanted: dict[int, list[int] | None]) -> None:
+        self.wanted = wanted
+
+    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, int, Any]]:
+        want = self.wanted.get(split)
+        if want is None:
+            for position, record in enumerate(records):
+                yield split, position, record
+            return
+        keep, last = set(want), max(want, default=-1)
+        for position, record in enumerate(records):
+            if position > last:
+                return
+            if position in keep:
+                yield split, position, record
+
+
+class KeyIndex:
+    """``(partition, records) -> [(partition, {key: positions})]``: where each key
+    (``record[0]``) stands in a partition (a map side's key-based links)."""
+
+    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, dict]]:
+        index: dict = defaultdict(lambda: array("q"))
+        for position, record in enumerate(records):
+            index[record[0]].append(position)
+        yield split, dict(index)

@@ -1,0 +1,48 @@
+"""The records of a trace, regenerated with Spark from the pipeline this kernel ran.
+
+Lineage tables hold positions; the records at them are recomputed, like time travel's
+inputs (``replay/inputs.py``): a job over the partitions concerned of the operator's
+RDD, keeping only the positions asked for. A run reopened after a kernel restart has
+no pipeline: its traces have positions and no records (their notes say so).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..executor.lineage import KeyIndex, Picker
+
+Positions = dict[int, set[int]]  # partition -> positions
+
+
+def fetch(rdd: Any, wanted: dict[int, list[int] | None]) -> dict[tuple[int, int], Any]:
+    """(partition, position) -> record, for the wanted positions of ``rdd``."""
+    parts = sorted(p for p in wanted if 0 <= p < rdd.getNumPartitions())
+    if not parts:
+        return {}
+    picked = rdd.mapPartitionsWithIndex(Picker(wanted))
+    rows = rdd.context.runJob(picked, lambda records: records, parts)
+    return {(part, position): record for part, position, record in rows}
+
+
+def key_index(rdd: Any, parts: list[int]) -> dict[int, dict[Any, Any]]:
+    """Partition -> {key: positions} of ``rdd``'s records on ``parts``."""
+    parts = sorted(p for p in parts if 0 <= p < rdd.getNumPartitions())
+    if not parts:
+        return {}
+    indexed = rdd.mapPartitionsWithIndex(KeyIndex())
+    return dict(rdd.context.runJob(indexed, lambda records: records, parts))
+
+
+def everything(rdd: Any) -> dict[int, list[int] | None]:
+    """Every partition of ``rdd``, whole."""
+    return dict.fromkeys(range(rdd.getNumPartitions()))
+
+
+def untag_combiner(record: Any) -> Any:
+    """A map side's output ``(key, (partition, position, combiner))`` as ``(key, combiner)``."""
+    key, (_, _, combiner) = record
+    return key, combiner
+
+
+Fetch = Callable[[int, dict[int, list[int] | None]], dict[tuple[int, int], Any]]

@@ -1,0 +1,362 @@
+"""Backward and forward traces (Titian's ``goBackAll`` and ``goNextAll``) over a run.
+
+A trace starts from records the user names — output rows of the cell's last operator
+(back) or records of its sources (forward), by value or by a predicate — and walks the
+lineage graph one operator at a time (``graph.py``), each step a join in DuckDB
+(``engine.py``). It keeps the positions it reached at every operator on the way; the
+records at them are regenerated with Spark when asked for (``records.py``).
+"""
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from .engine import DuckEngine
+from .graph import KEY, LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
+from .records import Positions, everything, fetch, key_index, untag_combiner
+from .tables import connect, load_links
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..session.run import Run
+
+COLUMNS = ["operator", "partition", "position", "record"]
+
+
+class TracedRecord(tuple):
+    """One record on a trace: ``(operator, partition, position, record)``, at
+    ``operator``'s output. ``dbg.jump_to(it)`` moves the debugger to the moment θ
+    received the record of θ's input it is linked with (``theta_input``)."""
+
+    trace: Trace
+
+    def __new__(cls, operator: str, partition: int, position: int, record: Any,
+                trace: Trace) -> TracedRecord:
+        self = super().__new__(cls, (operator, partition, position, record))
+        self.trace = trace
+        return self
+
+    operator = property(lambda self: self[0])
+    partition = property(lambda self: self[1])
+    position = property(lambda self: self[2])
+    record = property(lambda self: self[3])
+
+    def theta_input(self) -> tuple[int, int]:
+        """(partition, position) of θ's input record linked with this record on its trace."""
+        return self.trace.theta_input(self)
+
+
+class Lineage:
+    """A run's lineage: its graph, its links in DuckDB, its records (cached)."""
+
+    def __init__(self, run: Run) -> None:
+        if run.status == "running":
+            raise RuntimeError(f"run {run.id} is still running: trace it once it has ended "
+                               "(run.wait())")
+        self.run = run
+        self.graph = LineageGraph(run.dag)
+        con = connect(load_links(run.store))
+        weakref.finalize(self, con.close)  # closed with the run's lineage, or at exit
+        self.engine = DuckEngine(con)
+        self.notes: list[str] = []
+        self._records: dict[int, dict[tuple[int, int], Any]] = {}
+        self._whole: set[int] = set()
+        self._indexes: dict[int, dict[int, dict]] = {}  # node -> partition -> key -> positions
+
+    def records(self, node: int, positions: Positions | None) -> dict[tuple[int, int], Any]:
+        """(partition, position) -> record at ``node``'s output (every one if None)."""
+        rdd = self.run.output_rdd(node)
+        if rdd is None:
+            note = ("records are not shown: this kernel no longer has the run's pipeline "
+                    "(a reopened run); the trace has the records' positions")
+            if note not in self.notes:
+                self.notes.append(note)
+            return {}
+        cache = self._records.setdefault(node, {})
+        if positions is None and node not in self._whole:
+            cache.update(self._display(node, fetch(rdd, everything(rdd))))
+            self._whole.add(node)
+        elif positions is not None and node not in self._whole:
+            wanted = {p: sorted(x for x in ps if (p, x) not in cache)
+                      for p, ps in positions.items()}
+            cache.update(self._display(node, fetch(rdd, {p: w for p, w in wanted.items() if w})))
+        if positions is None:
+            return dict(cache)
+        return {(p, x): cache[(p, x)] for p, ps in positions.items() for x in ps
+                if (p, x) in cache}
+
+    def _display(self, node: int, records: dict) -> dict:
+        if self.graph.steps[node].node.phase == "combine":
+            return {k: untag_combiner(v) for k, v in records.items()}
+        return records
+
+    def matching(self, node: int, selector: Any) -> Positions:
+        """The positions of ``node``'s output records equal to ``selector`` (or for
+        which it is true, if it is callable)."""
+        test = selector if callable(selector) else (lambda record: record == selector)
+        found: Positions = {}
+        for (part, pos), record in self.records(node, None).items():
+            if test(record):
+                found.setdefault(part, set()).add(pos)
+        return found
+
+    # --- steps -------------------------------------------------------------------------
+    def back(self, step: Step, positions: Positions) -> dict[int, Positions]:
+        if step.how == LINKS:
+            return self.engine.back(step.node.id, positions)
+        if step.how == KEY:
+            return {0: self._same_key(step.node.id, positions, step.inputs[0])}
+        if step.how == UNION:
+            return _union_back(step, positions)
+        if step.how == VALUE:
+            return {0: self._equal(step, step.node.id, positions, step.inputs[0])}
+        if step.how == NONE:
+            self._stopped(step)
+        return {}
+
+    def forward(self, step: Step, index: int, source: int, positions: Positions) -> Positions:
+        if step.how == LINKS:
+            return self.engine.forward(step.node.id, index, positions)
+        if step.how == KEY:
+            return self._same_key(source, positions, step.node.id)
+        if step.how == UNION:
+            offset = sum((step.node.input_partitions or [])[:index])
+            return {offset + part: set(ps) for part, ps in positions.items()}
+        if step.how == VALUE:
+            return self._equal(step, source, positions, step.node.id)
+        self._stopped(step)
+        return {}
+
+    def _same_key(self, node: int, positions: Positions, other: int) -> Positions:
+        """The positions of ``other``'s records on the same partitions with the keys of
+        ``node``'s records at ``positions`` (an aggregation's map side, either way)."""
+        here = self._key_index(node, list(positions))
+        index = self._key_index(other, list(positions))
+        if here is None or index is None:
+            note = ("the trace stops at an aggregation's map side: it links by key, among "
+                    "records this kernel can no longer regenerate (a reopened run)")
+            if note not in self.notes:
+                self.notes.append(note)
+            return {}
+        found: Positions = {}
+        for part, wanted in positions.items():
+            keys = [key for key, at in here.get(part, {}).items() if not wanted.isdisjoint(at)]
+            found[part] = {pos for key in keys for pos in index.get(part, {}).get(key, ())}
+        return found
+
+    def _key_index(self, node: int, parts: list[int]) -> dict[int, dict] | None:
+        """Partition -> {key: positions} of ``node``'s output, built by one job the first
+        time a partition is asked for, then kept (the map side's links, by key)."""
+        rdd = self.run.output_rdd(node)
+        if rdd is None:
+            return None
+        index = self._indexes.setdefault(node, {})
+        missing = [p for p in parts if p not in index]
+        if missing:
+            index.update(key_index(rdd, missing))
+        return index
+
+    def _equal(self, step: Step, node: int, positions: Positions, other: int) -> Positions:
+        """The positions of ``other``'s records equal to ``node``'s records at
+        ``positions``, across ``step`` (a JVM operator that moves records)."""
+        note = (f"{step.node.name!r} (a JVM {step.node.api}) is traced by record equality: "
+                "records equal to a traced one are linked with it")
+        if note not in self.notes:
+            self.notes.append(note)
+        wanted = list(self.records(node, positions).values())
+        found: Positions = {}
+        for (part, pos), record in self.records(other, None).items():
+            if any(record == w for w in wanted):
+                found.setdefault(part, set()).add(pos)
+        return found
+
+    def _stopped(self, step: Step) -> None:
+        note = (f"the trace stops at {step.node.name!r}: lineage through a {step.node.kind} "
+                f"{step.node.api} is not captured")
+        if note not in self.notes:
+            self.notes.append(note)
+
+
+def _union_back(step: Step, positions: Positions) -> dict[int, Positions]:
+    found: dict[int, Positions] = {}
+    for part, ps in positions.items():
+        first = 0
+        for index, count in enumerate(step.node.input_partitions or []):
+            if part < first + count:
+                found.setdefault(index, {})[part - first] = set(ps)
+                break
+            first += count
+    return found
+
+
+def _add(into: dict[int, Positions], node: int, positions: Positions) -> None:
+    target = into.setdefault(node, {})
+    for part, ps in positions.items():
+        if ps:
+            target.setdefault(part, set()).update(ps)
+
+
+def walk_back(lineage: Lineage, start: dict[int, Positions]) -> tuple[dict, list[int]]:
+    """Every node's positions the ``start`` positions come from, and the nodes where
+    the walk ended (sources, or nodes whose lineage is not captured)."""
+    graph = lineage.graph
+    reached = {node: dict(ps) for node, ps in start.items()}
+    pending = {node: dict(ps) for node, ps in start.items()}
+    ends: list[int] = []
+    for node in sorted(graph.steps, reverse=True):  # a node's parents come before it
+        wanted = pending.pop(node, None)
+        if not wanted:
+            continue
+        step = graph.steps[node]
+        if step.how in (SOURCE, NONE):
+            ends.append(node)
+        for index, found in lineage.back(step, wanted).items():
+            _add(reached, step.inputs[index], found)
+            _add(pending, step.inputs[index], found)
+    return reached, sorted(ends)
+
+
+def walk_forward(lineage: Lineage, start: dict[int, Positions]) -> dict[int, Positions]:
+    """Every node's positions that the ``start`` positions went into."""
+    graph = lineage.graph
+    reached = {node: dict(ps) for node, ps in start.items()}
+    pending = {node: dict(ps) for node, ps in start.items()}
+    for node in sorted(graph.steps):  # a node's children come after it
+        wanted = pending.pop(node, None)
+        if not wanted:
+            continue
+        for child, index in graph.children[node]:
+            found = lineage.forward(graph.steps[child], index, node, wanted)
+            _add(reached, child, found)
+            _add(pending, child, found)
+    return reached
+
+
+def trace_back(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
+    """The records every selected output row of ``operator`` (default: the cell's last)
+    comes from, at each operator on the way back to the sources."""
+    start = lineage.graph.dag.node(operator) if operator else lineage.graph.output()
+    positions = lineage.matching(start.id, selector)
+    if not positions:
+        raise LookupError(_no_match(start.name, selector, "output row"))
+    reached, ends = walk_back(lineage, {start.id: positions})
+    return Trace("back", lineage, reached, ends)
+
+
+def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
+    """The output rows that the selected source records (of ``operator``, default every
+    source) went into, at each operator on the way."""
+    graph = lineage.graph
+    sources = [graph.dag.node(operator)] if operator else graph.sources()
+    start: dict[int, Positions] = {}
+    for source in sources:
+        found = lineage.matching(source.id, selector)
+        if found:
+            start[source.id] = found
+    if not start:
+        names = ", ".join(repr(s.name) for s in sources)
+        raise LookupError(_no_match(names, selector, "source record"))
+    return Trace("forward", lineage, walk_forward(lineage, start), [graph.output().id])
+
+
+def _no_match(where: str, selector: Any, what: str) -> str:
+    described = "the predicate" if callable(selector) else repr(selector)
+    return (f"no {what} of {where} matches {described}: pass a record of it (equal by ==) "
+            "or a predicate over its records, e.g. lambda row: row[0] == 'spark'")
+
+
+class Trace:
+    """A trace's records at every operator it reached. ``len(t)``: how many records it
+    ends at (source records for a backward trace, output rows for a forward one)."""
+
+    def __init__(self, direction: str, lineage: Lineage, reached: dict[int, Positions],
+                 ends: list[int]) -> None:
+        self.direction = direction
+        self._lineage = lineage
+        self._reached = reached
+        self._ends = ends
+        self.engine = lineage.engine.name
+
+    @property
+    def notes(self) -> list[str]:
+        """What could not be traced, and how links were made where they were not captured."""
+        return list(self._lineage.notes)
+
+    @property
+    def operators(self) -> dict[str, int]:
+        """Operator -> the number of its records on the trace, in the DAG's order."""
+        dag = self._lineage.graph.dag
+        return {dag.node(node).name: _count(ps) for node, ps in sorted(self._reached.items())}
+
+    def __len__(self) -> int:
+        return sum(_count(self._reached.get(node, {})) for node in self._ends)
+
+    def at(self, operator: str) -> pd.DataFrame:
+        """The records on the trace at ``operator``'s output: operator, partition,
+        position, record."""
+        node = self._lineage.graph.dag.node(operator)
+        return self._frame([node.id])
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The records the trace ends at: the source records of a backward trace, the
+        output rows of a forward one (none: the record was filtered out)."""
+        return self._frame(self._ends)
+
+    def first(self) -> TracedRecord:
+        """The first record :meth:`to_pandas` lists."""
+        rows = self._rows(self._ends)
+        if not rows:
+            raise LookupError(f"the {self.direction} trace ends at no record "
+                              "(its notes say why, if anything stopped it)")
+        return rows[0]
+
+    def theta_input(self, traced: TracedRecord) -> tuple[int, int]:
+        """(partition, position) of θ's input record that ``traced`` is linked with on
+        this trace: the first, if it is linked with several."""
+        graph = self._lineage.graph
+        theta = graph.dag.require_interesting()
+        step = graph.steps[theta.id]
+        if step.how != LINKS or len(step.inputs) != 1 or theta.phase == "merge":
+            raise LookupError(f"θ ({theta.name!r}) reads a shuffle or several inputs: "
+                              "jump_to needs a θ pipelined after its input")
+        feeding = step.inputs[0]  # θ's input positions are this node's output positions
+        node = graph.dag.node(traced.operator).id
+        start = {node: {traced.partition: {traced.position}}}
+        found = walk_forward(self._lineage, start).get(feeding) or \
+            walk_back(self._lineage, start)[0].get(feeding) or {}
+        on_trace = self._reached.get(feeding)
+        if on_trace:
+            found = {p: ps & on_trace.get(p, set()) for p, ps in found.items()}
+        candidates = [(p, x) for p, ps in found.items() for x in ps]
+        if not candidates:
+            raise LookupError(f"{traced.record!r} at {traced.operator!r} is linked with no "
+                              f"input record of θ ({theta.name!r})")
+        return min(candidates)
+
+    def _rows(self, nodes: list[int]) -> list[TracedRecord]:
+        rows: list[TracedRecord] = []
+        for node in nodes:
+            positions = self._reached.get(node, {})
+            records = self._lineage.records(node, positions)
+            name = self._lineage.graph.dag.node(node).name
+            rows.extend(TracedRecord(name, part, pos, records.get((part, pos)), self)
+                        for part in sorted(positions) for pos in sorted(positions[part]))
+        return rows
+
+    def _frame(self, nodes: list[int]) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self._rows(nodes), columns=COLUMNS)
+
+    def __repr__(self) -> str:
+        path = " ← " if self.direction == "back" else " → "
+        steps = [f"{name} ({n})" for name, n in self.operators.items()]
+        if self.direction == "back":
+            steps.reverse()
+        return f"<Trace {self.direction}: {len(self)} records; {path.join(steps)}>"
+
+
+def _count(positions: Positions) -> int:
+    return sum(len(ps) for ps in positions.values())
+

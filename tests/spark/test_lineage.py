@@ -1,0 +1,176 @@
+"""Lineage (Titian) of RDD pipelines: traces back and forward against oracles by hand."""
+from operator import add
+
+import pytest
+
+from icedtea_jupyter.lineage.tables import NoLineage, load_links
+
+pytestmark = pytest.mark.spark
+
+LINES = ["# a comment", "spark is fast", "the cat sat", "spark and the dog",  # partition 0
+         "zzrare", "a spark", "# another", "spark spark"]                       # partition 1
+
+CHAIN = """
+words = (sc.parallelize(LINES, 2)
+           .filter(lambda line: not line.startswith("#")).setName("no comments")
+           .flatMap(lambda line: line.split()).setName("split")
+           .map(lambda word: word.upper()).setName("upper")
+           .collect())
+"""
+
+
+def rows(frame):
+    return [tuple(row) for row in frame.itertuples(index=False)]
+
+
+def test_a_map_flatmap_filter_chain_traces_back_to_its_source_lines(record):
+    run = record(CHAIN, {"LINES": LINES}, lineage=True)
+    assert run.status == "finished", run.error
+    t = run.trace_back("SPARK")
+    # "SPARK" comes from the lines at positions 1 and 3 of partition 0, 1 and 3 of partition 1
+    assert rows(t.to_pandas()) == [
+        ("parallelize", 0, 1, "spark is fast"), ("parallelize", 0, 3, "spark and the dog"),
+        ("parallelize", 1, 1, "a spark"), ("parallelize", 1, 3, "spark spark")]
+    assert len(t) == 4 and t.engine == "duckdb" and t.notes == []
+    # after the filter, partition 0 keeps 3 lines; the split words "spark" stand at these
+    # positions of split's output: p0 "spark is fast" → 0, "spark and the dog" → 6;
+    # p1 "zzrare" → 0, "a spark" → 1, 2, "spark spark" → 3, 4
+    assert rows(t.at("split")) == [("split", 0, 0, "spark"), ("split", 0, 6, "spark"),
+                                   ("split", 1, 2, "spark"), ("split", 1, 3, "spark"),
+                                   ("split", 1, 4, "spark")]
+    assert rows(t.at("no comments")) == [
+        ("no comments", 0, 0, "spark is fast"), ("no comments", 0, 2, "spark and the dog"),
+        ("no comments", 1, 1, "a spark"), ("no comments", 1, 2, "spark spark")]
+    assert t.first() == ("parallelize", 0, 1, "spark is fast")
+
+
+def test_forward_from_a_line_reaches_its_words_and_a_filtered_line_reaches_nothing(record):
+    run = record(CHAIN, {"LINES": LINES}, lineage=True)
+    f = run.trace_forward("the cat sat")
+    assert rows(f.to_pandas()) == [("upper", 0, 3, "THE"), ("upper", 0, 4, "CAT"),
+                                   ("upper", 0, 5, "SAT")]
+    dropped = run.trace_forward("# another")
+    assert len(dropped) == 0 and dropped.to_pandas().empty
+    assert dropped.operators == {"parallelize": 1, "no comments": 0}
+    with pytest.raises(LookupError, match="no source record of 'parallelize' matches"):
+        run.trace_forward("not a line")
+
+
+WORDS = ["spark a", "b spark", "spark zzrare c", "spark spark"]  # one line a partition
+
+COUNT = """
+counts = (sc.parallelize(WORDS, 4).flatMap(lambda line: line.split()).setName("split")
+            .map(lambda word: (word, 1)).setName("pair")
+            .reduceByKey(add, 3).setName("count").collect())
+"""
+
+
+def test_a_key_group_spanning_every_partition_traces_back_to_all_of_them(record):
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    assert sorted(run.namespace["counts"])[-2:] == [("spark", 5), ("zzrare", 1)]
+    t = run.trace_back(("spark", 5))
+    assert rows(t.to_pandas()) == [("parallelize", p, 0, WORDS[p]) for p in range(4)]
+    # the map side's combiner of "spark" on each partition, and the five pairs
+    assert sorted(r[3] for r in rows(t.at("count (combine)"))) == \
+        [("spark", 1), ("spark", 1), ("spark", 1), ("spark", 2)]
+    assert sorted(rows(t.at("pair"))) == [("pair", 0, 0, ("spark", 1)), ("pair", 1, 1, ("spark", 1)),
+                                          ("pair", 2, 0, ("spark", 1)), ("pair", 3, 0, ("spark", 1)),
+                                          ("pair", 3, 1, ("spark", 1))]
+    rare = run.trace_back(("zzrare", 1))
+    assert rows(rare.to_pandas()) == [("parallelize", 2, 0, "spark zzrare c")]
+    several = run.trace_back(lambda row: row[0] in ("a", "c"))
+    assert [r[3] for r in rows(several.to_pandas())] == ["spark a", "spark zzrare c"]
+
+
+def test_a_line_forward_reaches_the_count_of_each_of_its_words(record):
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    f = run.trace_forward("spark zzrare c")
+    assert sorted(r[3] for r in rows(f.to_pandas())) == [("c", 1), ("spark", 5), ("zzrare", 1)]
+
+
+UNION = """
+left = sc.parallelize([1, 2, 3, 4], 2).map(lambda x: x * 10).setName("tens")
+right = sc.parallelize([5, 6, 7], 1)
+out = left.union(right).map(lambda x: x + 1).setName("plus one").collect()
+"""
+
+
+def test_a_union_traces_each_output_to_the_side_it_came_from(record):
+    run = record(UNION, lineage=True)
+    assert run.namespace["out"] == [11, 21, 31, 41, 6, 7, 8]
+    assert rows(run.trace_back(31).to_pandas()) == [("parallelize", 1, 0, 3)]
+    assert rows(run.trace_back(7).to_pandas()) == [("parallelize#2", 0, 1, 6)]
+    # the union's partition 2 is the right side's partition 0
+    assert rows(run.trace_forward(6).to_pandas()) == [("plus one", 2, 1, 7)]
+    assert rows(run.trace_forward(4).to_pandas()) == [("plus one", 1, 1, 41)]
+
+
+JOIN = """
+orders = sc.parallelize([("ann", 10), ("bob", 20), ("ann", 30), ("eve", 40)], 2)
+names = sc.parallelize([("ann", "Ann A."), ("bob", "Bob B."), ("cid", "Cid C.")], 2)
+joined = orders.join(names, 2).setName("joined").collect()
+"""
+
+
+def test_a_join_traces_to_every_record_of_its_key_on_both_sides(record):
+    run = record(JOIN, lineage=True)
+    assert sorted(run.namespace["joined"]) == [("ann", (10, "Ann A.")), ("ann", (30, "Ann A.")),
+                                               ("bob", (20, "Bob B."))]
+    t = run.trace_back(("ann", (30, "Ann A.")))
+    # key-based links (Titian): the join's output of key "ann" comes from every "ann"
+    assert rows(t.to_pandas()) == [("parallelize", 0, 0, ("ann", 10)),
+                                   ("parallelize", 1, 0, ("ann", 30)),
+                                   ("parallelize#2", 0, 0, ("ann", "Ann A."))]
+    f = run.trace_forward(("bob", "Bob B."))
+    assert [r[3] for r in rows(f.to_pandas())] == [("bob", (20, "Bob B."))]
+    assert len(run.trace_forward(("eve", 40))) == 0  # no "eve" on the other side
+
+
+def test_a_run_without_lineage_says_how_to_get_it(record):
+    run = record("out = sc.parallelize([1, 2], 1).map(lambda x: x).collect()")
+    with pytest.raises(NoLineage, match="recorded without --lineage.*%%icedtea --lineage"):
+        run.trace_back(1)
+
+
+def flaky(x):
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context.partitionId() == 0 and context.attemptNumber() == 0 and x == 5:
+        raise RuntimeError("transient failure")
+    return x
+
+
+def test_a_retried_task_adds_no_duplicate_lineage(record):
+    run = record("out = sc.parallelize(range(20), 2).map(flaky).setName('flaky').collect()",
+                 {"flaky": flaky}, lineage=True)
+    assert run.status == "finished", run.error
+    assert run.metrics().set_index("partition").loc[0, "attempts"] == 2
+    links = load_links(run.store).to_pandas()
+    flaky_links = links[links.op == run.dag.node("flaky").id]
+    assert flaky_links.groupby("part").out_count.sum().tolist() == [10, 10]
+    t = run.trace_back(lambda x: x < 8)
+    assert rows(t.to_pandas()) == [("parallelize", 0, i, i) for i in range(8)]
+
+
+def test_tracing_leaves_the_runs_counts_as_they_were(record):
+    # the trace's records are regenerated by jobs that run the hosts again, after the run
+    run = record(CHAIN, {"LINES": LINES}, lineage=True)
+    before = run.metrics()[["operator", "partition", "records_in", "attempts"]]
+    assert len(run.trace_back("SPARK").to_pandas()) == 4
+    assert len(run.trace_forward("zzrare").to_pandas()) == 1
+    after = run.metrics()[["operator", "partition", "records_in", "attempts"]]
+    assert after.equals(before) and set(after.attempts) == {1}
+
+
+def test_a_dataframes_rdd_is_a_source_and_dataframe_operators_say_they_are_not_traced(record):
+    run = record("""
+df = spark.createDataFrame([("ann", 5.0), ("bob", 7.0)], "name string, amount double")
+doubled = df.rdd.map(lambda r: (r.name, r.amount * 2)).setName("double").collect()
+same = df.mapInPandas(lambda frames: frames, df.schema).collect()
+""", lineage=True)
+    assert run.status == "finished", run.error
+    [(operator, _, _, row)] = rows(run.trace_back(("bob", 14.0), operator="double").to_pandas())
+    assert operator == "rdd" and row.name == "bob" and row.amount == 7.0
+    with pytest.raises(LookupError, match="has no lineage: it covers RDD operators"):
+        run.trace_back(lambda row: True)

@@ -117,6 +117,7 @@ def test_the_panels_and_the_comms_debug_this_failure_are_the_api_call(record):
     panel.debug.wait(120)
     assert run.actions[-1] == dict(run.actions[-1], source="panel", call="dbg.jump_to_failure()")
     assert panel.debug.partition.value == 0 and panel.debug.message.value == ""
+    assert "Debugger</b> just before the culprit record" in panel.debug.header.value
     panel.debug.step_over.click()
     panel.debug.wait(120)
     assert "ended as in the recorded run" in panel.debug.header.value

@@ -129,10 +129,22 @@ class ReplayWorker:
         """The run's own failure, if ``exc`` is it: same exception type, same record."""
         if self.expected is None or self.expected != (type(exc).__name__, self._index()):
             return None
+        self._keep_locals_at(exc)
         return RecordedFailure({"operator": self.name, "partition": self.partition,
                                 "index": self._index(), "exception": type(exc).__name__,
                                 "message": str(exc)[:4000],
                                 "traceback": "".join(traceback.format_exception(exc))[-20000:]})
+
+    def _keep_locals_at(self, exc: BaseException) -> None:
+        """A generator operator's local variables as it raised: its state then (its frame
+        closes with the exception)."""
+        host = self.host
+        code = getattr(getattr(host, "user_generator", None), "gi_code", None)
+        tb = exc.__traceback__
+        while code is not None and tb is not None:
+            if tb.tb_frame.f_code is code:
+                host.final_locals = dict(tb.tb_frame.f_locals)
+            tb = tb.tb_next
 
     def _failure(self, exc: BaseException) -> str:
         index = self._index()

@@ -79,16 +79,26 @@ class RunStore:
 
     def recorded_inputs(self, operator: int, partition: int) -> list | None:
         """``operator``'s input records on ``partition`` in processing order, from its
-        successful task attempt (``--record-inputs``); None if none were recorded."""
+        successful task attempt (``--record-inputs``), else, in a failed run, from the
+        attempt its error names (up to the failure); None if none were recorded."""
         import pickle
 
         ok = {row["task"] for row in self.worker_table().to_pylist()
               if row["operator"] == operator and row["status"] == "ok"}
-        for name, path in layout.recorded_inputs(self.path, operator, partition):
-            if name.task in ok:  # files written by this run's own workers
-                return [pickle.loads(b) for b in feather.read_table(path).column("record")
-                        .to_pylist()]
-        return None
+        files = list(layout.recorded_inputs(self.path, operator, partition))
+        chosen = [path for name, path in files if name.task in ok] or \
+            [path for name, path in files if self._failed_attempt(name, partition)]
+        if not chosen:
+            return None
+        return [pickle.loads(b) for b in feather.read_table(chosen[0]).column("record")
+                .to_pylist()]
+
+    def _failed_attempt(self, name: layout.WorkerName, partition: int) -> bool:
+        """Whether ``name`` is of the task attempt a failed run's error names."""
+        manifest = self.read_manifest()
+        error = manifest.get("error") or {}
+        return manifest.get("status") == "failed" and error.get("partition") == partition \
+            and (name.stage, name.attempt) == (error.get("stage"), error.get("attempt"))
 
     # --- alerts and local events ----------------------------------------------------
     def append_alert(self, alert: dict) -> None:

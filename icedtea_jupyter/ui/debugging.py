@@ -181,6 +181,8 @@ class DebugControls:
             snapshot, chain = dbg.snapshot(), dbg.chain
             self._choices(dbg.partitions(chain[0]), chain)
             where = (f"at I{snapshot.index}" if snapshot.index is not None
+                     else "just before the culprit record"
+                     if snapshot.step.startswith("jump to the failure")
                      else "stepped away from its last jump")
             notes = "".join(f"<br>⚠ {html.escape(n)}" for n in snapshot.notes)
             self.header.value = (f"<b>Debugger</b> {where} · last: "

@@ -117,6 +117,7 @@ def test_the_panels_and_the_comms_debug_this_failure_are_the_api_call(record):
     panel.debug.wait(120)
     assert run.actions[-1] == dict(run.actions[-1], source="panel", call="dbg.jump_to_failure()")
     assert panel.debug.partition.value == 0 and panel.debug.message.value == ""
+    assert "Debugger</b> just before the culprit record" in panel.debug.header.value
     panel.debug.step_over.click()
     panel.debug.wait(120)
     assert "ended as in the recorded run" in panel.debug.header.value
@@ -136,3 +137,23 @@ def test_the_panels_and_the_comms_debug_this_failure_are_the_api_call(record):
         comm.close()
     assert [(a["source"], a["call"]) for a in run.actions[-2:]] == [
         ("sidebar", "dbg.jump_to_failure()"), ("sidebar", "dbg.step_over(partition=0)")]
+
+
+def test_a_failed_run_reopened_after_a_restart_jumps_to_its_failure(record):
+    """--record-inputs keeps the failed attempt's inputs too: a fresh process (no Spark,
+    no pipeline to regenerate them) replays up to the failure."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    run = record(INVERT, {"Invert": Invert}, interesting="invert", record_inputs=True)
+    code = (f"import icedtea_jupyter as it, json; d = it.open_run({run.path!r}).debugger();"
+            "at = d.jump_to_failure(); end = d.step_over(0);"
+            "print(json.dumps([at.state('invert', 0)['seen'], d.pending(0)['invert']['count'],"
+            "end.failure['exception']]))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.getcwd(),
+                                                                   os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [42, 0, "ZeroDivisionError"]

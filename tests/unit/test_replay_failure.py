@@ -68,6 +68,28 @@ def test_jump_to_failure_stands_before_the_culprit_and_the_step_reproduces_it():
         dbg.close()
 
 
+def fragile(rows):
+    """A generator operator: its state is its local variables."""
+    seen = 0
+    for x in rows:
+        seen += 1
+        yield 10 // x
+
+
+def test_a_generators_locals_are_its_state_when_it_raised():
+    logs = MemoryLogs(chain=["fragile"], targets=TARGETS, failure=CULPRIT,
+                      operators={"fragile": lambda: PartitionFunction(None, "mapPartitions",
+                                                                      fragile)})
+    dbg = Debugger(logs, Inputs(DATA))
+    try:
+        assert dbg.jump_to_failure().state("fragile", 0) == {"seen": 3, "x": 1}
+        end = dbg.step_over(0)
+        assert end.failure["exception"] == "ZeroDivisionError"
+        assert end.state("fragile", 0) == {"seen": 4, "x": 0}  # not a closed frame's {}
+    finally:
+        dbg.close()
+
+
 def test_a_jump_past_the_failure_shows_the_partition_ended_by_it():
     dbg = engine(targets=TARGETS + [{0: Target(4, True), 1: Target(2, True)}])
     try:

@@ -83,8 +83,11 @@ class RunStore:
         attempt its error names (up to the failure); None if none were recorded."""
         import pickle
 
-        ok = {row["task"] for row in self.worker_table().to_pylist()
-              if row["operator"] == operator and row["status"] == "ok"}
+        rows = self.worker_table().to_pylist()
+        failed = {row["task"] for row in rows if row["status"] == "failed"}
+        ok = {row["task"] for row in rows  # a task attempt counts if no worker of it failed
+              if row["operator"] == operator and row["status"] == "ok"
+              and row["task"] not in failed}
         files = list(layout.recorded_inputs(self.path, operator, partition))
         chosen = [path for name, path in files if name.task in ok] or \
             [path for name, path in files if self._failed_attempt(name, partition)]

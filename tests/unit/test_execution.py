@@ -12,3 +12,11 @@ def test_workers_on_another_python_are_warned_about(monkeypatch):
     assert "/usr/bin/python3" in warning and "PYSPARK_PYTHON" in warning
     context.pythonExec = sys.executable
     assert execution._interpreter_warnings() == []
+
+
+def test_the_magics_lineage_flag_is_a_run_option():
+    from icedtea_jupyter.magic import parse_options
+
+    options, _ = parse_options("--lineage --wait", {})
+    assert options.lineage and options.manifest()["lineage"]
+    assert not parse_options("--wait", {})[0].lineage

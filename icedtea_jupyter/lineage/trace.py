@@ -94,6 +94,10 @@ class Lineage:
     def matching(self, node: int, selector: Any) -> Positions:
         """The positions of ``node``'s output records equal to ``selector`` (or for
         which it is true, if it is callable)."""
+        if self.run.output_rdd(node) is None:
+            raise LookupError(f"run {self.run.id} has no records to compare with {selector!r}: "
+                              "this kernel no longer has its pipeline (a reopened run); name "
+                              "the record by its id: at=(partition, position)")
         test = selector if callable(selector) else (lambda record: record == selector)
         found: Positions = {}
         for (part, pos), record in self.records(node, None).items():
@@ -233,22 +237,30 @@ def walk_forward(lineage: Lineage, start: dict[int, Positions]) -> dict[int, Pos
     return reached
 
 
-def trace_back(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
+def trace_back(lineage: Lineage, selector: Any, operator: str | None = None,
+               at: tuple[int, int] | None = None) -> Trace:
     """The records every selected output row of ``operator`` (default: the cell's last)
     comes from, at each operator on the way back to the sources."""
     start = lineage.graph.dag.node(operator) if operator else lineage.graph.output()
-    positions = lineage.matching(start.id, selector)
+    positions = {at[0]: {at[1]}} if at is not None else lineage.matching(start.id, selector)
     if not positions:
         raise LookupError(_no_match(start.name, selector, "output row"))
     reached, ends = walk_back(lineage, {start.id: positions})
     return Trace("back", lineage, reached, ends)
 
 
-def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
+def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None,
+                  at: tuple[int, int] | None = None) -> Trace:
     """The output rows that the selected source records (of ``operator``, default every
     source) went into, at each operator on the way."""
     graph = lineage.graph
     sources = [graph.dag.node(operator)] if operator else graph.sources()
+    if at is not None:
+        if len(sources) != 1:
+            raise ValueError("trace_forward(at=...) names a record by its id in one source: "
+                             f"pass operator= one of {[s.name for s in sources]}")
+        start_at = {sources[0].id: {at[0]: {at[1]}}}
+        return Trace("forward", lineage, walk_forward(lineage, start_at), [graph.output().id])
     start: dict[int, Positions] = {}
     for source in sources:
         found = lineage.matching(source.id, selector)

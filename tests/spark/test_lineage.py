@@ -174,3 +174,20 @@ same = df.mapInPandas(lambda frames: frames, df.schema).collect()
     assert operator == "rdd" and row.name == "bob" and row.amount == 7.0
     with pytest.raises(LookupError, match="has no lineage: it covers RDD operators"):
         run.trace_back(lambda row: True)
+
+
+def test_a_reopened_run_traces_by_id_and_says_it_has_no_records(record, monkeypatch):
+    from icedtea_jupyter.session import registry
+
+    run = record(CHAIN, {"LINES": LINES}, lineage=True)
+    monkeypatch.setattr(registry, "runs", lambda: [])  # as after a kernel restart
+    reopened = registry.open_run(run.path)
+    assert reopened is not run and reopened.output_rdd(0) is None
+    with pytest.raises(LookupError, match=r"no longer has its pipeline.*at=\(partition, position\)"):
+        reopened.trace_back("SPARK")
+    # "THE" of "the cat sat" is upper's output 3 on partition 0 (after "SPARK", "IS", "FAST")
+    t = reopened.trace_back(at=(0, 3))
+    assert rows(t.to_pandas()) == [("parallelize", 0, 2, None)]
+    assert "reopened run" in t.notes[0]
+    f = reopened.trace_forward(operator="parallelize", at=(1, 2))  # "# another": filtered out
+    assert len(f) == 0

@@ -12,7 +12,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from .engine import DuckEngine
-from .graph import KEY, LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
+from .graph import KEY, LINKS, NONE, UNION, VALUE, LineageGraph, Step
 from .records import Positions, everything, fetch, key_index, untag_combiner
 from .tables import connect, load_links
 
@@ -111,7 +111,7 @@ class Lineage:
             return self.engine.back(step.node.id, positions)
         if step.how == KEY:
             return {0: self._same_key(step.node.id, positions, step.inputs[0])}
-        if step.how == UNION:
+        if step.how == UNION and not self._aligned(step):
             return _union_back(step, positions)
         if step.how == VALUE:
             return {0: self._equal(step, step.node.id, positions, step.inputs[0])}
@@ -124,7 +124,7 @@ class Lineage:
             return self.engine.forward(step.node.id, index, positions)
         if step.how == KEY:
             return self._same_key(source, positions, step.node.id)
-        if step.how == UNION:
+        if step.how == UNION and not self._aligned(step):
             offset = sum((step.node.input_partitions or [])[:index])
             return {offset + part: set(ps) for part, ps in positions.items()}
         if step.how == VALUE:
@@ -175,6 +175,18 @@ class Lineage:
                 found.setdefault(part, set()).add(pos)
         return found
 
+    def _aligned(self, step: Step) -> bool:
+        """A union of inputs partitioned alike: Spark puts every input's partition p in
+        its partition p, one after the other (not traced yet: a note says so)."""
+        rdd = self.run.output_rdd(step.node.id)
+        if rdd is None or getattr(rdd, "partitioner", None) is None:
+            return False
+        note = (f"the trace stops at {step.node.name!r}: a union of inputs partitioned alike "
+                "(each of its partitions holds every input's) is not traced yet")
+        if note not in self.notes:
+            self.notes.append(note)
+        return True
+
     def _stopped(self, step: Step) -> None:
         note = (f"the trace stops at {step.node.name!r}: lineage through a {step.node.kind} "
                 f"{step.node.api} is not captured")
@@ -213,9 +225,10 @@ def walk_back(lineage: Lineage, start: dict[int, Positions]) -> tuple[dict, list
         if not wanted:
             continue
         step = graph.steps[node]
-        if step.how in (SOURCE, NONE):
+        inputs = lineage.back(step, wanted)
+        if not any(inputs.values()):  # a source, or where the trace stops
             ends.append(node)
-        for index, found in lineage.back(step, wanted).items():
+        for index, found in inputs.items():
             _add(reached, step.inputs[index], found)
             _add(pending, step.inputs[index], found)
     return reached, sorted(ends)

@@ -34,6 +34,7 @@ class Recorder:
         self.kept: dict[int, Any] = {}  # node -> the wrapper Spark runs, kept for replay
         self.shipped: set[int] = set()  # nodes whose image was taken as Spark pickled them
         self.outputs: dict[int, Any] = {}  # node -> the RDD it produces (lineage's records)
+        self.shuffles: dict[int, tuple] = {}  # map side -> (partitions, partitionFunc)
 
     @contextmanager
     def inside(self) -> Iterator[None]:

@@ -12,7 +12,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from .engine import DuckEngine
-from .graph import KEY, LINKS, NONE, UNION, VALUE, LineageGraph, Step
+from .graph import KEY, LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
 from .records import Positions, everything, fetch, key_index, untag_combiner
 from .tables import connect, load_links
 
@@ -335,6 +335,19 @@ class Trace:
             raise LookupError(f"the {self.direction} trace ends at no record "
                               "(its notes say why, if anything stopped it)")
         return rows[0]
+
+    def replay(self) -> list:
+        """Titian's selective replay: the cell's last operator's outputs when its
+        operators re-run with Spark on only the source records of this backward trace."""
+        from .replay import replay
+
+        if self.direction != "back":
+            raise ValueError("replay re-runs the sources a backward trace ends at: use "
+                             "run.trace_back(row).replay()")
+        graph = self._lineage.graph
+        sources = {node: self._reached[node] for node in self._ends
+                   if graph.steps[node].how == SOURCE}
+        return replay(graph, self._lineage.run, sources, graph.output().id)
 
     def theta_input(self, traced: TracedRecord) -> tuple[int, int]:
         """(partition, position) of θ's input record that ``traced`` is linked with on

@@ -191,3 +191,15 @@ def test_a_reopened_run_traces_by_id_and_says_it_has_no_records(record, monkeypa
     assert "reopened run" in t.notes[0]
     f = reopened.trace_forward(operator="parallelize", at=(1, 2))  # "# another": filtered out
     assert len(f) == 0
+
+
+def test_replay_reruns_the_operators_on_only_the_traced_source_records(record):
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    # the lines with "zzrare": only "spark zzrare c", so spark counts 1 in the replay
+    assert sorted(run.trace_back(("zzrare", 1)).replay()) == [("c", 1), ("spark", 1),
+                                                               ("zzrare", 1)]
+    assert dict(run.trace_back(("spark", 5)).replay())["spark"] == 5  # all four lines
+    chain = record(CHAIN, {"LINES": LINES}, lineage=True)
+    assert chain.trace_back("CAT").replay() == ["THE", "CAT", "SAT"]
+    with pytest.raises(ValueError, match="replay re-runs the sources a backward trace"):
+        chain.trace_forward("the cat sat").replay()

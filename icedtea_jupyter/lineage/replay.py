@@ -9,27 +9,16 @@ inputs. Joins and the JVM operators traced by equality are not rebuilt yet: repl
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..executor.lineage import KeepPositions
 from .graph import KEY, LINKS, SOURCE, UNION, LineageGraph
 from .records import Positions
 
 
-class KeepPositions:
-    """``(partition, records) -> records`` at the wanted positions of each partition."""
-
-    def __init__(self, wanted: dict[int, set[int]]) -> None:
-        self.wanted = wanted
-
-    def __call__(self, split: int, records: Iterable) -> Iterator:
-        keep = self.wanted.get(split, set())
-        return (record for position, record in enumerate(records) if position in keep)
-
-
 def replay(graph: LineageGraph, run: Any, sources: dict[int, Positions], target: int) -> list:
     """The records ``target`` produces from only ``sources``' positions."""
-    recorder = getattr(run, "rebuild_parts", lambda: None)()
+    recorder = run.rebuild_parts()
     if recorder is None:
         raise LookupError("replay re-runs the cell's operators with Spark: this kernel no "
                           "longer has the run's pipeline (a reopened run)")

@@ -276,6 +276,11 @@ class Run:
         trace's records are regenerated from it); None: a reopened run's pipeline is gone."""
         return None
 
+    def rebuild_parts(self) -> Any:
+        """What ``Trace.replay`` re-runs (the recorder of this kernel's pipeline); None:
+        a reopened run's pipeline is gone."""
+        return None
+
     # --- lineage (Titian) ---------------------------------------------------------
     def trace_back(self, row: Any = None, operator: str | None = None, *,
                    at: tuple[int, int] | None = None) -> Trace:

@@ -311,3 +311,14 @@ class KeyIndex:
         for position, record in enumerate(records):
             index[record[0]].append(position)
         yield split, dict(index)
+
+
+class KeepPositions:
+    """``(partition, records) -> records`` at the wanted positions of each partition."""
+
+    def __init__(self, wanted: dict[int, set[int]]) -> None:
+        self.wanted = wanted
+
+    def __call__(self, split: int, records: Iterable) -> Iterator:
+        keep = self.wanted.get(split, set())
+        return (record for position, record in enumerate(records) if position in keep)

@@ -134,6 +134,7 @@ def _aggregate(self: RDD, recorder: Any, api: str, user_f: Any, functions: tuple
         combined = self.mapPartitionsWithIndex(combine_function, True)
         recorder.outputs[combine.id] = combined
         shuffled = combined.partitionBy(num_partitions, partition_func)
+        recorder.shuffles[combine.id] = (num_partitions, partition_func)  # t.replay()
         shuffle = recorder.jvm("shuffle", [combine.id])
         merge, merge_spec = recorder.python(api, user_f, [shuffle.id], "merge", name=base)
         merge_function = w.CombineFunction(merge_spec, "merge", functions, memory, serializer,

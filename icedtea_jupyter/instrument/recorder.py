@@ -41,6 +41,7 @@ class Recorder:
         self.shipped: set[int] = set()  # nodes whose image was taken as Spark pickled them
         self.cell = ""  # the cell's code: a name in it may still come in a later job
         self.outputs: dict[int, Any] = {}  # node -> the RDD it produces (lineage's records)
+        self.shuffles: dict[int, tuple] = {}  # map side -> (partitions, partitionFunc)
 
     @contextmanager
     def inside(self) -> Iterator[None]:

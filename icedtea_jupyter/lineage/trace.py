@@ -94,6 +94,10 @@ class Lineage:
     def matching(self, node: int, selector: Any) -> Positions:
         """The positions of ``node``'s output records equal to ``selector`` (or for
         which it is true, if it is callable)."""
+        if self.run.output_rdd(node) is None:
+            raise LookupError(f"run {self.run.id} has no records to compare with {selector!r}: "
+                              "this kernel no longer has its pipeline (a reopened run); name "
+                              "the record by its id: at=(partition, position)")
         test = selector if callable(selector) else (lambda record: record == selector)
         found: Positions = {}
         for (part, pos), record in self.records(node, None).items():
@@ -107,7 +111,7 @@ class Lineage:
             return self.engine.back(step.node.id, positions)
         if step.how == KEY:
             return {0: self._same_key(step.node.id, positions, step.inputs[0])}
-        if step.how == UNION:
+        if step.how == UNION and not self._aligned(step):
             return _union_back(step, positions)
         if step.how == VALUE:
             return {0: self._equal(step, step.node.id, positions, step.inputs[0])}
@@ -120,7 +124,7 @@ class Lineage:
             return self.engine.forward(step.node.id, index, positions)
         if step.how == KEY:
             return self._same_key(source, positions, step.node.id)
-        if step.how == UNION:
+        if step.how == UNION and not self._aligned(step):
             offset = sum((step.node.input_partitions or [])[:index])
             return {offset + part: set(ps) for part, ps in positions.items()}
         if step.how == VALUE:
@@ -171,6 +175,18 @@ class Lineage:
                 found.setdefault(part, set()).add(pos)
         return found
 
+    def _aligned(self, step: Step) -> bool:
+        """A union of inputs partitioned alike: Spark puts every input's partition p in
+        its partition p, one after the other (not traced yet: a note says so)."""
+        rdd = self.run.output_rdd(step.node.id)
+        if rdd is None or getattr(rdd, "partitioner", None) is None:
+            return False
+        note = (f"the trace stops at {step.node.name!r}: a union of inputs partitioned alike "
+                "(each of its partitions holds every input's) is not traced yet")
+        if note not in self.notes:
+            self.notes.append(note)
+        return True
+
     def _stopped(self, step: Step) -> None:
         note = (f"the trace stops at {step.node.name!r}: lineage through a {step.node.kind} "
                 f"{step.node.api} is not captured")
@@ -209,9 +225,10 @@ def walk_back(lineage: Lineage, start: dict[int, Positions]) -> tuple[dict, list
         if not wanted:
             continue
         step = graph.steps[node]
-        if step.how in (SOURCE, NONE):
+        inputs = lineage.back(step, wanted)
+        if not any(inputs.values()):  # a source, or where the trace stops
             ends.append(node)
-        for index, found in lineage.back(step, wanted).items():
+        for index, found in inputs.items():
             _add(reached, step.inputs[index], found)
             _add(pending, step.inputs[index], found)
     return reached, sorted(ends)
@@ -233,22 +250,30 @@ def walk_forward(lineage: Lineage, start: dict[int, Positions]) -> dict[int, Pos
     return reached
 
 
-def trace_back(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
+def trace_back(lineage: Lineage, selector: Any, operator: str | None = None,
+               at: tuple[int, int] | None = None) -> Trace:
     """The records every selected output row of ``operator`` (default: the cell's last)
     comes from, at each operator on the way back to the sources."""
     start = lineage.graph.dag.node(operator) if operator else lineage.graph.output()
-    positions = lineage.matching(start.id, selector)
+    positions = {at[0]: {at[1]}} if at is not None else lineage.matching(start.id, selector)
     if not positions:
         raise LookupError(_no_match(start.name, selector, "output row"))
     reached, ends = walk_back(lineage, {start.id: positions})
     return Trace("back", lineage, reached, ends)
 
 
-def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None) -> Trace:
+def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None,
+                  at: tuple[int, int] | None = None) -> Trace:
     """The output rows that the selected source records (of ``operator``, default every
     source) went into, at each operator on the way."""
     graph = lineage.graph
     sources = [graph.dag.node(operator)] if operator else graph.sources()
+    if at is not None:
+        if len(sources) != 1:
+            raise ValueError("trace_forward(at=...) names a record by its id in one source: "
+                             f"pass operator= one of {[s.name for s in sources]}")
+        start_at = {sources[0].id: {at[0]: {at[1]}}}
+        return Trace("forward", lineage, walk_forward(lineage, start_at), [graph.output().id])
     start: dict[int, Positions] = {}
     for source in sources:
         found = lineage.matching(source.id, selector)
@@ -310,6 +335,19 @@ class Trace:
             raise LookupError(f"the {self.direction} trace ends at no record "
                               "(its notes say why, if anything stopped it)")
         return rows[0]
+
+    def replay(self) -> list:
+        """Titian's selective replay: the cell's last operator's outputs when its
+        operators re-run with Spark on only the source records of this backward trace."""
+        from .replay import replay
+
+        if self.direction != "back":
+            raise ValueError("replay re-runs the sources a backward trace ends at: use "
+                             "run.trace_back(row).replay()")
+        graph = self._lineage.graph
+        sources = {node: self._reached[node] for node in self._ends
+                   if graph.steps[node].how == SOURCE}
+        return replay(graph, self._lineage.run, sources, graph.output().id)
 
     def theta_input(self, traced: TracedRecord) -> tuple[int, int]:
         """(partition, position) of θ's input record that ``traced`` is linked with on

@@ -95,3 +95,7 @@ class LiveRun(Run):
 
     def output_rdd(self, operator: int) -> Any:
         return self.recorder.outputs.get(operator)
+
+    def rebuild_parts(self) -> Any:
+        """What ``Trace.replay`` re-runs: the operators as Spark ran them, the shuffles."""
+        return self.recorder

@@ -276,20 +276,29 @@ class Run:
         trace's records are regenerated from it); None: a reopened run's pipeline is gone."""
         return None
 
+    def rebuild_parts(self) -> Any:
+        """What ``Trace.replay`` re-runs (the recorder of this kernel's pipeline); None:
+        a reopened run's pipeline is gone."""
+        return None
+
     # --- lineage (Titian) ---------------------------------------------------------
-    def trace_back(self, row: Any, operator: str | None = None) -> Trace:
+    def trace_back(self, row: Any = None, operator: str | None = None, *,
+                   at: tuple[int, int] | None = None) -> Trace:
         """The records an output row comes from, at every operator back to the sources.
 
         ``row``: a row of the output of ``operator`` (default: the cell's last operator),
-        or a predicate selecting several. Needs a run recorded with ``--lineage``."""
-        return trace_back(self._lineage(), row, operator)
+        or a predicate selecting several; or ``at=(partition, position)``, its id (a
+        reopened run has no records to compare). Needs a run recorded with ``--lineage``."""
+        return trace_back(self._lineage(), row, operator, at)
 
-    def trace_forward(self, record: Any, operator: str | None = None) -> Trace:
+    def trace_forward(self, record: Any = None, operator: str | None = None, *,
+                      at: tuple[int, int] | None = None) -> Trace:
         """The output rows a source record went into (none: it was filtered out).
 
         ``record``: a record of the source ``operator`` (default: every source), or a
-        predicate selecting several. Needs a run recorded with ``--lineage``."""
-        return trace_forward(self._lineage(), record, operator)
+        predicate selecting several; or ``at=(partition, position)``, its id in
+        ``operator``. Needs a run recorded with ``--lineage``."""
+        return trace_forward(self._lineage(), record, operator, at)
 
     def _lineage(self) -> Lineage:
         with self._lock:

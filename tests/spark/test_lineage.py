@@ -174,3 +174,32 @@ same = df.mapInPandas(lambda frames: frames, df.schema).collect()
     assert operator == "rdd" and row.name == "bob" and row.amount == 7.0
     with pytest.raises(LookupError, match="has no lineage: it covers RDD operators"):
         run.trace_back(lambda row: True)
+
+
+def test_a_reopened_run_traces_by_id_and_says_it_has_no_records(record, monkeypatch):
+    from icedtea_jupyter.session import registry
+
+    run = record(CHAIN, {"LINES": LINES}, lineage=True)
+    monkeypatch.setattr(registry, "runs", lambda: [])  # as after a kernel restart
+    reopened = registry.open_run(run.path)
+    assert reopened is not run and reopened.output_rdd(0) is None
+    with pytest.raises(LookupError, match=r"no longer has its pipeline.*at=\(partition, position\)"):
+        reopened.trace_back("SPARK")
+    # "THE" of "the cat sat" is upper's output 3 on partition 0 (after "SPARK", "IS", "FAST")
+    t = reopened.trace_back(at=(0, 3))
+    assert rows(t.to_pandas()) == [("parallelize", 0, 2, None)]
+    assert "reopened run" in t.notes[0]
+    f = reopened.trace_forward(operator="parallelize", at=(1, 2))  # "# another": filtered out
+    assert len(f) == 0
+
+
+def test_replay_reruns_the_operators_on_only_the_traced_source_records(record):
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    # the lines with "zzrare": only "spark zzrare c", so spark counts 1 in the replay
+    assert sorted(run.trace_back(("zzrare", 1)).replay()) == [("c", 1), ("spark", 1),
+                                                               ("zzrare", 1)]
+    assert dict(run.trace_back(("spark", 5)).replay())["spark"] == 5  # all four lines
+    chain = record(CHAIN, {"LINES": LINES}, lineage=True)
+    assert chain.trace_back("CAT").replay() == ["THE", "CAT", "SAT"]
+    with pytest.raises(ValueError, match="replay re-runs the sources a backward trace"):
+        chain.trace_forward("the cat sat").replay()

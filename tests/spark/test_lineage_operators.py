@@ -109,3 +109,15 @@ def test_jump_to_a_traced_record_puts_theta_just_before_it(record):
     assert dbg.state("total", 1)["total"] == 11 + 12 + 13 + 14
     with pytest.raises(TypeError, match="jump_to takes a record of a lineage trace"):
         dbg.jump_to("15")
+
+
+def test_a_union_of_inputs_partitioned_alike_says_it_is_not_traced(record):
+    run = record("""
+a = sc.parallelize([(1, "a"), (2, "b")], 2).partitionBy(2)
+b = sc.parallelize([(3, "c"), (4, "d")], 2).partitionBy(2)
+out = a.union(b).mapValues(str.upper).setName("upper").collect()
+""", lineage=True)
+    t = run.trace_back((3, "C"))
+    assert rows(t.to_pandas()) == [("union", 1, 1, (3, "c"))]  # where the trace stops
+    assert t.notes == ["the trace stops at 'union': a union of inputs partitioned alike (each "
+                       "of its partitions holds every input's) is not traced yet"]

@@ -47,3 +47,11 @@ def test_a_python_without_pyarrow_cannot_import_icedtea(tmp_path):
     python.chmod(0o755)
     assert not interpreter.imports_icedtea(str(python))
     assert interpreter.imports_icedtea(sys.executable)
+
+
+def test_the_magics_lineage_flag_is_a_run_option():
+    from icedtea_jupyter.magic import parse_options
+
+    options, _ = parse_options("--lineage --wait", {})
+    assert options.lineage and options.manifest()["lineage"]
+    assert not parse_options("--wait", {})[0].lineage

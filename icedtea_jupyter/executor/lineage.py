@@ -239,20 +239,10 @@ class Links:
 
 
 def write_links(path: str, table: Any) -> str:
-    """One worker's links as an Arrow IPC file, zstd (atomically; not with
-    ``pyarrow.feather``, which imports pandas)."""
-    import os
+    """One worker's links as an Arrow IPC file, zstd (atomically)."""
+    from .worker_file import _write_atomically
 
-    import pyarrow as pa
-
-    from ..store.layout import temp_path, with_parent
-
-    tmp = temp_path(with_parent(path))
-    with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(
-            sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
-        writer.write_table(table)
-    os.replace(tmp, path)
-    return path
+    return _write_atomically(table, path)
 
 
 def _types(pa: Any) -> list[tuple[str, Any]]:

@@ -41,12 +41,18 @@ def write_worker_file(store_path: str, message: dict, local: bool) -> str:
 
 
 def _write_atomically(table: Any, path: str, compression: str = "zstd") -> str:
-    """An Arrow IPC file that readers see whole or not at all (temp file, then rename)."""
-    import pyarrow.feather as feather
+    """An Arrow IPC file (what ``pandas.read_feather`` opens) that readers see whole or
+    not at all (temp file, then rename); written with ``pyarrow.ipc``, not
+    ``pyarrow.feather``, which imports pandas in the worker (~0.3 s a Python worker)."""
+    import pyarrow as pa
 
     layout.with_parent(path)
     tmp = layout.temp_path(path)
-    feather.write_feather(table, tmp, compression=compression)
+    options = pa.ipc.IpcWriteOptions(
+        compression=None if compression == "uncompressed" else compression)
+    with pa.OSFile(tmp, "wb") as sink, \
+            pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
     os.replace(tmp, path)
     return path
 

@@ -1,6 +1,8 @@
 """Time travel on DataFrame pipelines: mapInPandas and mapInArrow as θ, a record a batch."""
 import pytest
 
+from icedtea_jupyter.replay.debugger import Debugger
+
 pytestmark = pytest.mark.spark
 
 ROWS, BATCH = 1200, 50  # two partitions of 600 rows: twelve batches each
@@ -228,6 +230,11 @@ def test_a_source_changed_since_the_run(record, sql_conf, tmp_path, record_input
     if record_inputs:
         assert dbg.jump(0) and dbg.step_over(0).state("running", 0)["total"] == \
             sum(range(BATCH))
+        in_kernel = Debugger.for_run(run)  # where there is no fork(): the batches themselves
+        in_kernel.jump(0)
+        batch = in_kernel.pending(0)["running"]["records"][0]
+        assert list(batch.v) == [float(i) for i in range(BATCH)]  # a pandas frame
+        in_kernel.close()
         return
     from icedtea_jupyter.replay.inputs import InputsChanged
 

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
-
 from ..checkpoints import phase
 from ..checkpoints.file import CheckpointStore
 from ..checkpoints.restore import base_checkpoint, restore_paths
@@ -117,8 +115,11 @@ class Debugger:
         with self.lock:
             self._need_jump()
             rows: dict[int, dict] = {p: c.pending(limit) for p, c in sorted(self.cursors.items())}
-            for p, waiting in rows.items():
-                self._row_ranges(p, waiting[self.logs.chain[0]])
+            for p, waiting in rows.items():  # a batch function's records are batches
+                log = self.logs.log(self.logs.chain[0], p)
+                if log is not None and log.batch_rows is not None:
+                    theta = waiting[self.logs.chain[0]]
+                    theta["rows"] = log.row_ranges(theta["scopes"])
             for stage in self.fed:
                 for q, cursor in stage.cursors.items():
                     rows.setdefault(q, {}).update(cursor.pending(limit))
@@ -128,15 +129,6 @@ class Debugger:
                 raise StepRefused(f"no worker the debugger replays has a partition "
                                   f"{partition} (partitions: {sorted(rows)})")
             return rows[partition]
-
-    def _row_ranges(self, partition: int, waiting: dict) -> None:
-        """A batch function's records are batches: each one's rows, ``[start, stop)``."""
-        log = self.logs.log(self.logs.chain[0], partition)
-        if log is None or log.batch_rows is None:
-            return
-        ends = np.cumsum(log.batch_rows).tolist()
-        waiting["rows"] = [[ends[s] - int(log.batch_rows[s]), ends[s]]
-                           for s in waiting["scopes"] if s < len(ends)]
 
     def step_options(self) -> dict:
         """How many step-overs and step-intos are possible now, why others are not, and

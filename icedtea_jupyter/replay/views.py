@@ -18,7 +18,7 @@ def view_message(snapshot: DebugSnapshot, moved: list[tuple[str, int]]) -> dict:
     return {"index": snapshot.index, "step": snapshot.step, "partition": snapshot.partition,
             "operator": snapshot.operator, "notes": snapshot.notes,
             "failure": snapshot.failure,
-            "outputs": encode(snapshot.outputs),
+            "outputs": encode(with_batches(snapshot.outputs)),
             "workers": [[op, p, snapshot._counts[(op, p)], snapshot._encoded[(op, p)]]
                         for op, p in moved]}
 
@@ -39,9 +39,70 @@ def apply_view(message: dict, previous: DebugSnapshot | None, jump: bool) -> Deb
 
 
 def decode_records(value: Any) -> Any:
-    """``decode``, except that Spark rows come back as ``pyspark.sql.Row``: records
-    read as they did in the run (``record.amount``, ``Row(...)`` as their repr)."""
-    return decode(value, row=_spark_row)
+    """``decode``, except that Spark rows come back as ``pyspark.sql.Row``, and batches
+    (``with_batches``) as pandas frames or Arrow batches: records read as they did in
+    the run (``record.amount``, ``Row(...)`` as their repr, ``batch.v.sum()``)."""
+    return _batches_back(decode(value, row=_spark_row))
+
+
+BATCH_TAG = "$batch"  # a batch as Arrow IPC, between the replay process and the kernel
+
+
+def with_batches(value: Any) -> Any:
+    """``value`` (records: a list of them, or the pending dict) with each pandas frame,
+    Series or Arrow batch — a record, or a part of a record tuple (a group, a UDF's
+    arguments) — as Arrow IPC in base64: they travel whole, not as their repr."""
+    if isinstance(value, dict):
+        return {k: with_batches(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_batches(v) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields") and \
+            not hasattr(value, "__fields__"):
+        return tuple(_batch_wire(v) for v in value)
+    return _batch_wire(value)
+
+
+def _batch_wire(value: Any) -> Any:
+    import base64
+
+    import pyarrow as pa
+
+    if isinstance(value, pa.RecordBatch):
+        kind, batch = "arrow", value
+    elif type(value).__module__.startswith("pandas.") and hasattr(value, "to_frame"):
+        kind, batch = "series", pa.RecordBatch.from_pandas(value.to_frame())
+    elif type(value).__module__.startswith("pandas.") and hasattr(value, "columns"):
+        kind, batch = "pandas", pa.RecordBatch.from_pandas(value)
+    else:
+        return value
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return {BATCH_TAG: kind, "ipc": base64.b64encode(sink.getvalue().to_pybytes()).decode()}
+
+
+def _batches_back(value: Any) -> Any:
+    if isinstance(value, dict) and BATCH_TAG in value:
+        return _batch_back(value)
+    if isinstance(value, dict):
+        return {k: _batches_back(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_batches_back(v) for v in value]
+    if type(value) is tuple:
+        return tuple(_batches_back(v) for v in value)
+    return value
+
+
+def _batch_back(wire: dict) -> Any:
+    import base64
+
+    import pyarrow as pa
+
+    batch = pa.ipc.open_stream(base64.b64decode(wire["ipc"])).read_next_batch()
+    if wire[BATCH_TAG] == "arrow":
+        return batch
+    frame = batch.to_pandas()
+    return frame.iloc[:, 0] if wire[BATCH_TAG] == "series" else frame
 
 
 def _spark_row(fields: dict) -> Any:
@@ -92,5 +153,5 @@ class EngineViews:
 
     def pending(self, request: dict) -> Any:
         rows = self.engine.pending(request.get("partition"), int(request.get("limit", 20)))
-        return encode(rows)
+        return encode(with_batches(rows))
 

@@ -27,6 +27,13 @@ class ReplayLog:
     # a batch function (kind "batches"): the rows of each input batch, in order
     batch_rows: np.ndarray | None = None
 
+    def row_ranges(self, records: list[int]) -> list[list[int]]:
+        """A batch function's or grouped map's records (batches, groups) as their rows,
+        ``[start, stop)`` in the partition."""
+        rows = self.batch_rows if self.batch_rows is not None else np.ones(0, np.int64)
+        ends = np.cumsum(rows).tolist()
+        return [[ends[i] - int(rows[i]), ends[i]] for i in records if i < len(ends)]
+
     def checks(self) -> list[tuple[int, int]]:
         """θ's sampled input checksums as (input index, crc32): of the pickled record, or
         of a batch function's input batch (``executor/batches.py``)."""

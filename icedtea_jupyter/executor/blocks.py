@@ -174,7 +174,7 @@ class HostChain:
         """Chain ``host`` after the others; returns the new guard (the chain's output)."""
         if self.feed is None or own_feed:
             self.feed = host.feed = BlockFeed(iterator, host, keep_last=kind == "partition",
-                                              read_ahead=not self.hosts and _from_spark(iterator))
+                                              read_ahead=self._may_read_ahead(iterator))
             host.count_in = self.feed.count
             inputs: Iterable = iter(self.feed)
         else:
@@ -189,6 +189,14 @@ class HostChain:
         guard = self._guard()
         _GUARDS[guard] = self
         return guard
+
+    def _may_read_ahead(self, iterator: Iterable) -> bool:
+        """Whether a new feed may read its input ahead: Spark's input, or the outputs of
+        hosts upstream of θ fed by it (they run a block ahead; only G(θ) must keep in step
+        with θ, for its snapshots to be one consistent moment)."""
+        if not self.hosts:
+            return _from_spark(iterator)
+        return self.hosts[0].feed.read_ahead and not any(h.spec.in_g for h in self.hosts)
 
     @property
     def started(self) -> bool:

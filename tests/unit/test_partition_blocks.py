@@ -73,10 +73,15 @@ def test_a_failing_generator_names_the_record_it_pulled_last(monkeypatch):
     assert ends[0]["status"] == "ok" and ends[1]["status"] == "ok"
 
 
-def test_spark_input_is_read_ahead_and_a_hosts_outputs_are_not(monkeypatch):
-    stream, _ = hosted_chain(monkeypatch, CHAIN, in_worker=False)
+@pytest.mark.parametrize("theta,ahead", [(None, [True, True, True]), (1, [True, True, False]),
+                                         (4, [True, True, True])])
+def test_feeds_read_ahead_except_after_hosts_in_g_theta(monkeypatch, theta, ahead):
+    """Spark's input and the outputs of hosts upstream of θ are read a block ahead; a
+    feed after a host of G(θ) pulls in step (its snapshots are one moment with θ's)."""
+    stream, _ = hosted_chain(monkeypatch, CHAIN, theta=theta, in_worker=False)
     hosts = stream.gi_frame.f_locals["self"].hosts
-    assert [h.feed.read_ahead for h in hosts if h.feed is not None] == [True, False, False]
+    assert [h.feed.read_ahead for h in hosts if h.feed is not None] == ahead
+    assert list(stream) == plain_chain(CHAIN)
 
 
 @pytest.mark.parametrize("at", [0, 1, 2_500, 9_999])

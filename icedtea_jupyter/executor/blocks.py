@@ -32,7 +32,7 @@ import os
 import sys
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from functools import partial
 from itertools import chain, compress, filterfalse, islice, repeat
 from operator import length_hint
@@ -43,6 +43,7 @@ from . import task_failures
 from .records import NO_RECORD as _NO_RECORD
 
 RUN = 4096  # the longest block
+READ_AHEAD = 256  # the most records read ahead at once
 _NOT_HERE = object()  # a culprit finder's "this frame is not my host's function"
 _GUARDS: weakref.WeakKeyDictionary[Any, HostChain] = weakref.WeakKeyDictionary()
 
@@ -119,10 +120,8 @@ class BlockFeed:
             step = min(self._boundary(first), RUN + 1)
             self._base += 1
             yield (first,)
-            if step > 1:
-                yield self._rest_of_block(source, step - 1)
-                if self._block_len - length_hint(self._block) < step - 1:
-                    break
+            if step > 1 and (yield from self._rest_of_block(source, step - 1)):
+                break  # the source ran out
         self._base = self.count()
         self._block, self._block_len = iter(()), 0
         self.ended = True
@@ -133,13 +132,24 @@ class BlockFeed:
         self._first, self._rest = first, []
         self._block, self._block_len = iter(self._rest), 0
 
-    def _rest_of_block(self, source: Iterator, size: int) -> Iterator:
-        if self.read_ahead:
-            self._rest = rest = list(islice(source, size))
+    def _rest_of_block(self, source: Iterator, size: int) -> Generator[Iterator, None, bool]:
+        """The block's records after its first, as C iterators; returns whether the source
+        ran out. Read ahead in lists of at most ``READ_AHEAD``: records wait in them, and
+        many waiting records make the garbage collector's young generation slow."""
+        if not self.read_ahead:
+            self._block, self._block_len = repeat(True, size), size
+            yield compress(islice(source, size), self._block)
+            return self._block_len - length_hint(self._block) < size
+        while size > 0:
+            self._base = self.count()
+            part = min(size, READ_AHEAD)
+            self._rest = rest = list(islice(source, part))
             self._block, self._block_len = iter(rest), len(rest)
-            return self._block
-        self._block, self._block_len = repeat(True, size), size
-        return compress(islice(source, size), self._block)
+            yield self._block
+            if len(rest) < part:
+                return True
+            size -= part
+        return False
 
     def _boundary(self, first: Any) -> int:
         """Every host of the feed is between two records: check them, upstream first."""

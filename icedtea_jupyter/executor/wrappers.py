@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
+from itertools import repeat, tee
+from operator import itemgetter
 from typing import Any
 
 from .host import _NO_RECORD, WorkerHost, _task_context
@@ -146,14 +148,20 @@ class TaggedCombine:
         return ((key, values) for (key, _), values in merger.items())
 
 
-class Tag:
-    """``value -> (input index, value)``: which input of a join a value came from."""
+class TagValues:
+    """``(key, value)`` records to ``(key, (input index, value))``: which input of a join a
+    value came from. C iterators only (PySpark tags them with a lambda, a Python call a
+    record)."""
 
     def __init__(self, index: int) -> None:
         self.index = index
 
-    def __call__(self, value: Any) -> tuple:
-        return self.index, value
+    def __call__(self, records: Iterable) -> Iterator:
+        keys, values = tee(records)
+        return zip(map(_KEY, keys), zip(repeat(self.index), map(_VALUE, values)))
+
+
+_KEY, _VALUE = itemgetter(0), itemgetter(1)
 
 
 class JoinDispatch:

@@ -33,8 +33,8 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
     node, spec = recorder.python(api, None, inputs, name=api)
     node.inputs = inputs
     with recorder.inside():
-        union = functools.reduce(RDD.union, [rdd.mapValues(w.Tag(i)) for i, rdd in
-                                             enumerate(rdds)])
+        union = functools.reduce(RDD.union, [rdd.mapPartitions(w.TagValues(i), True)
+                                             for i, rdd in enumerate(rdds)])
         if num_partitions is None:
             num_partitions = union._defaultReducePartitions()
         memory, serializer = union._memory_limit(), union._jrdd_deserializer

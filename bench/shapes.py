@@ -26,6 +26,7 @@ from pyspark import cloudpickle  # noqa: E402
 
 from icedtea_jupyter import Operator  # noqa: E402
 from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
+from icedtea_jupyter.store import layout  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "shapes.json")
 
@@ -127,6 +128,18 @@ def run_once(code: str, ns: dict, store: str, options: dict | None, theta: str) 
     return measured(recorded)
 
 
+def log_size(code: str, ns: dict, store: str, theta: str) -> dict:
+    """One more run at ten interactions a second: its replay logs' bytes against θ's
+    input bytes (pickled, as its workers sampled them; budget <= 2 %)."""
+    run = start_run(code, dict(ns), RunOptions(store=store, interesting=theta, prepare=False,
+                                               **SETTINGS["10/s"]))
+    run.wait()
+    logs = sum(os.path.getsize(path) for _, path in layout.replay_logs(run.path))
+    metrics = run.metrics()
+    inputs = int(metrics.loc[metrics["operator"] == theta, "bytes_in"].sum())
+    return {"log_bytes": logs, "input_bytes": inputs, "share": logs / max(inputs, 1)}
+
+
 def bench(spark, name: str, args) -> dict:
     records, theta, code = WORKLOADS[name]
     ns = {"sc": spark.sparkContext, "N": int(records * args.scale), "Totals": Totals,
@@ -150,7 +163,7 @@ def bench(spark, name: str, args) -> dict:
                                                    for s in SETTINGS), flush=True)
     medians = {s: statistics.median(v) for s, v in times.items()}
     row = {"workload": name, "records": ns["N"], "repeat": args.repeat, "medians": medians,
-           "times": times, "worker_cpu": cpu}
+           "times": times, "worker_cpu": cpu, "logs": log_size(code, ns, store, theta)}
     for setting in TARGETS:
         row[setting] = {
             "ratio": medians[setting] / medians["plain"],
@@ -179,7 +192,8 @@ def main() -> None:
                                                          for s in TARGETS))
     for row in rows:
         print(f"{row['workload']:58s} {row['medians']['plain']:7.2f} " + " ".join(
-            f"{row[s]['ratio']:8.3f} ({row[s]['paired_ratio']:.3f})" for s in TARGETS))
+            f"{row[s]['ratio']:8.3f} ({row[s]['paired_ratio']:.3f})" for s in TARGETS)
+            + f"  logs {100 * row['logs']['share']:.2f} % of θ's input")
     spark.stop()
 
 

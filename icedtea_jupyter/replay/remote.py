@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..executor.state import decode
@@ -103,6 +104,9 @@ class RemoteDebugger:
         self._info: dict = {}
         self._active: Link | None = None
         self._busy: Link | None = None  # the process working on the current request
+        self._moves = 0  # moves (jumps, steps) under way: a cancel may come before _busy
+        self._cancel_asked = False  # cancel() before the move reached a replay process
+        self._cancel_lock = threading.Lock()
         self._state: dict[str, Any] = {"state": "starting", "done": 0, "of": 0}
         self._ready = threading.Event()
         self._prepared = threading.Event()
@@ -191,8 +195,27 @@ class RemoteDebugger:
         return f"{100 * state['done'] // max(state['of'], 1)}%" if state["of"] else state["state"]
 
     def _wait_ready(self) -> None:
-        self._ready.wait()
+        while not self._ready.wait(0.05):
+            self._raise_if_cancelled()
         self._raise_failure()
+
+    @contextmanager
+    def _move(self) -> Iterator[None]:
+        """A jump or step, under the lock; ``cancel()`` may stop it at any point."""
+        with self.lock:
+            with self._cancel_lock:
+                self._moves += 1
+            try:
+                yield
+            finally:
+                with self._cancel_lock:
+                    self._moves -= 1
+                    if not self._moves:
+                        self._cancel_asked = False
+
+    def _raise_if_cancelled(self) -> None:
+        if self._cancel_asked:
+            raise ReplayCancelled("the move was cancelled before it reached a replay process")
 
     def _raise_failure(self) -> None:
         if self._failure is not None:
@@ -201,7 +224,7 @@ class RemoteDebugger:
     # --- moves ------------------------------------------------------------------------------
     def jump(self, index: int) -> DebugSnapshot:
         """Every worker of θ's tree, on every partition, as it was at interaction ``index``."""
-        with self.lock:
+        with self._move():
             self._wait_ready()
             count = self._info["interactions"]
             if not 0 <= index < count:
@@ -211,7 +234,7 @@ class RemoteDebugger:
     def jump_to_failure(self) -> DebugSnapshot:
         """A failed run: θ's chain just before the culprit record (see
         ``Debugger.jump_to_failure``); the next step-over reproduces the exception."""
-        with self.lock:
+        with self._move():
             self._wait_ready()
             before = self._info.get("failure")
             if before is None:
@@ -276,14 +299,16 @@ class RemoteDebugger:
     def cancel(self) -> bool:
         """Stop the jump or step in progress (from any thread); True if one was. A
         cancelled jump leaves the debugger where it was; after a cancelled step, jump."""
-        busy = self._busy
-        if busy is None:
-            return False
+        with self._cancel_lock:
+            busy = self._busy
+            if busy is None:
+                self._cancel_asked = self._moves > 0  # it has not reached a process yet
+                return self._cancel_asked
         self._hub.kill(busy)
         return True
 
     def _step(self, call: str, op: str, **params: Any) -> DebugSnapshot:
-        with self.lock:
+        with self._move():
             process = self._need_active()
             message = self._call(process, op, **params)
             return self._moved(call, apply_view(message, self.current, False))
@@ -295,7 +320,9 @@ class RemoteDebugger:
         return snapshot
 
     def _call(self, process: Link, op: str, **params: Any) -> Any:
-        self._busy = process
+        with self._cancel_lock:
+            self._raise_if_cancelled()
+            self._busy = process
         try:
             return self._hub.request(process, op, **params).result()
         except ReplayCancelled:

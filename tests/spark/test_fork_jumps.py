@@ -203,6 +203,38 @@ def test_a_cancelled_jump_leaves_the_debugger_where_it_was(record, gate):
     dbg.close()
 
 
+def held_source(gate):
+    """θ's input, read through ``gate`` (open while the run records; closed, it holds the
+    regeneration of θ's inputs a debugger starts with)."""
+    def source(x):
+        if x == 0:
+            gate.wait(str(os.getpid()))
+        return x
+    return source
+
+
+def test_a_jump_cancelled_before_it_reaches_a_replay_process_is_cancelled(record, gate):
+    code = ("out = sc.parallelize(range(300), 1).map(source).mapPartitions(running_max)"
+            ".setName('best').collect()")
+    gate.open()
+    run = record(code, {"source": held_source(gate), "running_max": held_max(gate),
+                        "spin": spin}, interesting="best", interact_every=0.2)
+    gate.close()
+    dbg = RemoteDebugger(run, prepare_now=False)  # starts by regenerating θ's inputs
+    wait_until(lambda: gate.held(), 60, "the regeneration of θ's inputs to reach the gate")
+    errors = []
+    jumping = threading.Thread(target=lambda: _catch(errors, dbg.jump, 0))
+    jumping.start()
+    wait_until(lambda: dbg._moves, 10, "the jump to wait for the replay process")
+    assert dbg.cancel()  # no replay process has the request yet: it must not be lost
+    jumping.join(10)
+    assert errors and isinstance(errors[0], ReplayCancelled)
+    gate.open()
+    assert dbg.jump(0).count("best", 0) == run.snapshot(0).worker("best", 0).count
+    assert dbg.cancel() is False  # nothing under way
+    dbg.close()
+
+
 def _catch(errors, fn, *args):
     try:
         fn(*args)

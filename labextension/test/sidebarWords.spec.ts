@@ -4,8 +4,8 @@
  * snapshot compare with after a jump backward, markers at the same moment spread apart,
  * plurals, numbers, the Parts and Rate columns.
  */
-import type { IOperatorProgress, IRunSummary } from '../src/comm/protocol';
-import { operatorRate, operatorTitle, partsText, shortPath } from '../src/runs/texts';
+import type { IOperatorProgress, IRunError, IRunSummary } from '../src/comm/protocol';
+import { errorTitle, operatorRate, operatorTitle, partsText, shortPath } from '../src/runs/texts';
 
 import { stepCountsText } from '../src/timetravel/debugModel';
 import { moreWaiting } from '../src/timetravel/snapshotModel';
@@ -72,6 +72,16 @@ describe('words and numbers', () => {
     expect(operatorRate(ended, p)).toMatchObject({ text: '12.3k/s', average: true });
     const running = { status: 'running', error: null } as unknown as IRunSummary;
     expect(operatorRate(running, { ...p, running: 2, rate: 500 })).toMatchObject({ text: '500/s', average: false });
+  });
+
+  it('titles the error card by what became of the run: failed, or a retried task', () => {
+    const error = { operator: 'parse', partition: 1 } as unknown as IRunError;
+    expect(errorTitle(error, 'failed')).toBe('Failed in operator parse, partition 1');
+    expect(errorTitle(error, 'finished')).toBe(
+      'A task failed in operator parse, partition 1; Spark retried it and the run finished'
+    );
+    expect(errorTitle(error, 'running')).toBe('A task failed in operator parse, partition 1; Spark may retry it');
+    expect(errorTitle({ operator: null, partition: null } as unknown as IRunError, 'failed')).toBe('Failed');
   });
 
   it("keeps a run store's path short: its last folders", () => {

@@ -14,7 +14,7 @@ import {
 import type { RunsModel } from './model';
 import { OperatorsTable } from './operatorsTable';
 import { RunsList } from './runsList';
-import { shortPath } from './texts';
+import { errorTitle, shortPath } from './texts';
 import type { IAlert, IRunError, IRunSummary } from '../comm/protocol';
 import type { DebugModel } from '../timetravel/debugModel';
 
@@ -159,14 +159,7 @@ export class RunView extends Widget {
 
   private _fillError(error: IRunError): void {
     const box = this._error;
-    const where: string[] = [];
-    if (error.operator !== null && error.operator !== undefined) {
-      where.push(`operator ${error.operator}`);
-    }
-    if (error.partition !== null && error.partition !== undefined) {
-      where.push(`partition ${error.partition}`);
-    }
-    box.appendChild(el('div', 'jp-icedtea-error-title', where.length ? `Failed in ${where.join(', ')}` : 'Failed'));
+    box.appendChild(el('div', 'jp-icedtea-error-title', errorTitle(error, this._model.selected?.status ?? 'failed')));
     const exception = [error.exception, error.message].filter(Boolean).join(': ');
     if (exception) {
       box.appendChild(el('div', 'jp-icedtea-error-message', exception));

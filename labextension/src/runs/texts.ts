@@ -1,5 +1,5 @@
 /** What the operators table says, without the DOM (tested in jest). */
-import type { IOperatorNode, IOperatorProgress, IRunSummary } from '../comm/protocol';
+import type { IOperatorNode, IOperatorProgress, IRunError, IRunSummary } from '../comm/protocol';
 import { formatRate, plural } from '../widgets/format';
 
 /** The tooltip of an operator's name: its name as the kernel gives it, status, API, phase, role. */
@@ -71,4 +71,27 @@ export function operatorStatus(summary: IRunSummary, p: IOperatorProgress): stri
 export function shortPath(path: string): string {
   const parts = path.split(/[\\/]/).filter(Boolean);
   return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : path;
+}
+
+/** The error card's title: a failed run failed there; a running or finished run only had
+ * a task fail there (Spark retries a failed task; a finished run's retry succeeded). */
+export function errorTitle(error: IRunError, status: string): string {
+  const where: string[] = [];
+  if (error.operator !== null && error.operator !== undefined) {
+    where.push(`operator ${error.operator}`);
+  }
+  if (error.partition !== null && error.partition !== undefined) {
+    where.push(`partition ${error.partition}`);
+  }
+  const place = where.length ? ` in ${where.join(', ')}` : '';
+  if (status === 'failed') {
+    return `Failed${place}`;
+  }
+  if (status === 'running') {
+    return `A task failed${place}; Spark may retry it`;
+  }
+  if (status === 'finished') {
+    return `A task failed${place}; Spark retried it and the run finished`;
+  }
+  return `A task failed${place}`;
 }

@@ -150,6 +150,7 @@ def _map_in(api: str) -> Callable:
             recorder.keep_for_replay(node.id, function, DataFrameUpstream(self, api))
             with recorder.inside():
                 result = original(self, function, *args, **kwargs)
+            recorder.check_interesting()  # the DataFrame's Python operators so far are known
             return recorder.produced(result, node)
         return patched
     return make
@@ -172,6 +173,7 @@ def _apply_in_pandas(original: Callable) -> Callable:
                                  GroupedUpstream(self, arity))
         with recorder.inside():
             result = original(self, w.group_function(spec, func, arity), *args, **kwargs)
+        recorder.check_interesting()
         return recorder.produced(result, node)
     return patched
 
@@ -197,5 +199,6 @@ def _udf_call(original: Callable) -> Callable:
             recorder.udf_calls[node_id] = (self, args)
         with recorder.inside():
             column = original(wrapped, *args, **kwargs)
+        recorder.check_interesting()
         return recorder.produced(column, node_id)
     return patched

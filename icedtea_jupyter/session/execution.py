@@ -238,12 +238,13 @@ def _jobs(run: Run, sc_before: Any) -> list[dict]:
 def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     coordinator = run.coordinator
     warnings = list(run.warnings)
-    if not jobs and not coordinator.workers:
+    refused = isinstance(run.cell_exception, InterestingNotFound)  # its error says why
+    if not jobs and not coordinator.workers and not refused:
         warnings.append(NO_JOB_WARNING)
     warnings.extend(w for w in run.recorder.warnings() if w not in warnings)
     wanted = run.recorder.interesting
     if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted) \
-            and not isinstance(run.cell_exception, InterestingNotFound):  # refused: error
+            and not refused:
         names = ", ".join(n.name for n in run.dag.python_operators) or "none"
         warnings.append(f"--interesting {wanted!r}: no Python operator has that name "
                         f"(Python operators: {names})")

@@ -179,6 +179,20 @@ def test_an_interesting_operator_that_is_not_there_is_refused_before_any_task(re
     assert not any("--interesting" in w for w in run.warnings)  # said once, as the error
 
 
+@pytest.mark.parametrize("column", ["plus(df.id)", "scaled(df.id)"])
+def test_a_dataframe_cell_naming_no_interesting_operator_is_refused_before_any_job(
+        record, column):
+    code = ("from pyspark.sql.functions import pandas_udf, udf\n"
+            "plus = udf(lambda x: x + 1, 'long')\n"
+            "scaled = pandas_udf(lambda s: s * 2, 'long')\n"
+            "df = spark.range(20)\n"
+            f"out = df.select({column}.alias('y')).collect()")
+    run = record(code, interesting="nope")
+    assert run.status == "failed" and "out" not in run.namespace
+    assert run.error["message"].startswith("--interesting 'nope' names no Python operator")
+    assert run.manifest["jobs"] == [] and run.warnings == []  # the error says it all
+
+
 def test_an_interesting_operator_of_a_later_job_of_the_cell_is_waited_for(record):
     run = record("n = sc.parallelize(range(4)).map(str).count()\n"
                  "out = sc.parallelize(range(4)).map(abs).setName('later').collect()",

@@ -317,10 +317,16 @@ class HostChain:
         return found
 
 
-def host_calling(frame: FrameType, inner: list[FrameType]) -> Any:
+def registered_hosts() -> list[Any]:
+    """The hosts of the chains registered in this worker (no guard frame of theirs is on
+    the stack): read once per walk up the stack, for ``host_calling``."""
+    return [host for chain_ in task_failures.live_chains() for host in chain_.hosts]
+
+
+def host_calling(frame: FrameType, inner: list[FrameType], registered: list[Any]) -> Any:
     """The host in blocks whose function runs in ``frame`` or in one of the ``inner``
     frames (innermost first): when ``frame`` is a chain's guard generator, or (chains in
-    a worker, with no guard frame) when ``frame`` runs a registered chain's function."""
+    a worker) when ``frame`` runs the function of one of the ``registered`` hosts."""
     if frame.f_code is _GUARDED_CODE:
         hosts = frame.f_locals["self"].hosts
         for depth, candidate in enumerate(inner):
@@ -328,10 +334,10 @@ def host_calling(frame: FrameType, inner: list[FrameType]) -> Any:
                 if host.culprit(candidate, inner[depth + 1:]) is not _NOT_HERE:
                     return host
         return None
-    for chain_ in task_failures.live_chains():
-        for host in chain_.hosts:
-            if host.culprit(frame, inner[::-1]) is not _NOT_HERE:
-                return host
+    outer_first = inner[::-1] if registered else inner
+    for host in registered:
+        if host.culprit(frame, outer_first) is not _NOT_HERE:
+            return host
     return None
 
 

@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from types import FrameType
 from typing import Any
 
-from .blocks import host_calling
+from .blocks import host_calling, registered_hosts
 from .host import WorkerHost
 from .loops import LOOP_CODES
 from .state import encode
@@ -27,10 +27,11 @@ def _calling_host() -> WorkerHost | None:
     function's frame is."""
     frame: FrameType | None = sys._getframe(2)
     seen: list[FrameType] = []
+    registered = registered_hosts()
     while frame is not None:
         if frame.f_code in LOOP_CODES:
             return frame.f_locals.get("host")
-        host = host_calling(frame, seen)
+        host = host_calling(frame, seen, registered)
         if host is not None:
             return host
         seen.append(frame)

@@ -41,13 +41,14 @@ def record(spark, tmp_path):
 
 @pytest.fixture(autouse=True)
 def _ship_test_module_by_value(request):
-    """Operators defined in a test module, and the gates they wait at (tests/waiting.py),
-    travel by value: workers cannot import tests."""
+    """Operators defined in a test module, the gates they wait at (tests/waiting.py) and
+    the operators that fail on purpose (tests/faults.py) travel by value: workers cannot
+    import tests."""
     from pyspark import cloudpickle
 
-    from tests import waiting
+    from tests import faults, waiting
 
-    modules = [request.module, waiting]
+    modules = [request.module, waiting, faults]
     for module in modules:
         try:
             cloudpickle.register_pickle_by_value(module)

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from icedtea_jupyter.session.execution import NO_JOB_WARNING
+from tests.faults import flaky
 
 pytestmark = pytest.mark.spark
 
@@ -66,15 +67,6 @@ def test_a_failed_run_reopens_in_a_fresh_process(record):
     status, culprit, operators, records = json.loads(out.stdout.strip().splitlines()[-1])
     assert status == "failed" and culprit == {"id": 20, "amount": "oops"}
     assert operators == ["parallelize", "parse"] and records == 10
-
-
-def flaky(x):
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    if context.partitionId() == 0 and context.attemptNumber() == 0 and x == 5:
-        raise RuntimeError("transient failure")
-    return x
 
 
 def test_a_retried_task_counts_once(record):

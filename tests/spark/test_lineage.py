@@ -4,6 +4,7 @@ from operator import add
 import pytest
 
 from icedtea_jupyter.lineage.tables import NoLineage, load_links
+from tests.faults import flaky
 
 pytestmark = pytest.mark.spark
 
@@ -130,15 +131,6 @@ def test_a_run_without_lineage_says_how_to_get_it(record):
     run = record("out = sc.parallelize([1, 2], 1).map(lambda x: x).collect()")
     with pytest.raises(NoLineage, match="recorded without --lineage.*%%icedtea --lineage"):
         run.trace_back(1)
-
-
-def flaky(x):
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    if context.partitionId() == 0 and context.attemptNumber() == 0 and x == 5:
-        raise RuntimeError("transient failure")
-    return x
 
 
 def test_a_retried_task_adds_no_duplicate_lineage(record):

@@ -140,15 +140,20 @@ def log_size(code: str, ns: dict, store: str, theta: str) -> dict:
     return {"log_bytes": logs, "input_bytes": inputs, "share": logs / max(inputs, 1)}
 
 
-def bench(spark, name: str, args) -> dict:
-    records, theta, code = WORKLOADS[name]
-    ns = {"sc": spark.sparkContext, "N": int(records * args.scale), "Totals": Totals,
-          "running": running, "add": add,
+def namespace(spark, code: str, n: int) -> dict:
+    """What a workload's cell sees: the context, ``N`` records, the operators above."""
+    ns = {"sc": spark.sparkContext, "N": n, "Totals": Totals, "running": running, "add": add,
           "parse": parse, "seen_users": seen_users, "streaks": streaks}
     if "LINES" in code:  # cached strings, made once: the runs time the pipeline alone
         ns["LINES"] = spark.sparkContext.parallelize(
-            [f"u{i % 50_000},{i % 997}" for i in range(ns["N"])], 4).cache()
+            [f"u{i % 50_000},{i % 997}" for i in range(n)], 4).cache()
         ns["LINES"].count()
+    return ns
+
+
+def bench(spark, name: str, args) -> dict:
+    records, theta, code = WORKLOADS[name]
+    ns = namespace(spark, code, int(records * args.scale))
     store = tempfile.mkdtemp(prefix="icedtea-shapes-")
     run_once(code, ns, store, None, theta), run_once(code, ns, store, {}, theta)  # warm up
     times: dict[str, list[float]] = {s: [] for s in SETTINGS}

@@ -31,13 +31,7 @@ def inner(only: str, setting: str, repeat: int) -> None:
     spark = shapes.start_session()
     name = next(n for n in shapes.WORKLOADS if only in n)
     records, theta, code = shapes.WORKLOADS[name]
-    ns = {"sc": spark.sparkContext, "N": records, "Totals": shapes.Totals,
-          "running": shapes.running, "add": shapes.add, "parse": shapes.parse,
-          "seen_users": shapes.seen_users, "streaks": shapes.streaks}
-    if "LINES" in code:
-        ns["LINES"] = spark.sparkContext.parallelize(
-            [f"u{i % 50_000},{i % 997}" for i in range(records)], 4).cache()
-        ns["LINES"].count()
+    ns = shapes.namespace(spark, code, records)
     store = tempfile.mkdtemp(prefix="icedtea-profile-")
     for _ in range(repeat):
         shapes.run_once(code, ns, store, shapes.SETTINGS[setting], theta)

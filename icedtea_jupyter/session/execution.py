@@ -149,7 +149,8 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         error = coordinator.first_error
         if cell_error is not None:
             error = _cell_error(cell_error, error, bool(jobs) or bool(coordinator.workers))
-        if cell_error is None and run.options.get("checkpoint", "none") != "none":
+        if cell_error is None and run.options.get("checkpoint", "none") != "none" \
+                and not run.store.full:
             warnings.extend(_take_checkpoints(run))
         run.end("failed" if cell_error is not None else "finished", error, warnings)
         _prepare_time_travel(run)
@@ -166,6 +167,7 @@ def _prepare_time_travel(run: LiveRun) -> None:
 
     try:
         if run.status == "finished" and run.options.get("prepare", True) and \
+                not run.store.full and \
                 fork_available() and len(run.history().raw) > 1:  # records, not views
             run.debugger()
     except Exception as exc:  # the run is recorded either way; jumps start it again
@@ -238,6 +240,8 @@ def _jobs(run: Run, sc_before: Any) -> list[dict]:
 def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     coordinator = run.coordinator
     warnings = list(run.warnings)
+    if run.store.full.warning:
+        warnings.insert(0, run.store.full.warning)
     refused = isinstance(run.cell_exception, InterestingNotFound)  # its error says why
     if not jobs and not coordinator.workers and not refused:
         warnings.append(NO_JOB_WARNING)

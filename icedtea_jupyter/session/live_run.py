@@ -53,8 +53,13 @@ class LiveRun(Run):
         self.warnings = warnings
         self.manifest.update(status=status, ended=time.time(), error=error, warnings=warnings,
                              dag=self.dag.to_json())
-        self.store.write_manifest(self.manifest)
-        self._done.set()
+        try:
+            self.store.write_manifest(self.manifest)
+        except OSError as exc:  # the run has ended all the same: wait() must return
+            self.warnings.append(f"the run's manifest could not be written to "
+                                 f"{self.store.path}: {exc}")
+        finally:
+            self._done.set()
         self.emit("run", {"status": status})
 
     # --- what the coordinator holds -----------------------------------------------------

@@ -102,7 +102,7 @@ class RunUnderFire:
     def sentinel_arrives(self, sock: socket.socket, text: str) -> None:
         sock.sendall(protocol.encode({"type": "alert", "worker": KNOWN, "source": "fuzz",
                                       "message": text}))
-        wait_until(lambda: any(a.get("message") == text for a in self.coordinator.alerts), 10,
+        wait_until(lambda: any(a.get("message") == text for a in self.coordinator.alerts), 60,
                    f"the alert {text!r} sent after the frames")
 
     def close(self) -> None:

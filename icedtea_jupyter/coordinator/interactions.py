@@ -121,6 +121,8 @@ class InteractionBook:
             return False
         interaction["complete"] = True
         interaction["latency"] = time.time() - interaction["time"]
+        self._append(layout.interactions_log_path(self.path),  # a killed kernel's run
+                     {"index": index, "complete": True, "latency": interaction["latency"]})
         return True
 
     def _announce(self, indices: list[int]) -> None:

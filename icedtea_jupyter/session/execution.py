@@ -20,6 +20,7 @@ from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
 from .interpreter import point_workers_here
+from .interrupted import kernel_identity
 from .live_run import LiveRun
 from .run import Listener, Run
 from .spark_logs import task_failures_logged_to
@@ -99,7 +100,8 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
-                "options": options.manifest(), "dag": {}, "warnings": [], "error": None}
+                "options": options.manifest(), "dag": {}, "warnings": [], "error": None,
+                "kernel": kernel_identity()}  # a run its kernel never ended: interrupted.py
     store.write_manifest(manifest)
     dag = Dag()
 

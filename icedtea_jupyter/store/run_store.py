@@ -136,12 +136,19 @@ class RunStore:
 
     # --- interactions and snapshots ---------------------------------------------------
     def interactions(self) -> list[dict]:
-        """The run's interactions: the final list if the run saved one, else as logged."""
+        """The run's interactions: the final list if the run saved one, else as logged
+        (a request's line, then its completion's)."""
         saved = layout.interactions_path(self.path)
         if os.path.exists(saved):
             with open(saved, encoding="utf-8") as f:
                 return json.load(f)
-        return read_lines(layout.interactions_log_path(self.path))
+        by_index: dict[int, dict] = {}
+        for row in read_lines(layout.interactions_log_path(self.path)):
+            if "trigger" in row:
+                by_index[row["index"]] = row
+            elif row.get("index") in by_index:
+                by_index[row["index"]].update(row)
+        return [by_index[i] for i in sorted(by_index)]
 
     def snapshot_reports(self) -> list[dict]:
         """Every worker's snapshot report, in arrival order."""

@@ -1,19 +1,23 @@
-"""The run store's disk fills up while a job records (issue 17, item 4): the job is
-unaffected, recording stops with one warning naming the store and what it held, and the
-store stays readable. The store is on a tmpfs of 2 MB the test mounts (the tests run as
-root, as CI does)."""
+"""Faults around the run store (issue 17): its disk fills up while a job records (item 4:
+the job is unaffected, recording stops with one warning naming the store and what it
+held, the store stays readable; on a 2 MB tmpfs the test mounts, as root, as CI runs),
+and the kernel is killed mid-run (item 3: the store opens as ``interrupted``)."""
 import glob
+import json
 import os
 import subprocess
+import sys
 
 import pandas as pd
 import pytest
 
 from icedtea_jupyter.dag import Dag
 from icedtea_jupyter.session.execution import RunOptions, start_run
+from icedtea_jupyter.session.registry import open_run
 from icedtea_jupyter.session.run import Run
 from icedtea_jupyter.store import layout
 from icedtea_jupyter.store.run_store import RunStore
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -60,3 +64,43 @@ def test_a_full_store_stops_recording_and_nothing_else(spark, small_disk):
     reopened.snapshot(0).workers()  # its snapshots read
     for path in layout.worker_files(run.path):
         pd.read_feather(path)  # what was recorded opens with pandas
+
+
+def test_a_run_whose_kernel_was_killed_reopens_interrupted(tmp_path):
+    """SIGKILL a kernel while its job runs: the store it leaves opens in another kernel as
+    ``interrupted``, with its interactions, snapshots and time travel up to the last
+    complete interaction; the Spark workers it left exit on their own."""
+    script = os.path.join(os.path.dirname(__file__), "killed_kernel_driver.py")
+    driver = subprocess.Popen([sys.executable, script, str(tmp_path / "runs"),
+                               str(tmp_path / "gate")], stdout=subprocess.PIPE, text=True)
+    try:
+        told = json.loads(driver.stdout.readline())
+    finally:
+        driver.kill()
+        driver.wait(30)
+    for pid in told["held"]:  # Spark's Python workers go with the killed driver
+        wait_until(lambda pid=int(pid): not _alive(pid), 60, f"worker {pid} to exit")
+
+    run = open_run(told["path"])
+    assert run.status == "interrupted"
+    assert RunStore.open(told["path"]).read_manifest()["status"] == "interrupted"
+    assert any("stopped before the run ended" in w for w in run.warnings)
+    last = run.manifest["last_complete_interaction"]
+    assert last >= 2 and len(run.interactions) >= last + 1
+    counts = [run.snapshot(last).worker("total", p).count for p in (0, 1)]
+    states = [run.snapshot(last).state("total", p)["total"] for p in (0, 1)]
+    halves = (range(0, 300), range(300, 600))
+    assert states == [sum(half[:n]) for half, n in zip(halves, counts)]
+    dbg = run.debugger()  # θ's stage had ended: its logs and inputs are in the store
+    jumped = dbg.jump(last)
+    assert [jumped.state("total", p)["total"] for p in (0, 1)] == states
+    dbg.close()
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie has exited
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"

@@ -81,7 +81,8 @@ class RunUnderFire:
     """A run's coordinator with one operator (id 0), its store in a temporary folder."""
 
     def __init__(self) -> None:
-        self.folder = tempfile.TemporaryDirectory()
+        self.folder = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)  # a write may
+        # still be under way in the server thread when the test ends
         dag = Dag()
         dag.add("parse", "python", "map", [])
         self.store = RunStore.create(self.folder.name, "run-f")

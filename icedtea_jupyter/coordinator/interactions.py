@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..snapshots.deltas import PackedDelta
 from ..store import layout
 from ..store.full import is_full
 from ..store.run_store import append_lines
@@ -89,6 +90,9 @@ class InteractionBook:
         """Workers' snapshot messages, with their worker keys, in the order sent."""
         entries = [{k: v for k, v in message.items() if k != "type"} for message, _ in reports]
         self._append(layout.snapshots_path(self.path), *entries)
+        for entry in entries:  # kept in memory for the live history: compressed
+            if "delta" in entry:
+                entry["delta"] = PackedDelta(entry["delta"])
         completed = []
         with self._cond:
             for entry, (message, key) in zip(entries, reports):

@@ -257,8 +257,31 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     for reason in coordinator.local_reasons:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")
+    warnings.extend(_lost_attempts(run))
     rejected = coordinator.server.rejections
     if rejected:
         warnings.append(f"{len(rejected)} control connection(s) or message(s) were rejected: "
                         + "; ".join(rejected[:3]))
+    return warnings
+
+
+def _lost_attempts(run: LiveRun) -> list[str]:
+    """One warning per operator whose task attempts were lost with their Python worker
+    (an executor died, or Spark killed the task) and that Spark ran again."""
+    states = [state for _, state in run.coordinator.worker_states()]
+    ok = {(s["operator"], s["stage"], s["partition"]) for s in states if s["status"] == "ok"}
+    lost: dict[int, list[dict]] = {}
+    for s in states:
+        if s["status"] == "lost":
+            lost.setdefault(s["operator"], []).append(s)
+    warnings = []
+    for operator, attempts in lost.items():
+        parts = sorted({a["partition"] for a in attempts})
+        redone = all((a["operator"], a["stage"], a["partition"]) in ok for a in attempts)
+        warnings.append(
+            f"{len(attempts)} task attempt(s) of {run.dag.names().get(operator, operator)!r} "
+            f"(partition(s) {', '.join(map(str, parts))}) were lost with their Python worker: "
+            "an executor died, or Spark killed the task (a speculative copy that lost, say). "
+            + ("Spark ran them again; the run counts each partition once, from the attempt "
+               "that succeeded." if redone else "Not every one of them was run again."))
     return warnings

@@ -81,11 +81,18 @@ def main() -> None:
                         "interactions": len(run.coordinator.book.interactions),
                         "kernel_mb": resident_mb(), "store_mb": bytes_held(run.path) / 1e6})
         print(json.dumps(samples[-1]), flush=True)
-    run.wait(60)
+    run.wait(120)
+    started = time.perf_counter()
+    listed = len(run.interactions)  # every worker at every interaction: counts only
+    list_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    run.snapshot(listed - 1).state("paced", 0)  # the last state, from every delta before it
+    snapshot_seconds = time.perf_counter() - started
     late = samples[len(samples) // 2:]
     result = {
         "minutes": args.minutes, "every": args.every, "status": run.status,
-        "interactions": len(run.interactions), "kernel_mb_before": before,
+        "interactions": listed, "interactions_seconds": list_seconds,
+        "last_snapshot_seconds": snapshot_seconds, "kernel_mb_before": before,
         "kernel_mb_end": samples[-1]["kernel_mb"], "store_mb_end": samples[-1]["store_mb"],
         "kernel_kb_per_interaction": 1e3 * slope([(s["interactions"], s["kernel_mb"])
                                                   for s in late]),

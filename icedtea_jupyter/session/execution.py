@@ -20,6 +20,7 @@ from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
 from .interpreter import point_workers_here
+from .interrupted import kernel_identity
 from .live_run import LiveRun
 from .run import Listener, Run
 from .spark_logs import task_failures_logged_to
@@ -99,7 +100,8 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
-                "options": options.manifest(), "dag": {}, "warnings": [], "error": None}
+                "options": options.manifest(), "dag": {}, "warnings": [], "error": None,
+                "kernel": kernel_identity()}  # a run its kernel never ended: interrupted.py
     store.write_manifest(manifest)
     dag = Dag()
 
@@ -149,7 +151,8 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         error = coordinator.first_error
         if cell_error is not None:
             error = _cell_error(cell_error, error, bool(jobs) or bool(coordinator.workers))
-        if cell_error is None and run.options.get("checkpoint", "none") != "none":
+        if cell_error is None and run.options.get("checkpoint", "none") != "none" \
+                and not run.store.full:
             warnings.extend(_take_checkpoints(run))
         run.end("failed" if cell_error is not None else "finished", error, warnings)
         _prepare_time_travel(run)
@@ -166,6 +169,7 @@ def _prepare_time_travel(run: LiveRun) -> None:
 
     try:
         if run.status == "finished" and run.options.get("prepare", True) and \
+                not run.store.full and \
                 fork_available() and len(run.history().raw) > 1:  # records, not views
             run.debugger()
     except Exception as exc:  # the run is recorded either way; jumps start it again
@@ -238,6 +242,8 @@ def _jobs(run: Run, sc_before: Any) -> list[dict]:
 def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     coordinator = run.coordinator
     warnings = list(run.warnings)
+    if run.store.full.warning:
+        warnings.insert(0, run.store.full.warning)
     refused = isinstance(run.cell_exception, InterestingNotFound)  # its error says why
     if not jobs and not coordinator.workers and not refused:
         warnings.append(NO_JOB_WARNING)
@@ -251,8 +257,31 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     for reason in coordinator.local_reasons:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")
+    warnings.extend(_lost_attempts(run))
     rejected = coordinator.server.rejections
     if rejected:
         warnings.append(f"{len(rejected)} control connection(s) or message(s) were rejected: "
                         + "; ".join(rejected[:3]))
+    return warnings
+
+
+def _lost_attempts(run: LiveRun) -> list[str]:
+    """One warning per operator whose task attempts were lost with their Python worker
+    (an executor died, or Spark killed the task) and that Spark ran again."""
+    states = [state for _, state in run.coordinator.worker_states()]
+    ok = {(s["operator"], s["stage"], s["partition"]) for s in states if s["status"] == "ok"}
+    lost: dict[int, list[dict]] = {}
+    for s in states:
+        if s["status"] == "lost":
+            lost.setdefault(s["operator"], []).append(s)
+    warnings = []
+    for operator, attempts in lost.items():
+        parts = sorted({a["partition"] for a in attempts})
+        redone = all((a["operator"], a["stage"], a["partition"]) in ok for a in attempts)
+        warnings.append(
+            f"{len(attempts)} task attempt(s) of {run.dag.names().get(operator, operator)!r} "
+            f"(partition(s) {', '.join(map(str, parts))}) were lost with their Python worker: "
+            "an executor died, or Spark killed the task (a speculative copy that lost, say). "
+            + ("Spark ran them again; the run counts each partition once, from the attempt "
+               "that succeeded." if redone else "Not every one of them was run again."))
     return warnings

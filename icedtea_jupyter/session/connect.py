@@ -1,0 +1,49 @@
+"""A run on a Spark Connect session: the kernel has no SparkContext.
+
+Job groups, Spark's status tracker, re-pointing the workers' Python and routing Spark's
+log lines all need one; a Connect run goes without them (the server's Python workers
+report to the coordinator like a classic session's). What cannot work says so.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..instrument.connect import needs_classic
+from .interpreter import LOCAL_HOSTS
+
+NO_OPERATOR_WARNING = (
+    "The cell ran no Python operator that icedtea hosts, so nothing was recorded (on Spark "
+    "Connect the kernel does not see Spark's jobs): use mapInPandas, mapInArrow, "
+    "applyInPandas, or a @udf or @pandas_udf column, and an action such as collect().")
+
+
+def is_connect() -> bool:
+    """Whether this kernel's PySpark works through Spark Connect (PySpark's own test)."""
+    try:
+        from pyspark.sql.utils import is_remote
+    except ImportError:
+        return False
+    return bool(is_remote())
+
+
+def connect_session() -> Any:
+    """The Spark Connect session of this kernel, if one is running."""
+    try:
+        from pyspark.sql.connect.session import SparkSession
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession() or SparkSession._get_default_session()
+
+
+def connect_notes(lineage: bool, bind: str | None) -> list[str]:
+    """Warnings of a run starting on Spark Connect: what it will not record."""
+    notes = []
+    if lineage:
+        notes.append("--lineage: this run records no lineage. "
+                     + needs_classic("Lineage (capture and traces)"))
+    host = getattr(getattr(connect_session(), "client", None), "host", None)
+    if host and host not in LOCAL_HOSTS and not bind:
+        notes.append(f"The Spark Connect server runs on {host}: its Python workers cannot "
+                     "reach this kernel's coordinator on loopback and record locally; "
+                     "give an address they can reach with --bind ADDRESS.")
+    return notes

@@ -47,3 +47,14 @@ def connect_notes(lineage: bool, bind: str | None) -> list[str]:
                      "reach this kernel's coordinator on loopback and record locally; "
                      "give an address they can reach with --bind ADDRESS.")
     return notes
+
+
+def workers_cannot_import(exc: BaseException) -> str | None:
+    """What to do when the cell failed because Spark's Python workers (a Connect server's,
+    which the kernel cannot re-point) cannot import icedtea_jupyter; None otherwise."""
+    if "No module named 'icedtea_jupyter'" not in str(exc):
+        return None
+    return ("Spark's Python workers cannot import icedtea_jupyter, so the cell's Python "
+            "operators could not run; nothing was recorded. Install icedtea-jupyter (and "
+            "pyarrow) for the Python the workers run (on Spark Connect: the server's "
+            "PYSPARK_PYTHON) and run the cell again")

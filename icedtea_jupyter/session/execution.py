@@ -20,7 +20,7 @@ from ..instrument.recorder import InterestingNotFound
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
-from .connect import NO_OPERATOR_WARNING, connect_notes, is_connect
+from .connect import NO_OPERATOR_WARNING, connect_notes, is_connect, workers_cannot_import
 from .interpreter import point_workers_here
 from .live_run import LiveRun
 from .run import Listener, Run
@@ -214,9 +214,9 @@ def _cell_error(exc: BaseException, operator_error: dict | None, ran_jobs: bool)
         return {"operator": None, "partition": None, "record": None,
                 "exception": type(exc).__name__, "message": str(exc), "traceback": None}
     where = "" if ran_jobs else " before any Spark job"
+    message = workers_cannot_import(exc) or f"the cell raised{where}: {type(exc).__name__}: {exc}"
     return {"operator": None, "partition": None, "record": None,
-            "exception": type(exc).__name__,
-            "message": f"the cell raised{where}: {type(exc).__name__}: {exc}",
+            "exception": type(exc).__name__, "message": message,
             "traceback": "".join(traceback.format_exception(exc))}
 
 

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from icedtea_jupyter.instrument.connect import NeedsClassicSession
 from icedtea_jupyter.session.connect import NO_OPERATOR_WARNING
 
 pytestmark = pytest.mark.spark
@@ -74,6 +75,8 @@ def test_map_in_pandas_over_connect_records_progress_snapshots_and_time_travel(
                 assert kept(jumped.state("running", p)) == kept(recorded.state("running", p))
         assert not jumped.notes, jumped.notes
     assert set(dbg.inputs.source.values()) == {"regenerated"}  # over Connect, one query
+    seen = dbg.jump(1).state("running", 1)["seen"]  # θ's next batch, stepped over
+    assert kept(dbg.step_over(1).state("running", 1)) == oracle(1, seen + BATCH)
 
 
 def kept(state):
@@ -184,3 +187,6 @@ def test_lineage_and_a_cell_without_python_operators_are_explained(record_connec
     assert any(w.startswith("--lineage: this run records no lineage. Lineage (capture and "
                             "traces) needs a classic SparkSession") for w in run.warnings)
     assert NO_OPERATOR_WARNING in run.warnings
+    with pytest.raises(NeedsClassicSession, match=r"^Lineage \(run.trace_back, trace_forward\)"
+                       r" needs a classic SparkSession"):
+        run.trace_back(6)

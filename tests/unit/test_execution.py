@@ -55,3 +55,18 @@ def test_the_magics_lineage_flag_is_a_run_option():
     options, _ = parse_options("--lineage --wait", {})
     assert options.lineage and options.manifest()["lineage"]
     assert not parse_options("--wait", {})[0].lineage
+
+
+def test_workers_that_cannot_import_icedtea_get_the_fix_not_the_workers_traceback():
+    from icedtea_jupyter.session.execution import _cell_error
+
+    worker_failure = RuntimeError(
+        "[PYTHON_EXCEPTION] An exception was thrown from the Python worker.\n"
+        "Traceback (most recent call last):\n  ...\n"
+        "ModuleNotFoundError: No module named 'icedtea_jupyter'")
+    error = _cell_error(worker_failure, None, ran_jobs=True)
+    assert error["message"].startswith("Spark's Python workers cannot import icedtea_jupyter")
+    assert "the server's PYSPARK_PYTHON" in error["message"]
+    assert "No module named 'icedtea_jupyter'" in error["traceback"]  # kept, for the details
+    other = _cell_error(RuntimeError("boom"), None, ran_jobs=False)
+    assert other["message"] == "the cell raised before any Spark job: RuntimeError: boom"

@@ -147,19 +147,27 @@ def test_udf_and_pandas_udf_over_connect_record_progress_and_snapshots(
 
 
 GROUPED = """
+import pyarrow.compute as pc
 df = spark.createDataFrame([(k % 3, float(k)) for k in range(30)], "k long, v double")
+def halves(batches):
+    for batch in batches:
+        yield batch.set_column(1, "v", pc.divide(batch.column("v"), 2))
 def centre(pdf):
     return pdf.assign(v=pdf.v - pdf.v.mean())
-out = sorted(df.groupBy("k").applyInPandas(centre, "k long, v double").collect())
+out = sorted(df.mapInArrow(halves, df.schema).groupBy("k")
+             .applyInPandas(centre, "k long, v double").collect())
 """
 
 
-def test_apply_in_pandas_over_connect_counts_rows_per_group(record_connect, connect_spark):
+def test_map_in_arrow_and_apply_in_pandas_over_connect_count_rows(record_connect,
+                                                                   connect_spark):
     run = record_connect(GROUPED)
     assert run.status == "finished", run.error
     assert run.namespace["out"] == plain(GROUPED, connect_spark)["out"]
     totals = run.metrics().groupby("operator")[["records_in", "records_out"]].sum()
-    assert tuple(totals.loc["centre"]) == (30, 30)
+    assert tuple(totals.loc["halves"]) == (30, 30)
+    assert tuple(totals.loc["centre"]) == (30, 30)  # 30 rows in, in 3 groups
+    assert ("halves", "groupBy") in run.dag.edges
 
 
 @pytest.mark.parametrize(("code", "feature"), [

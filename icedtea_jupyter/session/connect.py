@@ -6,6 +6,7 @@ report to the coordinator like a classic session's). What cannot work says so.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..instrument.connect import needs_classic
@@ -18,12 +19,18 @@ NO_OPERATOR_WARNING = (
 
 
 def is_connect() -> bool:
-    """Whether this kernel's PySpark works through Spark Connect (PySpark's own test)."""
+    """Whether this kernel works through Spark Connect: PySpark says so (``is_remote``,
+    set by ``SparkSession.builder.remote``), or a Connect session runs and no
+    SparkContext does (a session built with the Connect client's own builder)."""
     try:
+        from pyspark import SparkContext
         from pyspark.sql.utils import is_remote
     except ImportError:
         return False
-    return bool(is_remote())
+    if is_remote():
+        return True
+    return ("pyspark.sql.connect.session" in sys.modules
+            and SparkContext._active_spark_context is None and connect_session() is not None)
 
 
 def connect_session() -> Any:

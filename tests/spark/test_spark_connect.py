@@ -53,7 +53,7 @@ def test_map_in_pandas_over_connect_records_progress_snapshots_and_time_travel(
     run = record_connect(MAP_IN_PANDAS, {"ROWS": ROWS},
                          interact_when="int(row.id.iloc[0]) % 150 == 0")
     assert run.status == "finished", run.error
-    assert run.manifest["session"] == "connect"
+    assert run.manifest["session"] == "connect" and run.warnings == []
     assert run.namespace["out"] == plain(MAP_IN_PANDAS, connect_spark, ROWS=ROWS)["out"]
     metrics = run.metrics().set_index(["operator", "partition"])
     for p in (0, 1):

@@ -51,7 +51,8 @@ def oracle(partition, rows):
 def test_map_in_pandas_over_connect_records_progress_snapshots_and_time_travel(
         record_connect, connect_spark, batches_of):
     run = record_connect(MAP_IN_PANDAS, {"ROWS": ROWS},
-                         interact_when="int(row.id.iloc[0]) % 150 == 0")
+                         interact_when="int(row.id.iloc[0]) % 150 == 0",
+                         prepare=False)  # the debugger regenerates θ's inputs when asked
     assert run.status == "finished", run.error
     assert run.manifest["session"] == "connect" and run.warnings == []
     assert run.namespace["out"] == plain(MAP_IN_PANDAS, connect_spark, ROWS=ROWS)["out"]
@@ -67,6 +68,8 @@ def test_map_in_pandas_over_connect_records_progress_snapshots_and_time_travel(
                 rows = interaction.counts[("running", p)]
                 assert kept(snapshot.state("running", p)) == oracle(p, rows), (interaction, p)
 
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    connect_spark.conf.set(key, str(2 * BATCH))  # changed since the run: pinned back for it
     dbg = run.debugger()
     for interaction in run.interactions:
         jumped, recorded = dbg.jump(interaction.index), run.snapshot(interaction.index)
@@ -75,6 +78,8 @@ def test_map_in_pandas_over_connect_records_progress_snapshots_and_time_travel(
                 assert kept(jumped.state("running", p)) == kept(recorded.state("running", p))
         assert not jumped.notes, jumped.notes
     assert set(dbg.inputs.source.values()) == {"regenerated"}  # over Connect, one query
+    assert dbg.inputs.pinned == {key: (str(2 * BATCH), str(BATCH))}
+    assert connect_spark.conf.get(key) == str(2 * BATCH)  # and restored
     seen = dbg.jump(1).state("running", 1)["seen"]  # θ's next batch, stepped over
     assert kept(dbg.step_over(1).state("running", 1)) == oracle(1, seen + BATCH)
 

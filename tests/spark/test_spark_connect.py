@@ -149,6 +149,13 @@ def test_udf_and_pandas_udf_over_connect_record_progress_and_snapshots(
                 middles += 0 < rows < ROWS // 2
     assert middles  # some interactions caught a partition half done
     assert [run.final_state("halve", p)["rows"] for p in (0, 1)] == [ROWS // 2] * 2
+    dbg = run.debugger()  # a pandas UDF θ's calls, regenerated over Connect
+    for interaction in run.interactions:
+        jumped, recorded = dbg.jump(interaction.index), run.snapshot(interaction.index)
+        for p in (0, 1):
+            if recorded.status("halve", p) in ("running", "finished"):
+                assert jumped.state("halve", p)["rows"] == recorded.state("halve", p)["rows"]
+    assert set(dbg.inputs.source.values()) == {"regenerated"}
 
 
 GROUPED = """

@@ -15,16 +15,19 @@ from ..coordinator.coordinator import Coordinator
 from ..dag import Dag
 from ..executor.agent import Agent
 from ..instrument import recording
+from ..instrument.connect import NeedsClassicSession
 from ..instrument.recorder import InterestingNotFound
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from . import registry
+from .connect import NO_OPERATOR_WARNING, connect_notes, is_connect, workers_cannot_import
 from .interpreter import point_workers_here
 from .interrupted import kernel_identity
 from .live_run import LiveRun
 from .run import Listener, Run
 from .spark_logs import task_failures_logged_to
 
+REFUSALS = (InterestingNotFound, NeedsClassicSession)  # the cell's use refused, before any task
 NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an action such as "
                   "collect(), count() or a write.")
 
@@ -77,9 +80,10 @@ class RunOptions:
 
 
 def _spark_context() -> Any:
+    """The kernel's SparkContext; none on Spark Connect (the server has it)."""
     from pyspark import SparkContext
 
-    return SparkContext._active_spark_context
+    return None if is_connect() else SparkContext._active_spark_context
 
 
 def _bind_address(options: RunOptions) -> str:
@@ -95,12 +99,15 @@ def _bind_address(options: RunOptions) -> str:
 def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
-    notes = point_workers_here(_spark_context())  # or refused, before any job
+    connect = is_connect()
+    notes = (connect_notes(options.lineage, options.bind) if connect
+             else point_workers_here(_spark_context()))  # or refused, before any job
     root = options.store or layout.default_root()
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
                 "options": options.manifest(), "dag": {}, "warnings": [], "error": None,
+                "session": "connect" if connect else "classic",
                 "kernel": kernel_identity()}  # a run its kernel never ended: interrupted.py
     store.write_manifest(manifest)
     dag = Dag()
@@ -207,13 +214,13 @@ def _take_checkpoints(run: LiveRun) -> list[str]:
 def _cell_error(exc: BaseException, operator_error: dict | None, ran_jobs: bool) -> dict:
     if operator_error is not None:
         return operator_error
-    if isinstance(exc, InterestingNotFound):  # refused before the job: the reason is all
+    if isinstance(exc, REFUSALS):  # refused before the job: the reason is all
         return {"operator": None, "partition": None, "record": None,
                 "exception": type(exc).__name__, "message": str(exc), "traceback": None}
     where = "" if ran_jobs else " before any Spark job"
+    message = workers_cannot_import(exc) or f"the cell raised{where}: {type(exc).__name__}: {exc}"
     return {"operator": None, "partition": None, "record": None,
-            "exception": type(exc).__name__,
-            "message": f"the cell raised{where}: {type(exc).__name__}: {exc}",
+            "exception": type(exc).__name__, "message": message,
             "traceback": "".join(traceback.format_exception(exc))}
 
 
@@ -244,9 +251,10 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     warnings = list(run.warnings)
     if run.store.full.warning:
         warnings.insert(0, run.store.full.warning)
-    refused = isinstance(run.cell_exception, InterestingNotFound)  # its error says why
+    refused = isinstance(run.cell_exception, REFUSALS)  # its error says why
     if not jobs and not coordinator.workers and not refused:
-        warnings.append(NO_JOB_WARNING)
+        connect = run.manifest.get("session") == "connect"
+        warnings.append(NO_OPERATOR_WARNING if connect else NO_JOB_WARNING)
     warnings.extend(w for w in run.recorder.warnings() if w not in warnings)
     wanted = run.recorder.interesting
     if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted) \

@@ -35,6 +35,7 @@ class SkewReport:
         self.keys_sketch: Keys = merge_summaries(source.sketches.get(self.key_node.id, []))
         keyed = self.keys_sketch.workers > 0
         self.rules = rules or Rules(load="key_records" if keyed else "records")
+        self.rules.resolved({})  # a load that is none, a factor below 0: ValueError now
 
     # --- loads ---------------------------------------------------------------------
     @property

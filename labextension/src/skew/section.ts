@@ -1,16 +1,13 @@
-import { Placeholder } from '../widgets/placeholder';
 import type { ISidebarSection } from '../widgets/section';
+import { SkewView } from './skewView';
 
-/** The load of each partition and the skew test (Reshape); a placeholder until skew lands. */
+/** The load of each partition, its heavy keys and the skew test (Reshape): `run.skew(op)`. */
 export const skewSection: ISidebarSection = {
   id: 'skew',
   label: 'Skew',
-  caption: 'The load of each partition and the skew test',
+  caption: 'The load of each partition stacked by heavy key, the skew test and advice',
   rank: 500,
-  collapsed: true,
-  create: () =>
-    new Placeholder({
-      id: 'skew',
-      text: 'The load of each partition (records, bytes, time) and the skew test fill in here once skew analysis lands; run.skew(operator) will draw the same chart.'
-    })
+  weight: 3,
+  create: ({ skew }) => new SkewView(skew),
+  createWide: ({ skew }) => new SkewView(skew)
 };

@@ -1,0 +1,79 @@
+import { Widget } from '@lumino/widgets';
+import embed, { Result, VisualizationSpec } from 'vega-embed';
+
+import { el, setText } from '../widgets/format';
+import type { SkewModel } from './model';
+
+/**
+ * The skew report's chart: the Vega-Lite spec the kernel built with Altair
+ * (`s.chart()`), drawn with vega-embed, drawn again when the report changes (live,
+ * while the run records). A click on a bar selects its partition in the model.
+ */
+export class SkewChart extends Widget {
+  constructor(model: SkewModel) {
+    super();
+    this._model = model;
+    this.addClass('jp-icedtea-SkewChart');
+    this._chart = el('div', 'jp-icedtea-skew-chart');
+    this._note = el('div', 'jp-icedtea-muted');
+    this.node.append(this._chart, this._note);
+    model.changed.connect(this._onChanged, this);
+    this._onChanged();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._model.changed.disconnect(this._onChanged, this);
+    this._result?.finalize();
+    super.dispose();
+  }
+
+  private _onChanged(): void {
+    const spec = this._model.report?.spec ?? null;
+    const drawn = JSON.stringify(spec);
+    if (drawn === this._drawn) {
+      return;
+    }
+    this._drawn = drawn;
+    void this._draw(spec as VisualizationSpec | null);
+  }
+
+  private async _draw(spec: VisualizationSpec | null): Promise<void> {
+    const token = ++this._token;
+    if (spec === null) {
+      this._result?.finalize();
+      this._result = null;
+      this._chart.replaceChildren();
+      this._chart.dataset.state = 'empty';
+      return;
+    }
+    try {
+      const result = await embed(this._chart, spec, { actions: false, renderer: 'svg' });
+      if (token !== this._token || this.isDisposed) {
+        result.finalize();
+        return;
+      }
+      this._result?.finalize();
+      this._result = result;
+      result.view.addEventListener('click', (event, item) => {
+        const partition = (item?.datum as { partition?: unknown } | undefined)?.partition;
+        this._model.selectPartition(typeof partition === 'number' ? partition : null);
+      });
+      this._chart.dataset.state = 'drawn';
+      this._chart.dataset.live = String(this._model.report?.live ?? false);
+      setText(this._note, '');
+    } catch (reason) {
+      this._chart.dataset.state = 'failed';
+      setText(this._note, `The chart could not be drawn: ${reason instanceof Error ? reason.message : reason}`);
+    }
+  }
+
+  private _model: SkewModel;
+  private _chart: HTMLDivElement;
+  private _note: HTMLDivElement;
+  private _result: Result | null = null;
+  private _drawn = '';
+  private _token = 0;
+}

@@ -21,6 +21,10 @@ class SkewCoordinator(CoordinatorAgent):
         self.sketches: dict[tuple, dict] = {}
         self._lock = threading.Lock()
         self.updated = 0.0
+        self.run: Any = None
+
+    def init(self, run: Any) -> None:
+        self.run = run  # told of each sketch: the sidebar's live skew view fetches again
 
     def receive_message(self, worker: dict, payload: Any) -> None:
         if not isinstance(payload, dict):
@@ -30,6 +34,8 @@ class SkewCoordinator(CoordinatorAgent):
         with self._lock:
             self.sketches[key] = dict(payload, received=time.time())
             self.updated = time.time()
+        if self.run is not None:
+            self.run.emit("skew", {"operator": worker["operator"]})
 
     def latest(self) -> dict[tuple, dict]:
         with self._lock:

@@ -48,14 +48,14 @@ def partitions_chart(rows: pd.DataFrame, title: str, load: str) -> Any:
     return alt.Chart(rows, title=title).mark_bar().encode(
         x=alt.X("partition:O", title="partition"),
         y=alt.Y("load:Q", title=load.replace("_", " ")),
-        color=alt.Color("segment:N", title="key",
-                        sort=alt.SortField("load", order="descending")),
+        color=alt.Color("segment:N", title="key", legend=alt.Legend(orient="bottom",
+                                                                    columns=2)),
         stroke=alt.condition("datum.skewed", alt.value("#d62728"), alt.value(None)),
         strokeWidth=alt.condition("datum.skewed", alt.value(2), alt.value(0)),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.55)),
         tooltip=["partition:O", "segment:N", alt.Tooltip("load:Q", format=",.0f"),
                  "skewed:N"],
-    ).add_params(pick).properties(width="container", height=180)
+    ).add_params(pick).properties(width=360, height=180)
 
 
 def heatmap(workers: pd.DataFrame, title: str) -> Any:
@@ -66,7 +66,7 @@ def heatmap(workers: pd.DataFrame, title: str) -> Any:
         color=alt.Color("records_in:Q", title="records in"),
         tooltip=["operator:N", "partition:O", alt.Tooltip("records_in:Q", format=","),
                  alt.Tooltip("seconds:Q", format=".2f")],
-    ).properties(width="container")
+    ).properties(width=360)
 
 
 def side_by_side(before: Any, after: Any, wall: tuple[float, float]) -> Any:

@@ -54,6 +54,10 @@ class SkewReport:
             row["bytes"] += int(w.get("bytes_in") or 0)
             row["seconds"] += float(w.get("seconds") or 0.0)
             row["running"] |= w.get("status") == "running"
+        if self.keys_sketch.workers and self.node.partitions:  # a reduce side not yet run
+            for part in range(self.node.partitions):
+                rows.setdefault(part, {"partition": part, "records": 0, "bytes": 0,
+                                       "seconds": 0.0, "running": False})
         frame = pd.DataFrame(sorted(rows.values(), key=lambda r: r["partition"]),
                              columns=PARTITION_COLUMNS + ["running"])
         if self.keys_sketch.workers:
@@ -65,7 +69,9 @@ class SkewReport:
     def _key_records(self, frame: pd.DataFrame) -> list[float]:
         heavy = self.keys_sketch.per_partition()
         rest = max(self.keys_sketch.n - sum(heavy.values()), 0)
-        total = float(frame["records"].sum()) or 1.0
+        total = float(frame["records"].sum())
+        if not total:  # live, before the reduce side: the rest spread evenly
+            return [heavy.get(p, 0) + rest / len(frame) for p in frame["partition"]]
         return [heavy.get(p, 0) + rest * r / total
                 for p, r in zip(frame["partition"], frame["records"])]
 
@@ -124,8 +130,9 @@ class SkewReport:
         flagged = set(int(p) for p in self.skewed["partition"])
         rows = stacked_rows(self.partitions, self.keys, self.rules.load, flagged)
         state = "live" if self.live else "final"
-        return partitions_chart(rows, f"{self.operator}: {self.rules.load} per partition "
-                                      f"({state})", self.rules.load)
+        load = self.rules.load.replace("_", " ")
+        return partitions_chart(rows, f"{self.operator}: {load} per partition ({state})",
+                                self.rules.load)
 
     def heatmap(self) -> Any:
         """Records in of every Python operator on every partition."""

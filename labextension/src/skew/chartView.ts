@@ -4,6 +4,11 @@ import embed, { Result, VisualizationSpec } from 'vega-embed';
 import { el, setText } from '../widgets/format';
 import type { SkewModel } from './model';
 
+/** The chart's width (px) where its container has none yet (a collapsed section). */
+const DEFAULT_WIDTH = 240;
+/** What the y axis and its title take of the width (px). */
+const AXES = 70;
+
 /**
  * The skew report's chart: the Vega-Lite spec the kernel built with Altair
  * (`s.chart()`), drawn with vega-embed, drawn again when the report changes (live,
@@ -30,6 +35,18 @@ export class SkewChart extends Widget {
     super.dispose();
   }
 
+  protected onResize(msg: Widget.ResizeMessage): void {
+    super.onResize(msg);
+    const width = this._chart.clientWidth;
+    if (width > 0 && Math.abs(width - this._width) > 20 && this._drawn) {
+      void this._draw(JSON.parse(this._drawn) as VisualizationSpec | null);
+    }
+  }
+
+  protected onAfterShow(): void {
+    this.onResize(Widget.ResizeMessage.UnknownSize);
+  }
+
   private _onChanged(): void {
     const spec = this._model.report?.spec ?? null;
     const drawn = JSON.stringify(spec);
@@ -50,7 +67,11 @@ export class SkewChart extends Widget {
       return;
     }
     try {
-      const result = await embed(this._chart, spec, { actions: false, renderer: 'svg' });
+      // The sidebar's width, not the spec's (made for a notebook cell), less the axes'.
+      const width = this._chart.clientWidth || DEFAULT_WIDTH;
+      this._width = width;
+      const options = { width: Math.max(width - AXES, 120) };
+      const result = await embed(this._chart, spec, { actions: false, renderer: 'svg', ...options });
       if (token !== this._token || this.isDisposed) {
         result.finalize();
         return;
@@ -75,5 +96,6 @@ export class SkewChart extends Widget {
   private _note: HTMLDivElement;
   private _result: Result | null = null;
   private _drawn = '';
+  private _width = 0;
   private _token = 0;
 }

@@ -34,7 +34,7 @@ def mitigate(report: Any, salts: int | None, timeout: float) -> Any:
         raise MitigationRefused("this run was not recorded in this kernel (reopened from "
                                 "its store): its pipeline is gone; re-run the cell")
     keys = report.keys_sketch
-    if not keys.workers:
+    if not report.keyed:
         raise MitigationRefused(f"no key counts for {report.operator!r}: record the cell "
                                 "with %%icedtea --skew")
     heavy = [keys.values[k] for k in keys.heavy()]

@@ -33,9 +33,14 @@ class SkewReport:
         self.api = self.node.api
         self.live = source.live
         self.keys_sketch: Keys = merge_summaries(source.sketches.get(self.key_node.id, []))
-        keyed = self.keys_sketch.workers > 0
+        keyed = self.keyed
         self.rules = rules or Rules(load="key_records" if keyed else "records")
         self.rules.resolved({})  # a load that is none, a factor below 0: ValueError now
+
+    @property
+    def keyed(self) -> bool:
+        """Whether the operator's keys were counted (``--skew``, a key-partitioned one)."""
+        return self.keys_sketch.n > 0
 
     # --- loads ---------------------------------------------------------------------
     @property
@@ -54,13 +59,13 @@ class SkewReport:
             row["bytes"] += int(w.get("bytes_in") or 0)
             row["seconds"] += float(w.get("seconds") or 0.0)
             row["running"] |= w.get("status") == "running"
-        if self.keys_sketch.workers and self.node.partitions:  # a reduce side not yet run
+        if self.keyed and self.node.partitions:  # a reduce side not yet run
             for part in range(self.node.partitions):
                 rows.setdefault(part, {"partition": part, "records": 0, "bytes": 0,
                                        "seconds": 0.0, "running": False})
         frame = pd.DataFrame(sorted(rows.values(), key=lambda r: r["partition"]),
                              columns=PARTITION_COLUMNS + ["running"])
-        if self.keys_sketch.workers:
+        if self.keyed:
             frame["key_records"] = self._key_records(frame)
         if not self.live:
             frame = frame.drop(columns="running")

@@ -143,3 +143,23 @@ def test_the_checks_behind_mitigate():
     assert same([("a", 0.1 + 0.2), ("b", 1)], [("b", 1), ("a", 0.3)])
     assert not same([("a", 1)], [("a", 2)])
     assert assigned_names("x = 1\ny, z = 2, 3\nprint(x)") == ["x", "y", "z"]
+
+
+def test_the_coordinator_keeps_each_workers_latest_sketch_and_tells_the_run():
+    from icedtea_jupyter.agents.skew import SkewCoordinator
+
+    class FakeRun:
+        events: list = []
+
+        def emit(self, kind, data):
+            self.events.append((kind, data))
+
+    coordinator, run = SkewCoordinator(), FakeRun()
+    coordinator.init(run)
+    worker = {"operator": 1, "stage": 2, "partition": 0, "attempt": 0, "task": 9}
+    coordinator.receive_message(worker, {"n": 10, "keys": []})
+    coordinator.receive_message(worker, {"n": 25, "keys": [["hot", 20, 1]]})
+    coordinator.receive_message(worker, "not a sketch")  # ignored
+    (key, latest), = coordinator.latest().items()
+    assert key == (1, 2, 0, 0, 9) and latest["n"] == 25
+    assert run.events == [("skew", {"operator": 1})] * 2

@@ -105,7 +105,11 @@ describe('SkewModel', () => {
     expect(source.calls).toEqual([{ run: 'r1' }]);
     expect(model.report?.operator).toBe('sum');
     expect(model.partitionKeys.map(k => k.key)).toEqual(["'hot'", "'u1'"]);
+    const selected: number[] = [];
+    model.partitionSelected.connect((_, p) => selected.push(p));
     model.selectPartition(2);
+    model.selectPartition(2);
+    expect(selected).toEqual([2]);
     expect(model.partition).toBe(2);
     expect(model.partitionKeys.map(k => k.key)).toEqual(["'hot'"]);
     expect(model.partitionFlags.map(f => f.rule)).toEqual(['reshape']);

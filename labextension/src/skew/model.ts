@@ -68,11 +68,19 @@ export class SkewModel implements IDisposable {
     await this.refresh();
   }
 
+  /** Emitted when the user selects a partition (a click on its bar): time travel follows. */
+  get partitionSelected(): ISignal<this, number> {
+    return this._partitionSelected;
+  }
+
   /** Select a partition (null: every partition). */
   selectPartition(partition: number | null): void {
     if (partition !== this._partition) {
       this._partition = partition;
       this._changed.emit();
+      if (partition !== null) {
+        this._partitionSelected.emit(partition);
+      }
     }
   }
 
@@ -146,4 +154,5 @@ export class SkewModel implements IDisposable {
   private _token = 0;
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
+  private _partitionSelected = new Signal<this, number>(this);
 }

@@ -1,5 +1,17 @@
+import type { TimeTravelModel } from '../timetravel/timeTravel';
 import type { ISidebarSection } from '../widgets/section';
+import type { SkewModel } from './model';
 import { SkewView } from './skewView';
+
+const following = new WeakSet<SkewModel>();
+
+/** A partition clicked in the chart is the one time travel's sections show. */
+function followPartitions(skew: SkewModel, timeTravel: TimeTravelModel): void {
+  if (!following.has(skew)) {
+    following.add(skew);
+    skew.partitionSelected.connect((_, partition) => timeTravel.snapshot.selectPartition(partition));
+  }
+}
 
 /** The load of each partition, its heavy keys and the skew test (Reshape): `run.skew(op)`. */
 export const skewSection: ISidebarSection = {
@@ -8,6 +20,9 @@ export const skewSection: ISidebarSection = {
   caption: 'The load of each partition stacked by heavy key, the skew test and advice',
   rank: 500,
   weight: 3,
-  create: ({ skew }) => new SkewView(skew),
+  create: ({ skew, timeTravel }) => {
+    followPartitions(skew, timeTravel);
+    return new SkewView(skew);
+  },
   createWide: ({ skew }) => new SkewView(skew)
 };

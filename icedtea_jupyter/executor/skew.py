@@ -10,10 +10,15 @@ store when they end (``layout.skew_path``).
 Where the keys are counted:
 
 - an aggregation's map side (``combine`` of ``reduceByKey``, ``aggregateByKey``,
-  ``foldByKey``, ``combineByKey``, ``groupByKey``): every input record, before the map-side
+  ``foldByKey``, ``combineByKey``, ``groupByKey``): its input records, before the map-side
   combine, through ``tap`` — C iterators only (``tee``, ``itemgetter``, ``list.append``,
-  ``compress``): no Python code per record; the keys are folded into the sketch between
-  blocks (``boundary``). Each key is then sent to the reduce partition
+  ``compress``), Python once a chunk of ``CHUNK`` records; the keys are folded into the
+  sketch between blocks (``boundary``). Counting a key costs about as much as PySpark's
+  combine of its record, so a worker counts every key of its first ``EXACT`` records and
+  then of one chunk in ``EVERY`` (a systematic sample, each key counted ``EVERY``
+  times: ``estimated`` says how many records that covers; the Misra–Gries bound below
+  holds for the sample, the sampling error comes on top). Each key is then sent to the
+  reduce partition
   ``partitionFunc(key) % numPartitions``, computed here for the sketch's keys only,
   with the job's own partitioner (the workers' hash seed is Spark's);
 - a join's or cogroup's reduce side (``GroupMerge``): each key's group once (its values
@@ -36,7 +41,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from heapq import nlargest
-from itertools import compress, tee
+from itertools import chain, compress, islice, tee
 from operator import itemgetter, not_
 from typing import Any
 
@@ -44,10 +49,14 @@ from ..store.layout import skew_path
 from .plugin import WorkerPlugin
 
 CAPACITY = 512  # k: counters a sketch keeps
+EXACT = 16_384  # records of a map-side worker whose keys are all counted
+CHUNK = 512  # after those, the keys of one chunk of CHUNK records in EVERY are counted
+EVERY = 16
+_END = object()
 SENT = 64  # heavy keys in a live message
 AGENT = "skew_keys"  # the live messages' agent name (agents/skew.py receives them)
 SEND_PERIOD = 1.0  # seconds between two live messages of a worker
-_INPUT = itemgetter(0)
+_INPUT = _KEY = itemgetter(0)
 JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
                    "groupWith"})
 
@@ -60,16 +69,21 @@ class HeavyHitters:
         self.counts: dict = {}
         self.n = 0  # records counted
         self.error = 0  # for every key: count <= true count <= count + error
+        self.estimated = 0  # records whose keys were sampled, not counted (see EVERY)
 
-    def add_block(self, block: Counter) -> None:
-        """Exact counts of a block of records, folded in (its 2k top keys)."""
-        self.n += block.total()
+    def add_block(self, block: Counter, weight: int = 1) -> None:
+        """Counts of a block of records, folded in (its 2k top keys), each ``weight``
+        times (a sample's: its counts are estimates)."""
+        self.n += block.total() * weight
         keep = 2 * self.capacity
-        top = block.most_common(keep + 1)
+        top = sorted(block.items(), key=itemgetter(1), reverse=True) \
+            if len(block) > keep else list(block.items())
         if len(top) > keep:
-            self.error += top[-1][1]  # no dropped key had more than this in the block
+            self.error += top[keep][1] * weight  # no dropped key had more in the block
             top = top[:keep]
-        self.add_counts(top)
+        self.add_counts(((key, count * weight) for key, count in top))
+        if weight > 1:
+            self.estimated += block.total() * weight
 
     def add_counts(self, pairs: Iterable[tuple[Any, int]], error: int = 0) -> None:
         """Counts (lower bounds within ``error``) added; the counters cut back to k."""
@@ -85,6 +99,7 @@ class HeavyHitters:
     def merge(self, other: HeavyHitters) -> None:
         """Another worker's summary, merged: the bounds add up (no record counted twice)."""
         self.n += other.n
+        self.estimated += other.estimated
         self.add_counts(other.counts.items(), other.error)
 
     def top(self, k: int | None = None) -> list[tuple[Any, int]]:
@@ -105,17 +120,38 @@ class SkewCounter(WorkerPlugin):
     def __init__(self, host: Any) -> None:
         self.sketch = HeavyHitters()
         self.keys: list = []  # keys tapped since the last fold (C appends)
+        self.sampled: list = []  # keys of sampled chunks since the last fold
         self.shuffle = getattr(host.spec, "shuffle", None)  # (partitions, partitionFunc)
         self.last_sent = 0.0
         self.inputs: Counter = Counter()  # a join's records per input
 
     # --- taps ----------------------------------------------------------------------
     def tap(self, records: Iterable) -> Iterator:
-        """The records, unchanged, each one's key appended to ``keys`` by C calls only
-        (``compress`` pulls the record, then its selector: the key of the same record)."""
-        passing, keyed = tee(records)
-        appended = map(self.keys.append, map(itemgetter(0), keyed))
-        return compress(passing, map(not_, appended))
+        """The records, unchanged: the keys of the first ``EXACT`` and then of one chunk
+        of ``CHUNK`` records in ``EVERY`` are appended to ``keys`` (those of the sampled
+        chunks to ``sampled``) by C calls only; Python runs once a chunk."""
+        return chain.from_iterable(self._chunks(iter(records)))
+
+    def _chunks(self, records: Iterator) -> Iterator[Iterable]:
+        position = 0
+        while True:
+            first: Any = next(records, _END)  # pulled when the consumer wants it: no read-ahead
+            if first is _END:
+                return
+            rest = islice(records, CHUNK - 1)
+            if position < EXACT:
+                append = self.keys.append
+            elif (position // CHUNK) % EVERY == 0:
+                append = self.sampled.append
+            else:  # two C iterators a record: islice, chain
+                yield (first,)
+                yield rest
+                position += CHUNK
+                continue
+            append(first[0])
+            yield (first,)
+            yield _appending(rest, append)
+            position += CHUNK
 
     def count_groups(self, groups: Iterable) -> Iterator:
         """``(key, values)`` groups of a join's reduce side, each counted by its values
@@ -132,11 +168,16 @@ class SkewCounter(WorkerPlugin):
         self.sketch.add_block(block)
 
     def fold(self) -> None:
-        """The keys tapped since the last fold, into the sketch."""
+        """The keys tapped since the last fold, into the sketch (a sampled chunk's keys
+        count ``EVERY`` times)."""
         if self.keys:
             block = Counter(self.keys)
             self.keys.clear()
             self.sketch.add_block(block)
+        if self.sampled:
+            block = Counter(self.sampled)
+            self.sampled.clear()
+            self.sketch.add_block(block, EVERY)
 
     # --- the host's hooks ------------------------------------------------------------
     def boundary(self, host: Any, inputs: int, outputs: int) -> None:
@@ -178,6 +219,7 @@ class SkewCounter(WorkerPlugin):
             error += top[k][1]
             top = top[:k]
         return {"n": sketch.n, "capacity": sketch.capacity, "error": error,
+                "estimated": sketch.estimated,
                 "inputs": {str(i): n for i, n in self.inputs.items()},
                 "keys": [[encode(key), count, self.partition_of(host, key)]
                          for key, count in top]}
@@ -196,6 +238,13 @@ class SkewCounter(WorkerPlugin):
     def _send(self, host: Any, k: int) -> None:
         host.channel.send({"type": "agent", "agent": AGENT, "worker": host.worker,
                            "payload": self.summary(host, k)})
+
+
+def _appending(records: Iterable, append: Any) -> Iterator:
+    """The records, unchanged, each one's key passed to ``append`` by C calls only
+    (``compress`` pulls the record, then its selector: the key of the same record)."""
+    passing, keyed = tee(records)
+    return compress(passing, map(not_, map(append, map(_KEY, keyed))))
 
 
 def _recording(host: Any) -> bool:

@@ -163,3 +163,17 @@ def test_the_coordinator_keeps_each_workers_latest_sketch_and_tells_the_run():
     (key, latest), = coordinator.latest().items()
     assert key == (1, 2, 0, 0, 9) and latest["n"] == 25
     assert run.events == [("skew", {"operator": 1})] * 2
+
+
+def test_after_the_first_records_one_chunk_in_every_few_is_counted_and_weighted():
+    from icedtea_jupyter.executor.skew import CHUNK, EVERY, EXACT
+
+    counter = SkewCounter(FakeHost())
+    total = EXACT + 64 * CHUNK
+    records = [("hot" if i % 4 == 0 else f"k{i % 97}", i) for i in range(total)]
+    assert list(counter.tap(iter(records))) == records
+    counter.fold()
+    sketch = counter.sketch
+    assert sketch.n == EXACT + 64 * CHUNK  # 4 of 64 chunks counted, 16 times each
+    assert sketch.estimated == 64 * CHUNK and 64 % EVERY == 0
+    assert sketch.counts["hot"] == total // 4  # one key in four, in every chunk

@@ -69,6 +69,7 @@ def merge_summaries(summaries: Iterable[dict]) -> Keys:
     for summary in summaries:
         worker = HeavyHitters(int(summary.get("capacity", CAPACITY)))
         worker.n, worker.error = int(summary.get("n", 0)), int(summary.get("error", 0))
+        worker.estimated = int(summary.get("estimated", 0))
         for encoded, count, part in summary.get("keys", []):
             canonical = json.dumps(encoded, sort_keys=True)
             worker.counts[canonical] = int(count)

@@ -100,6 +100,12 @@ class SkewReport:
         return self.keys_sketch.error
 
     @property
+    def estimated(self) -> int:
+        """Records whose keys were sampled (one chunk in 16 after a map-side worker's
+        first 16,384 records) rather than all counted: their counts are estimates."""
+        return self.keys_sketch.sketch.estimated
+
+    @property
     def skewed(self) -> pd.DataFrame:
         """The partitions either rule flags: partition, load, rule, why."""
         return skewed(self.loads(), self.rules)
@@ -166,6 +172,7 @@ class SkewReport:
         return {"operator": self.operator, "api": self.api, "live": self.live,
                 "load": self.rules.load, "partitions": rows(self.partitions),
                 "keys": rows(keys), "error": self.error, "records": self.keys_sketch.n,
+                "estimated": self.estimated,
                 "skewed": rows(self.skewed), "parameters": self.parameters,
                 "advice": [a.as_dict() for a in self.advice],
                 "spec": self.chart().to_dict()}

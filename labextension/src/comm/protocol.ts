@@ -399,6 +399,8 @@ export interface ISkewReport {
   keys: ISkewKey[];
   error: number;
   records: number;
+  /** Records whose keys were sampled, not all counted (their counts are estimates). */
+  estimated: number;
   skewed: ISkewFlag[];
   parameters: { [name: string]: unknown };
   advice: ISkewAdvice[];

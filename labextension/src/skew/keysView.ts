@@ -72,7 +72,10 @@ export class SkewKeys extends Widget {
     setText(
       this._bound,
       report && report.recorded
-        ? `Counts are lower bounds: each key has at most ${formatCount(report.error)} more of the ${formatCount(report.records)} records counted.`
+        ? `Counts are lower bounds: each key has at most ${formatCount(report.error)} more of the ${formatCount(report.records)} records counted` +
+            (report.estimated
+              ? `; the keys of ${formatCount(report.estimated)} of them were sampled (one chunk in 16): estimates.`
+              : '.')
         : ''
     );
   }

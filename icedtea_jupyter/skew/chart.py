@@ -18,8 +18,13 @@ OTHER = "other"
 
 
 def _altair() -> Any:
+    """Altair, drawing with JupyterLab's own Vega renderer: Altair's default renderer
+    loads vega from a CDN, which a notebook offline cannot reach (a user's choice of
+    another renderer stays)."""
     import altair as alt
 
+    if alt.renderers.active == "default":
+        alt.renderers.enable("mimetype")
     return alt
 
 

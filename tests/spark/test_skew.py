@@ -59,6 +59,11 @@ def test_heavy_keys_of_a_skewed_reduce_by_key_and_their_reduce_partitions(record
     assert "Salt(HEAVY, 4)" in advice[0].code and ".reduceByKey(add)" in advice[0].code
     spec = s.chart().to_dict()
     assert spec["params"][0]["name"] == "partition" and spec["$schema"].endswith("v5.20.1.json")
+    assert s.estimated == 0  # 2,500 records a map partition: every key counted
+    heat = s.heatmap().to_dict()
+    rows = next(iter(heat["datasets"].values()))
+    assert {r["operator"] for r in rows} == {"by user", "sum (combine)", "sum"}
+    assert sum(r["records_in"] for r in rows if r["operator"] == "by user") == len(EVENTS)
     # the same report from the map side's name, and from the store after a restart
     assert run.skew("sum (combine)").operator == "sum"
     from icedtea_jupyter import open_run

@@ -175,7 +175,7 @@ class SkewReport:
                 "estimated": self.estimated,
                 "skewed": rows(self.skewed), "parameters": self.parameters,
                 "advice": [a.as_dict() for a in self.advice],
-                "spec": self.chart().to_dict()}
+                "spec": self.chart().to_dict(), "heatmap": self.heatmap().to_dict()}
 
     def mitigate(self, salts: int | None = None, timeout: float = 600.0) -> Any:
         """Re-run the cell with the heavy keys split over ``salts`` partitions (default:

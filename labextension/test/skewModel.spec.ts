@@ -33,7 +33,8 @@ function report(run: string, operator: string, live: boolean, hot: number): ISke
     skewed: [{ partition: 2, load: hot, rule: 'reshape', why: 'φ ≥ η' }],
     parameters: {},
     advice: [{ remedy: 'salt', why: 'split', code: 'Salt(HEAVY, 3)', heaviest: hot, after: 60, shrink: 0.5 }],
-    spec: { mark: 'bar', data: { values: [{ partition: 2, load: hot }] } }
+    spec: { mark: 'bar', data: { values: [{ partition: 2, load: hot }] } },
+    heatmap: { mark: 'rect', data: { values: [] } }
   };
 }
 

@@ -94,6 +94,9 @@ def watch_skew(page, lab_server, artifacts, live):
     for row in rows.all():
         assert row.get_attribute("data-partition") == str(hot)
     expect(view.locator(".jp-icedtea-skew-remedy[data-remedy='salt']")).to_have_count(1)
+    heatmap = view.locator(".jp-icedtea-skew-heatmap")  # every operator's partitions
+    expect(heatmap).to_have_attribute("data-state", "drawn")
+    expect(heatmap.locator("svg path[aria-label*='operator: sum (combine)']")).to_have_count(2)
     page.screenshot(path=str(artifacts / "skew.png"))
     assert not [e for e in page.console_errors if re.search(r"vega|skew", e, re.I)], \
         page.console_errors

@@ -406,6 +406,8 @@ export interface ISkewReport {
   advice: ISkewAdvice[];
   /** The chart's Vega-Lite spec (Altair's). */
   spec: unknown;
+  /** The heat map's spec: records in of every Python operator on every partition. */
+  heatmap: unknown;
 }
 
 /** Parameters of `skew.report`: the rules' parameters default to the load's scale. */

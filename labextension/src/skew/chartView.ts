@@ -15,11 +15,13 @@ const AXES = 70;
  * while the run records). A click on a bar selects its partition in the model.
  */
 export class SkewChart extends Widget {
-  constructor(model: SkewModel) {
+  /** `kind`: the partitions' bars (`spec`, a click selects one) or the `heatmap`. */
+  constructor(model: SkewModel, kind: 'spec' | 'heatmap' = 'spec') {
     super();
     this._model = model;
+    this._kind = kind;
     this.addClass('jp-icedtea-SkewChart');
-    this._chart = el('div', 'jp-icedtea-skew-chart');
+    this._chart = el('div', kind === 'spec' ? 'jp-icedtea-skew-chart' : 'jp-icedtea-skew-heatmap');
     this._note = el('div', 'jp-icedtea-muted');
     this.node.append(this._chart, this._note);
     model.changed.connect(this._onChanged, this);
@@ -48,7 +50,7 @@ export class SkewChart extends Widget {
   }
 
   private _onChanged(): void {
-    const spec = this._model.report?.spec ?? null;
+    const spec = this._model.report?.[this._kind] ?? null;
     const drawn = JSON.stringify(spec);
     if (drawn === this._drawn) {
       return;
@@ -79,6 +81,9 @@ export class SkewChart extends Widget {
       this._result?.finalize();
       this._result = result;
       result.view.addEventListener('click', (event, item) => {
+        if (this._kind !== 'spec') {
+          return;
+        }
         const partition = (item?.datum as { partition?: unknown } | undefined)?.partition;
         this._model.selectPartition(typeof partition === 'number' ? partition : null);
       });
@@ -92,6 +97,7 @@ export class SkewChart extends Widget {
   }
 
   private _model: SkewModel;
+  private _kind: 'spec' | 'heatmap';
   private _chart: HTMLDivElement;
   private _note: HTMLDivElement;
   private _result: Result | null = null;

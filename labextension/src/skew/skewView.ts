@@ -9,7 +9,8 @@ import type { SkewModel } from './model';
 /**
  * The Skew section: which operator (a picker), the load per partition stacked by heavy
  * key (`SkewChart`, live while the run records), the selected partition's keys and
- * flags (`SkewKeys`) and the advice (`SkewAdvice`): `run.skew(op)` in the sidebar.
+ * flags (`SkewKeys`), the advice (`SkewAdvice`) and the heat map of every operator's
+ * partitions: `run.skew(op)` in the sidebar.
  */
 export class SkewView extends Panel {
   constructor(model: SkewModel) {
@@ -28,6 +29,7 @@ export class SkewView extends Panel {
     this.addWidget(new SkewChart(model));
     this.addWidget(new SkewKeys(model));
     this.addWidget(new SkewAdvice(model));
+    this.addWidget(new SkewChart(model, 'heatmap'));
     model.changed.connect(this._render, this);
     this._render();
   }

@@ -38,6 +38,12 @@ def mitigate(report: Any, salts: int | None, timeout: float) -> Any:
         raise MitigationRefused(f"no key counts for {report.operator!r}: record the cell "
                                 "with %%icedtea --skew")
     heavy = [keys.values[k] for k in keys.heavy()]
+    rebuilt = [k for k in heavy if isinstance(k, dict) or not _hashable(k)]
+    if rebuilt:
+        raise MitigationRefused(
+            f"the heavy key {rebuilt[0]!r} came back from the workers as a description, "
+            "not the value itself (only plain values travel: str, numbers, tuples...): "
+            "salt it by hand with the code of s.advice")
     salts = salts or max(len(report.loads()), 2)
     if salts < 2:
         raise MitigationRefused(f"salts must be at least 2, not {salts}")
@@ -52,6 +58,14 @@ def mitigate(report: Any, salts: int | None, timeout: float) -> Any:
                       "salts": salts, "wall": (source.wall, new.duration),
                       "same_result": same_result, "compared": compared}
     return new
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def check_associative(functions: tuple, records: list) -> None:

@@ -177,3 +177,21 @@ def test_after_the_first_records_one_chunk_in_every_few_is_counted_and_weighted(
     assert sketch.n == EXACT + 64 * CHUNK  # 4 of 64 chunks counted, 16 times each
     assert sketch.estimated == 64 * CHUNK and 64 % EVERY == 0
     assert sketch.counts["hot"] == total // 4  # one key in four, in every chunk
+
+
+def test_mitigate_refuses_heavy_keys_that_travelled_as_descriptions():
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.dag import Dag
+    from icedtea_jupyter.executor.state import encode
+    from icedtea_jupyter.skew import SkewReport, SkewSource
+    from icedtea_jupyter.skew.mitigate import mitigate
+
+    dag = Dag()
+    dag.add("sum", "python", "reduceByKey", [], "merge")
+    key = SimpleNamespace(user="hot")  # an object: it travels as its type, repr, attributes
+    summary = {"n": 10, "capacity": 512, "error": 0, "keys": [[encode(key), 9, 0]]}
+    source = SkewSource(dag, "", [], {0: [summary]}, rerun=lambda splits: None,
+                        sample=lambda node, keys: [])
+    with pytest.raises(MitigationRefused, match="came back from the workers as a description"):
+        mitigate(SkewReport(source, "sum"), None, 1.0)

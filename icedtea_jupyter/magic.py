@@ -50,6 +50,9 @@ def _parser() -> _Parser:
     parser.add_argument("--lineage", action="store_true",
                         help="capture record-level lineage: run.trace_back(row), "
                              "run.trace_forward(record)")
+    parser.add_argument("--skew", action="store_true",
+                        help="count the heavy keys of key-partitioned operators: "
+                             "run.skew(operator)")
     parser.add_argument("--checkpoint", choices=("none", "all", "online", "offline"),
                         default="none", help="checkpoint plan for fast jumps (default none)")
     parser.add_argument("--tau", type=_positive, default=1.0, metavar="SECONDS",
@@ -81,8 +84,8 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
     options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
                          interesting=args.interesting, interact_every=args.interact_every,
                          interact_when=args.interact_when, record_inputs=args.record_inputs,
-                         lineage=args.lineage, checkpoint=args.checkpoint, tau=args.tau,
-                         replay_memory=args.replay_memory, prepare=args.prepare)
+                         lineage=args.lineage, skew=args.skew, checkpoint=args.checkpoint,
+                         tau=args.tau, replay_memory=args.replay_memory, prepare=args.prepare)
     return options, not args.no_panel
 
 

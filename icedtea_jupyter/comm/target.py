@@ -15,6 +15,7 @@ from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
+from .skew import SKEW
 from .time_travel import EVENTS, TIME_TRAVEL
 
 LOG = logging.getLogger("icedtea_jupyter")
@@ -29,7 +30,7 @@ _WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forw
 
 def default_handlers() -> HandlerRegistry:
     """Every request method's handler: the runs list, one run, time travel."""
-    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL)
+    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW)
 
 
 HANDLERS = default_handlers()

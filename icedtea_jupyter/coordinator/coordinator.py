@@ -39,7 +39,7 @@ class Coordinator:
                  port: int = 0, advertise_port: int | None = None,
                  interact_every: float | None = None, condition: str | None = None,
                  record_inputs: bool = False, checkpoint: str = "none", lineage: bool = False,
-                 tau: float = 1.0) -> None:
+                 tau: float = 1.0, skew: bool = False) -> None:
         self.run_id, self.store, self.dag, self.emit = run_id, store, dag, emit
         self.secret = secrets.token_bytes(32)
         self.server = ControlServer(run_id, self.secret, self._on_message,
@@ -48,7 +48,7 @@ class Coordinator:
         address = (advertise or self.server.address[0], advertise_port or self.server.address[1])
         self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes),
                                 condition=condition, record_inputs=record_inputs,
-                                checkpoint=checkpoint, lineage=lineage)
+                                checkpoint=checkpoint, lineage=lineage, skew=skew)
         self.workers: dict[tuple, dict] = {}
         self.alerts: list[dict] = []
         self.first_error: dict | None = None

@@ -33,6 +33,7 @@ from .loops import record_loop
 from .plugin import PluginSet
 from .records import NO_RECORD as _NO_RECORD
 from .records import describe_record
+from .skew import SkewCounter, keyed_worker
 from .spec import OperatorSpec
 from .state import capture
 from .status import ENDED_EVENT, EXHAUSTED_EVENT, FAILED_EVENT, WorkerStatus
@@ -114,6 +115,8 @@ class WorkerHost:
             self.plugins.add(TimeTravel(self))
         if self.spec.run.lineage:
             self.plugins.add(LineageCapture(self))
+        if self.spec.run.skew and keyed_worker(self.spec):
+            self.plugins.add(SkewCounter(self))
         self.plugins.add(AgentPlugin(self))
 
     def alert(self, source: str, hook: str, exc: BaseException, kind: str = "agent") -> None:
@@ -159,6 +162,17 @@ class WorkerHost:
             return record_loop(self, "batches" if batches else "partition", fn, iterator)
         self.outputs_log("partition", in_blocks=True)
         return blocks.run_partition_in_blocks(self, fn, iterator)
+
+    def keyed(self, records: Iterable) -> Iterable:
+        """A map side's ``(key, value)`` input, tapped by the skew counter (``--skew``:
+        C iterators only), else as it is."""
+        counter = self.plugins.get(SkewCounter)
+        return records if counter is None else counter.tap(records)
+
+    def keyed_groups(self, groups: Iterable) -> Iterable:
+        """A reduce side's ``(key, values)`` groups, counted by the skew counter, if any."""
+        counter = self.plugins.get(SkewCounter)
+        return groups if counter is None else counter.count_groups(groups)
 
     def _needs_records(self) -> bool:
         """Whether a plugin must see every input record (the per-record loop)."""

@@ -18,6 +18,7 @@ class RunSpec:
     record_inputs: bool = False  # --record-inputs: keep θ's input records in the store
     checkpoint: str = "none"  # --checkpoint: "all"/"online" make workers write checkpoints
     lineage: bool = False  # --lineage: workers capture record-level lineage
+    skew: bool = False  # --skew: key-partitioned workers count their heavy keys
 
 
 @dataclass
@@ -31,3 +32,4 @@ class OperatorSpec:
     theta: bool = False  # the interesting operator θ
     in_g: bool = False  # θ or downstream of θ: G(θ)
     phase: str = ""  # "combine"/"merge": a side of a key-based aggregation
+    shuffle: tuple | None = None  # a map side under --skew: (numPartitions, partitionFunc)

@@ -91,7 +91,7 @@ class CombineFunction(Shipped):
 
         def combine(records: Iterator) -> Iterator:
             if self.phase == "combine":
-                merger.mergeValues(records)
+                merger.mergeValues(host.keyed(records))
                 return tag_origins(split, merger.items())
             host.order = Origins()
             merger.mergeCombiners(host.order.tap(records))
@@ -122,9 +122,10 @@ class GroupMerge(Shipped):
 
         def merge(combiners: Iterator) -> Iterator:
             merger.mergeCombiners(order.tap(combiners))
+            groups = host.keyed_groups(merger.items())
             if self.flat:
-                return ((key, out) for key, values in merger.items() for out in dispatch(values))
-            return ((key, dispatch(values)) for key, values in merger.items())
+                return ((key, out) for key, values in groups for out in dispatch(values))
+            return ((key, dispatch(values)) for key, values in groups)
 
         return host.run_partition(merge, iterator)
 

@@ -12,6 +12,7 @@ from pyspark.core.rdd import RDD
 
 from ..dag import OperatorNode
 from ..executor import wrappers as w
+from ..executor.salting import Salt, is_salted, not_salted, unsalt
 from . import joins  # noqa: F401 - registers join, the outer joins, cogroup, groupWith
 from .naming import default_name
 from .patching import active, current, node_of, register
@@ -127,6 +128,12 @@ def _aggregate(self: RDD, recorder: Any, api: str, user_f: Any, functions: tuple
     memory = self._memory_limit()
     serializer = self._jrdd_deserializer if group else self.ctx.serializer
     combine.chained = _pipelines_into(self, recorder)
+    split = recorder.splits.get(combine.id)  # s.mitigate(): (heavy keys, salts)
+    if split is not None:
+        with recorder.inside():
+            self = self.mapPartitionsWithIndex(Salt(*split))
+    if recorder.run.skew:  # the map side names each heavy key's reduce partition
+        combine_spec.shuffle = (num_partitions, partition_func)
     combine_function = w.CombineFunction(combine_spec, "combine", functions, memory * 0.9,
                                          serializer, group)
     recorder.keep_for_replay(combine.id, combine_function, self)
@@ -145,8 +152,19 @@ def _aggregate(self: RDD, recorder: Any, api: str, user_f: Any, functions: tuple
             from pyspark.resultiterable import ResultIterable
 
             result = result.mapValues(ResultIterable)
+        if split is not None:
+            result = _merge_salted(result, functions[2], num_partitions, partition_func)
     recorder.companions[merge.id] = [combine.id]
     return recorder.produced(result, merge)
+
+
+def _merge_salted(result: RDD, merge: Callable, num_partitions: int,
+                  partition_func: Callable) -> RDD:
+    """The second stage of a salted aggregation: the heavy keys' partial results merged
+    under their own keys; the other keys' results as they were."""
+    merged: RDD = result.filter(is_salted).map(unsalt).reduceByKey(merge, num_partitions,
+                                                               partition_func)
+    return result.filter(not_salted).union(merged)
 
 
 def _keyed(api: str, functions_of: Callable[[dict], tuple], user_f_of: Callable[[dict], Any],

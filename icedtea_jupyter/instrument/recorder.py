@@ -42,6 +42,7 @@ class Recorder:
         self.cell = ""  # the cell's code: a name in it may still come in a later job
         self.outputs: dict[int, Any] = {}  # node -> the RDD it produces (lineage's records)
         self.shuffles: dict[int, tuple] = {}  # map side -> (partitions, partitionFunc)
+        self.splits: dict[int, tuple] = {}  # map side -> (heavy keys, salts): s.mitigate()
 
     @contextmanager
     def inside(self) -> Iterator[None]:

@@ -11,9 +11,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..agents.progress import ProgressAgent
+from ..agents.skew import SkewCoordinator
 from ..coordinator.coordinator import Coordinator
 from ..dag import Dag
 from ..executor.agent import Agent
+from ..executor.skew import AGENT
 from ..instrument import recording
 from ..instrument.connect import NeedsClassicSession
 from ..instrument.recorder import InterestingNotFound
@@ -68,14 +70,18 @@ class RunOptions:
     interact_when: str | None = None
     record_inputs: bool = False
     lineage: bool = False  # capture record-level lineage (run.trace_back/trace_forward)
+    skew: bool = False  # count heavy keys of key-partitioned operators (run.skew)
     checkpoint: str = "none"  # none | all | online | offline: checkpoints for fast jumps
     tau: float = 1.0  # the bound on a jump's time, in seconds (fork checkpoints, plans)
     replay_memory: float | None = None  # MB for parked forks (default: min(2 GiB, RAM/4))
     prepare: bool = True  # place fork checkpoints in the background when the run ends
+    splits: dict = field(default_factory=dict)  # s.mitigate(): map side -> (keys, salts)
 
     def manifest(self) -> dict:
         data = asdict(self)
         data["agents"] = [getattr(a, "__name__", str(a)) for a in self.agents]
+        data["splits"] = {str(node): {"keys": [repr(k) for k in keys], "salts": salts}
+                          for node, (keys, salts) in self.splits.items()}
         return data
 
 
@@ -119,10 +125,15 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
                            interact_every=options.interact_every,
                            condition=options.interact_when,
                            checkpoint=options.checkpoint, tau=options.tau,
-                           record_inputs=options.record_inputs, lineage=options.lineage)
+                           record_inputs=options.record_inputs, lineage=options.lineage,
+                           skew=options.skew)
 
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
     run.recorder.cell = code
+    run.recorder.splits = dict(options.splits)
+    run.namespace = namespace
+    if options.skew:
+        run.coordinator.agents[AGENT] = SkewCoordinator()
     run.coordinator.start_agents(run)
     run.warnings.extend(notes)
     registry.add(run)

@@ -38,6 +38,7 @@ class LiveRun(Run):
         self._operators_saved: set[int] = set()  # whose workers the manifest's DAG has
         self.subscribe(self._save_new_operators)
         self.cell_exception: BaseException | None = None  # the cell's own error, once ended
+        self.namespace: dict | None = None  # the cell's globals (a re-run, s.mitigate())
 
     @property
     def coordinator(self) -> Coordinator:
@@ -93,6 +94,7 @@ class LiveRun(Run):
                 seconds = counts.get("seconds") or 0
                 state.update(records_in=counts.get("records_in", 0),
                              records_out=counts.get("records_out", 0),
+                             bytes_in=counts.get("bytes_in", 0), seconds=seconds,
                              rate=(counts.get("records_in", 0) / seconds) if seconds else 0.0)
             states.append(state)
         return states

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..coordinator.coordinator import Coordinator
     from ..replay.debugger import Debugger
     from ..replay.remote import RemoteDebugger
+    from ..skew import SkewReport
     from ..snapshots.debug_snapshot import DebugSnapshot
 
 LOG = logging.getLogger("icedtea_jupyter")
@@ -308,6 +309,16 @@ class Run:
             if self._lineage_cache is None:
                 self._lineage_cache = Lineage(self)
             return self._lineage_cache
+
+    # --- skew (Reshape) -------------------------------------------------------------
+    def skew(self, operator: str, **rules: Any) -> SkewReport:
+        """``operator``'s load per partition, heavy keys, the skew test, advice and chart;
+        live while the run records, else final. ``rules``: ``load``, ``eta``, ``tau``,
+        ``factor``, ``threshold`` (``skew.Rules``). Heavy keys need ``--skew``."""
+        from ..skew import Rules, SkewReport
+        from .skew_source import skew_source
+
+        return SkewReport(skew_source(self), operator, Rules(**rules) if rules else None)
 
     def recorded_inputs(self, partition: int) -> list:
         """θ's input records on ``partition`` in processing order (needs --record-inputs)."""

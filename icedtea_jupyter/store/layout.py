@@ -16,6 +16,8 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     inputs/<worker>.arrow     θ's input records, pickled (--record-inputs)
     lineage/<worker>.arrow    a worker's lineage links, outputs to inputs (--lineage;
                               executor/lineage.py, lineage/tables.py)
+    skew/<worker>.json        a key-partitioned worker's heavy-hitter sketch of its keys
+                              (--skew; executor/skew.py, skew/load.py)
     interactions.jsonl        one line per interaction as it is requested
     interactions.json         the final list of interactions, with latencies
     snapshots.jsonl           one line per worker report: count, status, state delta
@@ -53,6 +55,7 @@ ALERTS = "alerts.jsonl"
 LOGS = "logs"
 INPUTS = "inputs"
 LINEAGE = "lineage"
+SKEW = "skew"
 INTERACTIONS_LOG = "interactions.jsonl"
 INTERACTIONS = "interactions.json"
 SNAPSHOTS = "snapshots.jsonl"
@@ -65,7 +68,7 @@ REPLAY = "replay"
 STAGED = os.path.join(REPLAY, INPUTS)
 REPLAY_LOG = os.path.join(REPLAY, "replay.log")
 
-ARROW, PICKLE, LINES = ".arrow", ".pkl", ".jsonl"
+ARROW, PICKLE, LINES, JSON = ".arrow", ".pkl", ".jsonl", ".json"
 
 _WORKER = re.compile(r"^op(-?\d+)-p(-?\d+)-s(-?\d+)-a(-?\d+)-t(-?\d+)$")
 _CHECKPOINT = re.compile(r"^i(-?\d+)-p(\d+)-(.+)\.pkl$")
@@ -182,6 +185,15 @@ def lineage_files(run: str) -> Iterator[tuple[WorkerName, str]]:
     return _named(os.path.join(run, LINEAGE))
 
 
+def skew_path(run: str, worker: Mapping) -> str:
+    return os.path.join(run, SKEW, worker_name(worker) + JSON)
+
+
+def skew_files(run: str) -> Iterator[tuple[WorkerName, str]]:
+    """Every worker's skew sketch, with the task attempt it belongs to."""
+    return _named(os.path.join(run, SKEW), JSON)
+
+
 def worker_files(run: str) -> list[str]:
     """Every worker file, sorted."""
     return _files(os.path.join(run, WORKERS), ARROW)
@@ -259,8 +271,8 @@ def _files(directory: str, suffix: str) -> list[str]:
             if entry.endswith(suffix)]
 
 
-def _named(directory: str) -> Iterator[tuple[WorkerName, str]]:
-    for path in _files(directory, ARROW):
+def _named(directory: str, suffix: str = ARROW) -> Iterator[tuple[WorkerName, str]]:
+    for path in _files(directory, suffix):
         name = parse_worker_name(os.path.basename(path))
         if name is not None:
             yield name, path

@@ -6,6 +6,7 @@ import { IcedteaClient } from './comm/client';
 import { NotebookFollower } from './runs/follower';
 import { RunsModel } from './runs/model';
 import { IcedteaSidebar } from './sidebar';
+import { SkewModel } from './skew/model';
 import { TimeTravelModel } from './timetravel/timeTravel';
 import { icedteaIcon } from './widgets/icon';
 import type { ISectionContext, ISidebarSection } from './widgets/section';
@@ -42,7 +43,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
       app.shell.activateById(widget.id);
     };
-    const sidebar = new IcedteaSidebar(runs, new TimeTravelModel(runs, client), { openWide });
+    const timeTravel = new TimeTravelModel(runs, client);
+    const sidebar = new IcedteaSidebar(runs, timeTravel, new SkewModel(runs, client), { openWide });
     app.shell.add(sidebar, 'left', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
     new NotebookFollower(tracker, client, sidebar);

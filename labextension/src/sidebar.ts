@@ -3,6 +3,7 @@ import { AccordionPanel, SplitPanel, Widget } from '@lumino/widgets';
 
 import type { RunsModel } from './runs/model';
 import { SECTIONS } from './sections';
+import type { SkewModel } from './skew/model';
 import type { TimeTravelModel } from './timetravel/timeTravel';
 import { el, setText } from './widgets/format';
 import { icedteaIcon } from './widgets/icon';
@@ -16,7 +17,7 @@ import { ISectionContext, ISidebarSection, SidebarSection } from './widgets/sect
  * section scrolls on its own, and the wide ones open in the main area too.
  */
 export class IcedteaSidebar extends SidePanel {
-  constructor(model: RunsModel, timeTravel: TimeTravelModel, options: IcedteaSidebar.IOptions = {}) {
+  constructor(model: RunsModel, timeTravel: TimeTravelModel, skew: SkewModel, options: IcedteaSidebar.IOptions = {}) {
     super();
     this._model = model;
     this.id = 'icedtea-sidebar';
@@ -34,7 +35,7 @@ export class IcedteaSidebar extends SidePanel {
     this.header.addWidget(header);
     this.header.addWidget(messages);
 
-    const context: ISectionContext = { runs: model, timeTravel };
+    const context: ISectionContext = { runs: model, timeTravel, skew };
     const open = options.openWide ? (section: ISidebarSection) => options.openWide!(section, context) : null;
     for (const section of [...(options.sections ?? SECTIONS)].sort((a, b) => a.rank - b.rank)) {
       const widget = new SidebarSection(section, section.create(context), open);

@@ -12,13 +12,21 @@ suite never runs it (its name is not ``test_*.py``), so tests write nothing outs
   into Feature Enrichment with Bob's ¥5,000 and a step out: the snapshot shows what the
   last step changed.
 - ``docs-main_area.png``: the snapshot and the operators opened in the main area.
+- ``docs-skew.png``: a skewed reduceByKey recorded with ``--skew``: the Skew section
+  alone open, the hot partition's bar clicked, its heavy keys and the advice.
 """
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from conftest import notebook_json
+from skew_notebook import skew_cells
 from test_sidebar import RUN_FINISHED, open_notebook, run_all_cells, show_sidebar
+from test_skew import only_skew_open
+
+from tests.waiting import FileGate
 
 pytestmark = pytest.mark.browser
 
@@ -90,3 +98,25 @@ def test_docs_time_travel_image(page, lab_server, artifacts):
     expect(wide.locator(".jp-icedtea-snapshot-title")).to_contain_text(re.compile("step out"), timeout=STEP)
     expect(wide.locator('.jp-icedtea-tree-node[data-variable="blacklist"]')).to_contain_text("'Bob'")
     page.screenshot(path=str(artifacts / "docs-main_area.png"))
+
+
+def test_docs_skew_image(page, lab_server, artifacts, tmp_path):
+    gate = FileGate(tmp_path / "live", is_open=True)  # no waiting: the run goes through
+    (lab_server.root / "icedtea-skew-docs.ipynb").write_text(
+        json.dumps(notebook_json(skew_cells(gate)), indent=1))
+    notebook = open_notebook(page, lab_server, "icedtea-skew-docs.ipynb")
+    run_all_cells(page, notebook)
+    sidebar = show_sidebar(page)
+    expect(sidebar.locator(".jp-icedtea-run-header .jp-icedtea-badge")).to_have_text(
+        "finished", timeout=RUN_FINISHED)
+    only_skew_open(sidebar)
+    view = sidebar.locator(".jp-icedtea-SkewView")
+    flag = view.locator(".jp-icedtea-skew-flag[data-rule='reshape']")
+    expect(flag).to_have_count(1, timeout=STEP)
+    hot = flag.get_attribute("data-partition")
+    view.locator(f"svg path[aria-label*=\"partition: {hot}\"][aria-label*=\"segment: 'hot'\"]").click()
+    expect(view.locator(".jp-icedtea-SkewKeys")).to_have_attribute("data-partition", hot)
+    view.locator(".jp-icedtea-skew-remedy[data-remedy='salt'] summary").click()
+    page.mouse.move(0, 0)  # no tooltip over the chart
+    sidebar.locator('.jp-icedtea-section[data-section="skew"]').evaluate("el => el.scrollTop = 0")
+    page.screenshot(path=str(artifacts / "docs-skew.png"))

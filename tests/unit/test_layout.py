@@ -13,7 +13,7 @@ LAYOUT = Path(layout.__file__).resolve()
 PACKAGE = LAYOUT.parents[1]
 
 FOLDERS = {layout.WORKERS, layout.LOCAL, layout.LOGS, layout.INPUTS, layout.OPERATORS,
-           layout.CHECKPOINTS, layout.REPLAY, layout.DEFAULT_ROOT.split(os.sep)[0]}
+           layout.CHECKPOINTS, layout.REPLAY, layout.SKEW, layout.DEFAULT_ROOT.split(os.sep)[0]}
 FILES = {layout.MANIFEST, layout.ALERTS, layout.INTERACTIONS_LOG, layout.INTERACTIONS,
          layout.SNAPSHOTS, layout.ACTIONS, layout.PLAN, os.path.basename(layout.REPLAY_LOG)}
 SUFFIXES = {layout.ARROW, layout.PICKLE, layout.LINES}

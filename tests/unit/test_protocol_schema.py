@@ -121,7 +121,8 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                  ("debug.step_out", {"run": run, "partition": 0}),
                  ("debug.state", {"run": run, "operator": "best", "partition": 0}),
                  ("debug.view", {"run": run}), ("debug.progress", {"run": run}),
-                 ("debug.cancel", {"run": run}), ("run.actions", {"run": run})]
+                 ("debug.cancel", {"run": run}), ("run.actions", {"run": run}),
+                 ("skew.report", {"run": run, "operator": "enrich", "eta": 2.0})]
         for method, params in asked:
             declared = fields(SCHEMA["requests"][method]["params"])
             assert {n for n, (_, required) in declared.items() if required} <= set(params) \

@@ -34,7 +34,8 @@ export const REQUEST_METHODS = [
   'debug.state',
   'debug.cancel',
   'debug.progress',
-  'run.actions'
+  'run.actions',
+  'skew.report'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -343,6 +344,83 @@ export interface IPartitionsResult {
   partitions: IPartitionRow[];
 }
 
+/** One partition's load (`SkewReport.partitions`): `key_records` for key-partitioned operators. */
+export interface ISkewPartition {
+  partition: number;
+  records: number;
+  bytes: number;
+  seconds: number;
+  /** Only while the run records: a worker of the partition is running. */
+  running?: boolean;
+  /** The records the partition's keys carry (heavy keys counted, the rest estimated). */
+  key_records?: number;
+}
+
+/** A heavy key: `count` is a lower bound, `count + error` an upper one. */
+export interface ISkewKey {
+  /** The key's Python repr. */
+  key: string;
+  count: number;
+  share: number;
+  partition: number;
+}
+
+/** A partition a skew rule flags, and why (the rule with its numbers). */
+export interface ISkewFlag {
+  partition: number;
+  load: number;
+  rule: 'reshape' | 'aqe';
+  why: string;
+}
+
+/** A remedy, its code, and the heaviest partition's load before and after. */
+export interface ISkewAdvice {
+  remedy: string;
+  why: string;
+  code: string;
+  heaviest: number;
+  after: number;
+  shrink: number;
+}
+
+/** `run.skew(operator)` for the sidebar (`SkewReport.to_json`). */
+export interface ISkewReport {
+  run: string;
+  operator: string;
+  /** The operators a skew view can show. */
+  operators: string[];
+  api: string;
+  live: boolean;
+  /** The run was recorded with --skew (heavy keys were counted). */
+  recorded: boolean;
+  /** The load the skew test used: records, bytes, seconds or key_records. */
+  load: string;
+  partitions: ISkewPartition[];
+  keys: ISkewKey[];
+  error: number;
+  records: number;
+  /** Records whose keys were sampled, not all counted (their counts are estimates). */
+  estimated: number;
+  skewed: ISkewFlag[];
+  parameters: { [name: string]: unknown };
+  advice: ISkewAdvice[];
+  /** The chart's Vega-Lite spec (Altair's). */
+  spec: unknown;
+  /** The heat map's spec: records in of every Python operator on every partition. */
+  heatmap: unknown;
+}
+
+/** Parameters of `skew.report`: the rules' parameters default to the load's scale. */
+export interface ISkewParams {
+  run: string;
+  operator?: string;
+  load?: string;
+  eta?: number;
+  tau?: number;
+  factor?: number;
+  threshold?: number;
+}
+
 /** Parameters of each request method. */
 export interface IRequestParams {
   hello: Record<string, never>;
@@ -373,6 +451,7 @@ export interface IRequestParams {
   'debug.cancel': IActionParams;
   'debug.progress': { run: string };
   'run.actions': { run: string };
+  'skew.report': ISkewParams;
 }
 
 /** Result of each request method. */
@@ -398,6 +477,7 @@ export interface IRequestResults {
   /** Null when the run has no debugger yet. */
   'debug.progress': { progress: IReplayProgress | null };
   'run.actions': { run: string; actions: IAction[] };
+  'skew.report': ISkewReport;
 }
 
 /** Data of each event. */

@@ -1,16 +1,28 @@
-import { Placeholder } from '../widgets/placeholder';
+import type { TimeTravelModel } from '../timetravel/timeTravel';
 import type { ISidebarSection } from '../widgets/section';
+import type { SkewModel } from './model';
+import { SkewView } from './skewView';
 
-/** The load of each partition and the skew test (Reshape); a placeholder until skew lands. */
+const following = new WeakSet<SkewModel>();
+
+/** A partition clicked in the chart is the one time travel's sections show. */
+function followPartitions(skew: SkewModel, timeTravel: TimeTravelModel): void {
+  if (!following.has(skew)) {
+    following.add(skew);
+    skew.partitionSelected.connect((_, partition) => timeTravel.snapshot.selectPartition(partition));
+  }
+}
+
+/** The load of each partition, its heavy keys and the skew test (Reshape): `run.skew(op)`. */
 export const skewSection: ISidebarSection = {
   id: 'skew',
   label: 'Skew',
-  caption: 'The load of each partition and the skew test',
+  caption: 'The load of each partition stacked by heavy key, the skew test and advice',
   rank: 500,
-  collapsed: true,
-  create: () =>
-    new Placeholder({
-      id: 'skew',
-      text: 'The load of each partition (records, bytes, time) and the skew test fill in here once skew analysis lands; run.skew(operator) will draw the same chart.'
-    })
+  weight: 3,
+  create: ({ skew, timeTravel }) => {
+    followPartitions(skew, timeTravel);
+    return new SkewView(skew);
+  },
+  createWide: ({ skew }) => new SkewView(skew)
 };

@@ -2,6 +2,7 @@ import { launchIcon, Toolbar } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
 import type { RunsModel } from '../runs/model';
+import type { SkewModel } from '../skew/model';
 import type { TimeTravelModel } from '../timetravel/timeTravel';
 import { el } from './format';
 
@@ -9,6 +10,7 @@ import { el } from './format';
 export interface ISectionContext {
   runs: RunsModel;
   timeTravel: TimeTravelModel;
+  skew: SkewModel;
 }
 
 /**

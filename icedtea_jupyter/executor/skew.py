@@ -1,0 +1,273 @@
+"""Skew counting (Reshape) beside a worker host: ``--skew``.
+
+The load of every partition of every operator (records, bytes, seconds) is what every
+host counts anyway (the worker table, the progress agent). What ``--skew`` adds is *which
+keys* make a partition heavy: the workers of key-partitioned operators count their keys
+in a bounded-memory heavy-hitter sketch (``HeavyHitters``) and send it to the
+coordinator while they run (``beat``, at most once a second) and write it to the run
+store when they end (``layout.skew_path``).
+
+Where the keys are counted:
+
+- an aggregation's map side (``combine`` of ``reduceByKey``, ``aggregateByKey``,
+  ``foldByKey``, ``combineByKey``, ``groupByKey``): its input records, before the map-side
+  combine, through ``tap`` — C iterators only (``tee``, ``itemgetter``, ``list.append``,
+  ``compress``), Python once a chunk of ``CHUNK`` records; the keys are folded into the
+  sketch between blocks (``boundary``). Counting a key costs about as much as PySpark's
+  combine of its record, so a worker counts every key of its first ``EXACT`` records and
+  then of one chunk in ``EVERY`` (a systematic sample, each key counted ``EVERY``
+  times: ``estimated`` says how many records that covers; the Misra–Gries bound below
+  holds for the sample, the sampling error comes on top). Each key is then sent to the
+  reduce partition
+  ``partitionFunc(key) % numPartitions``, computed here for the sketch's keys only,
+  with the job's own partitioner (the workers' hash seed is Spark's);
+- a join's or cogroup's reduce side (``GroupMerge``): each key's group once (its values
+  from every input), ``count_groups``; the partition is the worker's own;
+- a grouped pandas function (``applyInPandas`` with a ``(key, frame)`` function): each
+  group's key and rows (the ``batch`` hook).
+
+The sketch is Misra–Gries over exact counts of blocks (mergeable, Agarwal et al.): a
+block's keys are counted exactly (``collections.Counter``, in C), its 2k most frequent
+keys are added to the k counters, and whenever more than k counters are left, the
+(k+1)-th largest count is taken off every counter. ``error`` adds up what was taken
+off and the largest count dropped from each block, so for every key
+``count <= true count <= count + error``, and ``error <= n/(k+1) + n/(2k+1)`` for
+``n`` records: with k = 512 and 5M records, every key above 0.3% of them is found.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from heapq import nlargest
+from itertools import chain, compress, islice, tee
+from operator import itemgetter, not_
+from typing import Any
+
+from ..store.layout import skew_path
+from .plugin import WorkerPlugin
+
+CAPACITY = 512  # k: counters a sketch keeps
+EXACT = 16_384  # records of a map-side worker whose keys are all counted
+CHUNK = 512  # after those, the keys of one chunk of CHUNK records in EVERY are counted
+EVERY = 16
+_END = object()
+SENT = 64  # heavy keys in a live message
+AGENT = "skew_keys"  # the live messages' agent name (agents/skew.py receives them)
+SEND_PERIOD = 1.0  # seconds between two live messages of a worker
+_INPUT = _KEY = itemgetter(0)
+JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
+                   "groupWith"})
+
+
+class HeavyHitters:
+    """A mergeable Misra–Gries summary of key frequencies (see the module docstring)."""
+
+    def __init__(self, capacity: int = CAPACITY) -> None:
+        self.capacity = capacity
+        self.counts: dict = {}
+        self.n = 0  # records counted
+        self.error = 0  # for every key: count <= true count <= count + error
+        self.estimated = 0  # records whose keys were sampled, not counted (see EVERY)
+
+    def add_block(self, block: Counter, weight: int = 1) -> None:
+        """Counts of a block of records, folded in (its 2k top keys), each ``weight``
+        times (a sample's: its counts are estimates)."""
+        self.n += block.total() * weight
+        keep = 2 * self.capacity
+        top = sorted(block.items(), key=itemgetter(1), reverse=True) \
+            if len(block) > keep else list(block.items())
+        if len(top) > keep:
+            self.error += top[keep][1] * weight  # no dropped key had more in the block
+            top = top[:keep]
+        self.add_counts(((key, count * weight) for key, count in top))
+        if weight > 1:
+            self.estimated += block.total() * weight
+
+    def add_counts(self, pairs: Iterable[tuple[Any, int]], error: int = 0) -> None:
+        """Counts (lower bounds within ``error``) added; the counters cut back to k."""
+        counts = self.counts
+        for key, count in pairs:
+            counts[key] = counts.get(key, 0) + count
+        self.error += error
+        if len(counts) > self.capacity:
+            cut = nlargest(self.capacity + 1, counts.values())[-1]
+            self.counts = {k: c - cut for k, c in counts.items() if c > cut}
+            self.error += cut
+
+    def merge(self, other: HeavyHitters) -> None:
+        """Another worker's summary, merged: the bounds add up (no record counted twice)."""
+        self.n += other.n
+        self.estimated += other.estimated
+        self.add_counts(other.counts.items(), other.error)
+
+    def top(self, k: int | None = None) -> list[tuple[Any, int]]:
+        """The heaviest keys, heaviest first."""
+        ordered = sorted(self.counts.items(), key=itemgetter(1), reverse=True)
+        return ordered if k is None else ordered[:k]
+
+    def bound(self) -> float:
+        """The a priori bound on ``error``: n/(k+1) + n/(2k+1)."""
+        return self.n / (self.capacity + 1) + self.n / (2 * self.capacity + 1)
+
+
+class SkewCounter(WorkerPlugin):
+    """Counts the keys a key-partitioned worker sees (see the module docstring)."""
+
+    name = "skew counter"
+
+    def __init__(self, host: Any) -> None:
+        self.sketch = HeavyHitters()
+        self.keys: list = []  # keys tapped since the last fold (C appends)
+        self.sampled: list = []  # keys of sampled chunks since the last fold
+        self.shuffle = getattr(host.spec, "shuffle", None)  # (partitions, partitionFunc)
+        self.last_sent = 0.0
+        self.inputs: Counter = Counter()  # a join's records per input
+
+    # --- taps ----------------------------------------------------------------------
+    def tap(self, records: Iterable) -> Iterator:
+        """The records, unchanged: the keys of the first ``EXACT`` and then of one chunk
+        of ``CHUNK`` records in ``EVERY`` are appended to ``keys`` (those of the sampled
+        chunks to ``sampled``) by C calls only; Python runs once a chunk."""
+        return chain.from_iterable(self._chunks(iter(records)))
+
+    def _chunks(self, records: Iterator) -> Iterator[Iterable]:
+        position = 0
+        while True:
+            first: Any = next(records, _END)  # pulled when the consumer wants it: no read-ahead
+            if first is _END:
+                return
+            rest = islice(records, CHUNK - 1)
+            if position < EXACT:
+                append = self.keys.append
+            elif (position // CHUNK) % EVERY == 0:
+                append = self.sampled.append
+            else:  # two C iterators a record: islice, chain
+                yield (first,)
+                yield rest
+                position += CHUNK
+                continue
+            append(first[0])
+            yield (first,)
+            yield _appending(rest, append)
+            position += CHUNK
+
+    def count_groups(self, groups: Iterable) -> Iterator:
+        """``(key, values)`` groups of a join's reduce side, each counted by its values
+        (``(input, value)`` pairs: each input's records are counted too)."""
+        block: Counter = Counter()
+        inputs = self.inputs
+        for key, values in groups:
+            block[key] += len(values)
+            inputs.update(map(_INPUT, values))
+            if len(block) >= 4 * CAPACITY:
+                self.sketch.add_block(block)
+                block = Counter()
+            yield key, values
+        self.sketch.add_block(block)
+
+    def fold(self) -> None:
+        """The keys tapped since the last fold, into the sketch (a sampled chunk's keys
+        count ``EVERY`` times)."""
+        if self.keys:
+            block = Counter(self.keys)
+            self.keys.clear()
+            self.sketch.add_block(block)
+        if self.sampled:
+            block = Counter(self.sampled)
+            self.sampled.clear()
+            self.sketch.add_block(block, EVERY)
+
+    # --- the host's hooks ------------------------------------------------------------
+    def boundary(self, host: Any, inputs: int, outputs: int) -> None:
+        self.fold()
+
+    def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
+        """A grouped pandas function's group: ``(key, frame)`` counts its rows."""
+        if isinstance(batch, tuple) and len(batch) == 2:
+            key = batch[0]
+            self.sketch.add_block(Counter({tuple(key) if isinstance(key, tuple) else key: rows}))
+
+    def beat(self, host: Any) -> None:
+        now = time.monotonic()
+        if now - self.last_sent >= SEND_PERIOD:
+            self.last_sent = now
+            self.fold()
+            self._send(host, SENT)
+
+    def end(self, host: Any, message: dict) -> None:
+        self.fold()
+        summary = self.summary(host, None)
+        self._send(host, SENT)
+        if host.status.wire == "ok" and _recording(host):
+            try:
+                write_summary(skew_path(host.spec.run.store_path, host.worker), summary)
+            except Exception as exc:  # the run goes on; its skew report says what is missing
+                host.alert(self.name, "write", exc)
+        return None
+
+    # --- what travels ----------------------------------------------------------------
+    def summary(self, host: Any, k: int | None) -> dict:
+        """The sketch as JSON: keys tagged (``state.encode``) with their reduce partition."""
+        from .state import encode
+
+        sketch = self.sketch
+        top = sketch.top()
+        error = sketch.error
+        if k is not None and len(top) > k:  # the keys left out: no more than the k+1-th
+            error += top[k][1]
+            top = top[:k]
+        return {"n": sketch.n, "capacity": sketch.capacity, "error": error,
+                "estimated": sketch.estimated,
+                "inputs": {str(i): n for i, n in self.inputs.items()},
+                "keys": [[encode(key), count, self.partition_of(host, key)]
+                         for key, count in top]}
+
+    def partition_of(self, host: Any, key: Any) -> int:
+        """The reduce partition the job's partitioner sends ``key`` to (a reduce side's
+        or a group's: this worker's own partition)."""
+        if self.shuffle is None:
+            return host.worker["partition"]
+        partitions, partition_func = self.shuffle
+        try:
+            return int(partition_func(key) % partitions)
+        except Exception:
+            return -1
+
+    def _send(self, host: Any, k: int) -> None:
+        host.channel.send({"type": "agent", "agent": AGENT, "worker": host.worker,
+                           "payload": self.summary(host, k)})
+
+
+def _appending(records: Iterable, append: Any) -> Iterator:
+    """The records, unchanged, each one's key passed to ``append`` by C calls only
+    (``compress`` pulls the record, then its selector: the key of the same record)."""
+    passing, keyed = tee(records)
+    return compress(passing, map(not_, map(append, map(_KEY, keyed))))
+
+
+def _recording(host: Any) -> bool:
+    """Not after the run (a job regenerating records after it runs the hosts too)."""
+    from .channel import _run_has_ended
+
+    return not _run_has_ended(host.spec.run)
+
+
+def keyed_worker(spec: Any) -> bool:
+    """Whether a worker of ``spec`` counts keys under ``--skew``."""
+    return spec.phase == "combine" or spec.api in JOINS or spec.api == "applyInPandas"
+
+
+def write_summary(path: str, summary: Mapping) -> str:
+    """One worker's sketch as JSON (atomically: temp file, then rename)."""
+    import os
+
+    from ..store import layout
+
+    layout.with_parent(path)
+    tmp = layout.temp_path(path)
+    with open(tmp, "w", encoding="utf-8") as out:
+        json.dump(summary, out)
+    os.replace(tmp, path)
+    return path

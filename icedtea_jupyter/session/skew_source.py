@@ -1,0 +1,77 @@
+"""What ``run.skew(op)`` reads from a run (``skew/source.py``), live or from the store."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..executor.skew import AGENT
+from ..skew.source import SkewSource
+from ..store import layout
+from .metrics import successful_attempts
+
+SAMPLE = 12
+
+
+def skew_source(run: Any) -> SkewSource:
+    """The loads and sketches of ``run``: live while it records, else its successful
+    task attempts in the store; with the pipeline, for a run recorded in this kernel."""
+    live = run.status == "running"
+    source = SkewSource(run.dag, run.cell, _workers(run, live), _sketches(run, live),
+                        live=live, skew_recorded=bool(run.options.get("skew")),
+                        wall=run.duration, run_id=run.id)
+    recorder = getattr(run, "recorder", None)
+    namespace = getattr(run, "namespace", None)
+    if recorder is not None and namespace is not None and not live:
+        source.namespace = namespace
+        source.functions = {node: kept.functions for node, kept in recorder.kept.items()
+                            if hasattr(kept, "functions")}
+        source.sample = lambda node, keys: _sample(recorder, node, keys)
+        source.rerun = lambda splits: _rerun(run, splits)
+    return source
+
+
+def _workers(run: Any, live: bool) -> list[dict]:
+    if live:
+        return run._worker_states()
+    ok = successful_attempts(run.store.worker_table())
+    return [] if ok.empty else ok.to_dict("records")
+
+
+def _sketches(run: Any, live: bool) -> dict[int, list[dict]]:
+    sketches: dict[int, list[dict]] = {}
+    if live:
+        agent = run.coordinator.agent(AGENT) if run.coordinator is not None else None
+        for key, summary in (agent.latest().items() if agent is not None else ()):
+            sketches.setdefault(key[0], []).append(summary)
+        return sketches
+    ok = successful_attempts(run.store.worker_table())
+    wanted = set() if ok.empty else set(zip(ok["operator"], ok["stage"], ok["partition"],
+                                            ok["attempt"], ok["task"]))
+    for name, path in layout.skew_files(run.path):
+        if (name.operator, name.stage, name.partition, name.attempt, name.task) in wanted:
+            with open(path, encoding="utf-8") as f:
+                sketches.setdefault(name.operator, []).append(json.load(f))
+    return sketches
+
+
+def _sample(recorder: Any, node: int, keys: list) -> list:
+    """Up to ``SAMPLE`` records of the heavy keys, read with Spark from the map side's input."""
+    upstream = recorder.upstreams.get(node)
+    if upstream is None:
+        return []
+    heavy = set(keys)
+    return upstream.filter(lambda record: record[0] in heavy).take(SAMPLE)
+
+
+def _rerun(run: Any, splits: dict) -> Any:
+    """The cell again, in a copy of its namespace, with ``splits`` salted."""
+    from .execution import RunOptions, start_run
+
+    options = run.options
+    known = {k: options[k] for k in ("interesting", "interact_every", "interact_when",
+                                     "record_inputs", "lineage", "checkpoint", "tau",
+                                     "replay_memory") if k in options}
+    return start_run(run.cell, dict(run.namespace),
+                     RunOptions(store=os.path.dirname(run.path), skew=True, prepare=False,
+                                splits=splits, **known))

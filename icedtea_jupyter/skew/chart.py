@@ -1,0 +1,81 @@
+"""Altair (Vega-Lite 5) charts of a skew report: one spec for the cell and the sidebar.
+
+``partitions_chart``: a bar per partition of the operator's load, stacked by its heavy
+keys (the eight heaviest by name, the rest of the partition as ``other``), flagged
+partitions outlined; clicking a bar selects the partition (the ``partition`` parameter:
+the sidebar listens to it and lists the partition's keys). ``heatmap``: the records of
+every Python operator on every partition. ``side_by_side``: two runs' bars with their
+wall times (a mitigation against the run it fixes).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+NAMED_KEYS = 8
+OTHER = "other"
+
+
+def _altair() -> Any:
+    """Altair, drawing with JupyterLab's own Vega renderer: Altair's default renderer
+    loads vega from a CDN, which a notebook offline cannot reach (a user's choice of
+    another renderer stays)."""
+    import altair as alt
+
+    if alt.renderers.active == "default":
+        alt.renderers.enable("mimetype")
+    return alt
+
+
+def stacked_rows(partitions: pd.DataFrame, keys: pd.DataFrame, load: str,
+                 flagged: set[int]) -> pd.DataFrame:
+    """One row per (partition, key segment): the named heavy keys' records and the rest."""
+    named = keys.head(NAMED_KEYS)
+    rows = []
+    for part, total in zip(partitions["partition"], partitions[load]):
+        total = float(total or 0)
+        mine = named[named["partition"] == part] if load == "key_records" else named.iloc[0:0]
+        used = 0.0
+        for key, count in zip(mine["key"], mine["count"]):
+            rows.append({"partition": int(part), "segment": repr(key), "load": float(count),
+                         "skewed": int(part) in flagged})
+            used += float(count)
+        rows.append({"partition": int(part), "segment": OTHER, "load": max(total - used, 0.0),
+                     "skewed": int(part) in flagged})
+    return pd.DataFrame(rows, columns=["partition", "segment", "load", "skewed"])
+
+
+def partitions_chart(rows: pd.DataFrame, title: str, load: str) -> Any:
+    """Bars per partition stacked by heavy key; a click selects a partition."""
+    alt = _altair()
+    pick = alt.selection_point(name="partition", fields=["partition"], on="click")
+    return alt.Chart(rows, title=title).mark_bar().encode(
+        x=alt.X("partition:O", title="partition"),
+        y=alt.Y("load:Q", title=load.replace("_", " ")),
+        color=alt.Color("segment:N", title="key", legend=alt.Legend(orient="bottom",
+                                                                    columns=2)),
+        stroke=alt.condition("datum.skewed", alt.value("#d62728"), alt.value(None)),
+        strokeWidth=alt.condition("datum.skewed", alt.value(2), alt.value(0)),
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.55)),
+        tooltip=["partition:O", "segment:N", alt.Tooltip("load:Q", format=",.0f"),
+                 "skewed:N"],
+    ).add_params(pick).properties(width=360, height=180)
+
+
+def heatmap(workers: pd.DataFrame, title: str) -> Any:
+    """Partitions × operators, coloured by records in."""
+    alt = _altair()
+    return alt.Chart(workers, title=title).mark_rect().encode(
+        x=alt.X("partition:O"), y=alt.Y("operator:N", sort=None),
+        color=alt.Color("records_in:Q", title="records in"),
+        tooltip=["operator:N", "partition:O", alt.Tooltip("records_in:Q", format=","),
+                 alt.Tooltip("seconds:Q", format=".2f")],
+    ).properties(width=360)
+
+
+def side_by_side(before: Any, after: Any, wall: tuple[float, float]) -> Any:
+    """Two charts side by side, each titled with its run's wall time."""
+    alt = _altair()
+    return alt.hconcat(before.properties(title=f"before: {wall[0]:.2f} s", width=260),
+                       after.properties(title=f"after: {wall[1]:.2f} s", width=260))

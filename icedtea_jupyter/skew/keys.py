@@ -1,0 +1,84 @@
+"""Heavy keys of an operator: the workers' sketches merged, each key with its partition.
+
+Each key-counting worker (``executor/skew.py``) reports a Misra–Gries summary whose
+keys travel as tagged JSON (``executor/state.encode``) with the reduce partition the
+job's partitioner sends them to. Merged here (mergeable summaries: the error bounds
+add up), a key's ``count`` is a lower bound of its records and ``count + error`` an
+upper bound.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..executor.skew import CAPACITY, HeavyHitters
+from ..executor.state import decode
+
+KEY_COLUMNS = ["key", "count", "share", "partition"]
+
+
+@dataclass
+class Keys:
+    """The merged sketch of one operator's workers."""
+
+    sketch: HeavyHitters = field(default_factory=HeavyHitters)
+    values: dict[str, Any] = field(default_factory=dict)  # canonical JSON -> the key
+    partitions: dict[str, int] = field(default_factory=dict)  # canonical JSON -> partition
+    workers: int = 0
+    inputs: dict[int, int] = field(default_factory=dict)  # a join's records per input
+
+    @property
+    def n(self) -> int:
+        return self.sketch.n
+
+    @property
+    def error(self) -> int:
+        return self.sketch.error
+
+    def frame(self, top: int | None = 20) -> pd.DataFrame:
+        """key, count, share (of all the records counted), partition; heaviest first."""
+        n = self.sketch.n or 1
+        rows = [(self.values[k], count, count / n, self.partitions.get(k, -1))
+                for k, count in self.sketch.top(top)]
+        return pd.DataFrame(rows, columns=KEY_COLUMNS)
+
+    def per_partition(self) -> dict[int, int]:
+        """The records of the sketch's keys per partition (lower bounds)."""
+        totals: dict[int, int] = {}
+        for k, count in self.sketch.counts.items():
+            part = self.partitions.get(k, -1)
+            totals[part] = totals.get(part, 0) + count
+        return totals
+
+    def heavy(self, share: float = 0.01) -> list[str]:
+        """The keys (canonical JSON) counted above ``share`` of the records, or the
+        heaviest one."""
+        n = self.sketch.n or 1
+        top = self.sketch.top()
+        return [k for k, count in top if count / n >= share] or [k for k, _ in top[:1]]
+
+
+def merge_summaries(summaries: Iterable[dict]) -> Keys:
+    """The workers' summaries (``{"n", "capacity", "error", "keys": [[key, count,
+    partition]]}``), merged."""
+    keys = Keys(HeavyHitters(CAPACITY))
+    for summary in summaries:
+        worker = HeavyHitters(int(summary.get("capacity", CAPACITY)))
+        worker.n, worker.error = int(summary.get("n", 0)), int(summary.get("error", 0))
+        worker.estimated = int(summary.get("estimated", 0))
+        for encoded, count, part in summary.get("keys", []):
+            canonical = json.dumps(encoded, sort_keys=True)
+            worker.counts[canonical] = int(count)
+            if canonical not in keys.values:
+                keys.values[canonical] = decode(encoded)
+            if part is not None and part >= 0:
+                keys.partitions[canonical] = int(part)
+        keys.sketch.merge(worker)
+        keys.workers += 1
+        for index, count in summary.get("inputs", {}).items():
+            keys.inputs[int(index)] = keys.inputs.get(int(index), 0) + int(count)
+    return keys

@@ -1,0 +1,192 @@
+"""``run.skew(operator)``: an operator's load per partition, its heavy keys, the skew
+test, advice and charts (Reshape), final from the run store or live while it records.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from .advice import Advice, Situation, advise
+from .chart import heatmap, partitions_chart, side_by_side, stacked_rows
+from .keys import Keys, merge_summaries
+from .rules import Rules, skewed
+from .source import SkewSource, key_node, load_node
+
+PARTITION_COLUMNS = ["partition", "records", "bytes", "seconds"]
+
+
+class SkewReport:
+    """The skew of one operator (see the README's Skew section)."""
+
+    def __init__(self, source: SkewSource, operator: str, rules: Rules | None = None,
+                 top: int = 20) -> None:
+        node = source.dag.node(operator)  # KeyError names the operators
+        if node.kind != "python":
+            raise ValueError(f"{node.name!r} is a JVM operator ({node.api}): Python "
+                             "operators have per-partition loads; name one of "
+                             + ", ".join(repr(n.name) for n in source.dag.python_operators))
+        self.source, self.top = source, top
+        self.node = load_node(source.dag, node)
+        self.key_node = key_node(source.dag, node)
+        self.operator = self.node.name
+        self.api = self.node.api
+        self.live = source.live
+        self.keys_sketch: Keys = merge_summaries(source.sketches.get(self.key_node.id, []))
+        keyed = self.keyed
+        self.rules = rules or Rules(load="key_records" if keyed else "records")
+        self.rules.resolved({})  # a load that is none, a factor below 0: ValueError now
+
+    @property
+    def keyed(self) -> bool:
+        """Whether the operator's keys were counted (``--skew``, a key-partitioned one)."""
+        return self.keys_sketch.n > 0
+
+    # --- loads ---------------------------------------------------------------------
+    @property
+    def partitions(self) -> pd.DataFrame:
+        """partition, records, bytes, seconds (and ``key_records`` for keyed operators:
+        the records the partition's keys carry, the heavy ones counted, the rest spread
+        like the partition's own records; ``running`` while the run records)."""
+        rows: dict[int, dict] = {}
+        for w in self.source.workers:
+            if w["operator"] != self.node.id:
+                continue
+            row = rows.setdefault(int(w["partition"]), {"partition": int(w["partition"]),
+                                                       "records": 0, "bytes": 0,
+                                                       "seconds": 0.0, "running": False})
+            row["records"] += int(w.get("records_in") or 0)
+            row["bytes"] += int(w.get("bytes_in") or 0)
+            row["seconds"] += float(w.get("seconds") or 0.0)
+            row["running"] |= w.get("status") == "running"
+        if self.keyed and self.node.partitions:  # a reduce side not yet run
+            for part in range(self.node.partitions):
+                rows.setdefault(part, {"partition": part, "records": 0, "bytes": 0,
+                                       "seconds": 0.0, "running": False})
+        frame = pd.DataFrame(sorted(rows.values(), key=lambda r: r["partition"]),
+                             columns=PARTITION_COLUMNS + ["running"])
+        if self.keyed:
+            frame["key_records"] = self._key_records(frame)
+        if not self.live:
+            frame = frame.drop(columns="running")
+        return frame
+
+    def _key_records(self, frame: pd.DataFrame) -> list[float]:
+        heavy = self.keys_sketch.per_partition()
+        rest = max(self.keys_sketch.n - sum(heavy.values()), 0)
+        total = float(frame["records"].sum())
+        if not total:  # live, before the reduce side: the rest spread evenly
+            return [heavy.get(p, 0) + rest / len(frame) for p in frame["partition"]]
+        return [heavy.get(p, 0) + rest * r / total
+                for p, r in zip(frame["partition"], frame["records"])]
+
+    def loads(self) -> dict[int, float]:
+        """partition -> the load the skew test uses (``rules.load``)."""
+        frame = self.partitions
+        if frame.empty or self.rules.load not in frame:
+            return {}
+        return {int(p): float(v) for p, v in zip(frame["partition"], frame[self.rules.load])}
+
+    # --- keys, the test, advice ---------------------------------------------------------
+    @property
+    def keys(self) -> pd.DataFrame:
+        """key, count (a lower bound: ``count + error`` bounds it above), share of the
+        records counted, partition; heaviest first."""
+        return self.keys_sketch.frame(self.top)
+
+    @property
+    def error(self) -> int:
+        """The sketch's error bound, in records (see ``executor/skew.py``)."""
+        return self.keys_sketch.error
+
+    @property
+    def estimated(self) -> int:
+        """Records whose keys were sampled (one chunk in 16 after a map-side worker's
+        first 16,384 records) rather than all counted: their counts are estimates."""
+        return self.keys_sketch.sketch.estimated
+
+    @property
+    def skewed(self) -> pd.DataFrame:
+        """The partitions either rule flags: partition, load, rule, why."""
+        return skewed(self.loads(), self.rules)
+
+    @property
+    def parameters(self) -> dict:
+        """Both rules' parameters as used (defaults filled in)."""
+        return self.rules.resolved(self.loads()).as_dict()
+
+    @property
+    def advice(self) -> list[Advice]:
+        """Remedies, best first, each with code and the heaviest partition's shrink."""
+        keys = self.keys_sketch
+        canonical = keys.heavy()
+        heavy_keys = [keys.values[k] for k in canonical]
+        per_part: dict[int, float] = {}
+        for k in canonical:
+            part = keys.partitions.get(k, -1)
+            per_part[part] = per_part.get(part, 0) + keys.sketch.counts.get(k, 0)
+        top = keys.sketch.top(1)
+        return advise(Situation(self.api, self.loads(), per_part, heavy_keys,
+                                float(top[0][1]) if top else 0.0, self.source.cell,
+                                self._input_records()))
+
+    def _input_records(self) -> list[float]:
+        """A join's records per input (its reduce side counts them under --skew)."""
+        counted = self.keys_sketch.inputs
+        return [float(counted.get(i, 0)) for i in range(max(counted) + 1)] if counted else []
+
+    # --- charts ---------------------------------------------------------------------------
+    def chart(self) -> Any:
+        """An Altair chart: partitions × load, stacked by heavy key, flagged ones outlined."""
+        flagged = set(int(p) for p in self.skewed["partition"])
+        rows = stacked_rows(self.partitions, self.keys, self.rules.load, flagged)
+        state = "live" if self.live else "final"
+        load = self.rules.load.replace("_", " ")
+        return partitions_chart(rows, f"{self.operator}: {load} per partition ({state})",
+                                self.rules.load)
+
+    def heatmap(self) -> Any:
+        """Records in of every Python operator on every partition."""
+        names = self.source.dag.names()
+        frame = pd.DataFrame([{"operator": names.get(w["operator"], str(w["operator"])),
+                               "partition": int(w["partition"]),
+                               "records_in": int(w.get("records_in") or 0),
+                               "seconds": float(w.get("seconds") or 0.0)}
+                              for w in self.source.workers],
+                             columns=["operator", "partition", "records_in", "seconds"])
+        frame = frame.groupby(["operator", "partition"], as_index=False).sum()
+        return heatmap(frame, "records in per operator and partition")
+
+    def compare(self, other: SkewReport) -> Any:
+        """This report's chart beside ``other``'s, with both runs' wall times."""
+        return side_by_side(self.chart(), other.chart(), (self.source.wall, other.source.wall))
+
+    def to_json(self) -> dict:
+        """What the sidebar shows: the frames as rows and the chart's Vega-Lite spec."""
+        import json
+
+        def rows(frame: pd.DataFrame) -> list[dict]:
+            return json.loads(frame.to_json(orient="records", default_handler=repr))
+
+        keys = self.keys.assign(key=lambda f: f["key"].map(repr))
+        return {"operator": self.operator, "api": self.api, "live": self.live,
+                "load": self.rules.load, "partitions": rows(self.partitions),
+                "keys": rows(keys), "error": self.error, "records": self.keys_sketch.n,
+                "estimated": self.estimated,
+                "skewed": rows(self.skewed), "parameters": self.parameters,
+                "advice": [a.as_dict() for a in self.advice],
+                "spec": self.chart().to_dict(), "heatmap": self.heatmap().to_dict()}
+
+    def mitigate(self, salts: int | None = None, timeout: float = 600.0) -> Any:
+        """Re-run the cell with the heavy keys split over ``salts`` partitions (default:
+        the operator's partitions) and merged after; returns the new Run, whose
+        ``mitigation`` compares its results and wall time with this run's."""
+        from .mitigate import mitigate
+
+        return mitigate(self, salts, timeout)
+
+    def __repr__(self) -> str:
+        flagged = sorted(set(int(p) for p in self.skewed["partition"]))
+        return (f"<SkewReport {self.operator!r} ({'live' if self.live else 'final'}): "
+                f"{len(self.loads())} partitions, skewed {flagged}, "
+                f"{len(self.keys)} heavy keys>")

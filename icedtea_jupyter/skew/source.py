@@ -1,0 +1,50 @@
+"""What a skew report reads from a run, given by the session (skew imports no session).
+
+``SkewSource`` is plain data and callables: the DAG, the workers' loads (final: the
+successful attempts; live: the latest counts), the key-counting workers' sketches,
+and, for a run recorded in this kernel, how to sample an aggregation's records and
+how to re-run the cell with heavy keys split (``s.mitigate()``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dag import Dag, OperatorNode
+
+
+@dataclass
+class SkewSource:
+    dag: Dag
+    cell: str
+    workers: list[dict]  # operator (id), partition, status, records_in, bytes_in, seconds
+    sketches: dict[int, list[dict]]  # node id -> its workers' summaries
+    live: bool = False
+    skew_recorded: bool = True  # the run had --skew
+    wall: float = 0.0  # the run's duration, seconds
+    run_id: str = ""
+    functions: dict[int, tuple] = field(default_factory=dict)  # combine node -> functions
+    sample: Callable[[int, list], list] | None = None  # (combine node, keys) -> records
+    rerun: Callable[[dict], Any] | None = None  # {combine node: (keys, salts)} -> Run
+    namespace: dict | None = None  # the cell's globals after the run (its results)
+
+
+def key_node(dag: Dag, node: OperatorNode) -> OperatorNode:
+    """The node whose workers count ``node``'s keys: an aggregation's map side."""
+    if node.phase == "merge":
+        for shuffle in (dag.node(p) for p in node.parents):
+            for parent in (dag.node(p) for p in shuffle.parents):
+                if parent.phase == "combine":
+                    return parent
+    return node
+
+
+def load_node(dag: Dag, node: OperatorNode) -> OperatorNode:
+    """The node whose partitions carry ``node``'s keyed load: an aggregation's reduce side."""
+    if node.phase == "combine":
+        for child in dag.operators:
+            if any(dag.node(p).api == "shuffle" and node.id in dag.node(p).parents
+                   for p in child.parents) and child.phase == "merge":
+                return child
+    return node

@@ -1,0 +1,160 @@
+import { Signal } from '@lumino/signaling';
+
+import type { ClientState } from '../src/comm/client';
+import type { IEventMessage, IRequestParams, IRequestResults, ISkewReport, RequestMethod } from '../src/comm/protocol';
+import { RunsModel } from '../src/runs/model';
+import { SKEW_LIVE_INTERVAL, SkewModel } from '../src/skew/model';
+import { flush } from './fakeKernel';
+import { ManualClock } from './timeTravelKernel';
+
+function report(run: string, operator: string, live: boolean, hot: number): ISkewReport {
+  return {
+    run,
+    operator,
+    operators: ['sum', 'enrich'],
+    api: 'reduceByKey',
+    live,
+    recorded: true,
+    load: 'key_records',
+    partitions: [0, 1, 2].map(p => ({
+      partition: p,
+      records: 10,
+      bytes: 100,
+      seconds: 0.1,
+      key_records: p === 2 ? hot : 50
+    })),
+    keys: [
+      { key: "'hot'", count: hot, share: 0.8, partition: 2 },
+      { key: "'u1'", count: 20, share: 0.05, partition: 0 }
+    ],
+    error: 3,
+    records: 1000,
+    estimated: 0,
+    skewed: [{ partition: 2, load: hot, rule: 'reshape', why: 'φ ≥ η' }],
+    parameters: {},
+    advice: [{ remedy: 'salt', why: 'split', code: 'Salt(HEAVY, 3)', heaviest: hot, after: 60, shrink: 0.5 }],
+    spec: { mark: 'bar', data: { values: [{ partition: 2, load: hot }] } },
+    heatmap: { mark: 'rect', data: { values: [] } }
+  };
+}
+
+/** A kernel's comm as the models see it: one finished or running run, a skew report per call. */
+class FakeSource {
+  state: ClientState = 'ready';
+  stateChanged = new Signal<unknown, ClientState>(this);
+  event = new Signal<unknown, IEventMessage>(this);
+  status: 'running' | 'finished' = 'running';
+  hot = 100;
+  calls: IRequestParams['skew.report'][] = [];
+  fail: string | null = null;
+
+  async request<M extends RequestMethod>(method: M, params: IRequestParams[M]): Promise<IRequestResults[M]> {
+    const run = {
+      id: 'r1',
+      status: this.status,
+      started: 1,
+      ended: null,
+      duration: 1,
+      cell: 'x',
+      path: '/r1',
+      operators: 2
+    };
+    switch (method) {
+      case 'runs.list':
+        return { runs: [run] } as IRequestResults[M];
+      case 'run.get':
+        return {
+          ...run,
+          dag: { operators: [], edges: [], stages: {} },
+          progress: [],
+          error: null,
+          warnings: [],
+          alerts: []
+        } as unknown as IRequestResults[M];
+      case 'skew.report': {
+        const p = params as IRequestParams['skew.report'];
+        this.calls.push(p);
+        if (this.fail) {
+          throw new Error(this.fail);
+        }
+        return report(p.run, p.operator ?? 'sum', this.status === 'running', this.hot) as IRequestResults[M];
+      }
+    }
+    throw new Error(`unexpected ${method}`);
+  }
+
+  progress(): void {
+    this.event.emit({
+      kind: 'event',
+      event: 'run.progress',
+      data: { run: 'r1', status: 'running', duration: 2, progress: [] }
+    });
+  }
+}
+
+async function setup(): Promise<[SkewModel, FakeSource, ManualClock]> {
+  const source = new FakeSource();
+  const clock = new ManualClock();
+  const runs = new RunsModel(source);
+  const model = new SkewModel(runs, source, clock);
+  await flush(30);
+  return [model, source, clock];
+}
+
+describe('SkewModel', () => {
+  it('fetches the selected run’s report and selects a partition’s keys', async () => {
+    const [model, source] = await setup();
+    expect(source.calls).toEqual([{ run: 'r1' }]);
+    expect(model.report?.operator).toBe('sum');
+    expect(model.partitionKeys.map(k => k.key)).toEqual(["'hot'", "'u1'"]);
+    const selected: number[] = [];
+    model.partitionSelected.connect((_, p) => selected.push(p));
+    model.selectPartition(2);
+    model.selectPartition(2);
+    expect(selected).toEqual([2]);
+    expect(model.partition).toBe(2);
+    expect(model.partitionKeys.map(k => k.key)).toEqual(["'hot'"]);
+    expect(model.partitionFlags.map(f => f.rule)).toEqual(['reshape']);
+    model.selectPartition(1);
+    expect(model.partitionKeys).toEqual([]);
+    expect(model.partitionFlags).toEqual([]);
+  });
+
+  it('updates live on progress events, at most once per interval, and once more at the end', async () => {
+    const [model, source, clock] = await setup();
+    for (let i = 0; i < 20; i++) {
+      source.hot = 100 + i;
+      source.progress();
+      clock.advance(10);
+      await flush(5);
+    }
+    // the first progress fetched at once; the other 19 within 200 ms wait for the interval
+    expect(source.calls.length).toBe(2);
+    clock.advance(SKEW_LIVE_INTERVAL);
+    await flush(10);
+    expect(source.calls.length).toBe(3);
+    expect(model.report?.partitions[2].key_records).toBe(119); // the latest counts
+    expect(model.report?.live).toBe(true);
+    source.status = 'finished';
+    source.event.emit({
+      kind: 'event',
+      event: 'run.status',
+      data: { run: 'r1', status: 'finished', error: null, warnings: [] }
+    });
+    await flush(30);
+    expect(model.report?.live).toBe(false);
+  });
+
+  it('asks for another operator, and shows a failed request’s message', async () => {
+    const [model, source] = await setup();
+    model.selectPartition(2);
+    await model.setOperator('enrich');
+    expect(source.calls[source.calls.length - 1]).toEqual({ run: 'r1', operator: 'enrich' });
+    expect(model.report?.operator).toBe('enrich');
+    expect(model.partition).toBeNull();
+    source.fail = "no operator 'gone' in this run";
+    await model.setOperator('gone');
+    expect(model.error).toBe("no operator 'gone' in this run");
+    expect(model.report?.operator).toBe('enrich'); // the last report stays
+  });
+});

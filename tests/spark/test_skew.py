@@ -1,0 +1,152 @@
+"""Skew (--skew): heavy keys and their reduce partitions against exact counts, the skew
+test, advice, and s.mitigate() on skewed pipelines."""
+import random
+from collections import Counter
+
+import pytest
+
+from icedtea_jupyter.skew import MitigationRefused
+
+pytestmark = pytest.mark.spark
+
+
+def skewed_events(n=20_000, hot=0.4, keys=300, seed=7):
+    rng = random.Random(seed)
+    return [("hot" if rng.random() < hot else f"u{rng.randrange(keys)}", rng.randrange(100))
+            for _ in range(n)]
+
+
+EVENTS = skewed_events()
+AGGREGATION = """
+totals = (sc.parallelize(EVENTS, 8).map(lambda e: (e[0], e[1])).setName("by user")
+            .reduceByKey(add, 4).setName("sum").collect())
+"""
+
+
+def spark_partitions(sc, keys, partitions):
+    """Where Spark's own partitionBy sends each key (the job's partitioner)."""
+    pairs = sc.parallelize([(k, None) for k in keys], 2).partitionBy(partitions)
+    return dict(pairs.mapPartitionsWithIndex(lambda i, it: [(k, i) for k, _ in it]).collect())
+
+
+def check_against_exact(s, exact, where):
+    assert s.keys_sketch.n == sum(exact.values())
+    assert s.error <= s.keys_sketch.sketch.bound()
+    for key, count, part in zip(s.keys["key"], s.keys["count"], s.keys["partition"]):
+        assert exact[key] - s.error <= count <= exact[key], key
+        assert part == where[key], key
+
+
+def test_heavy_keys_of_a_skewed_reduce_by_key_and_their_reduce_partitions(record, sc):
+    from operator import add
+
+    run = record(AGGREGATION, {"EVENTS": EVENTS, "add": add}, skew=True)
+    assert run.status == "finished", run.error
+    s = run.skew("sum")
+    exact = Counter(k for k, _ in EVENTS)
+    where = spark_partitions(sc, list(exact), 4)
+    assert s.keys["key"].iloc[0] == "hot" and len(s.keys) == 20
+    check_against_exact(s, exact, where)
+    hot = where["hot"]
+    parts = s.partitions
+    assert list(parts["partition"]) == [0, 1, 2, 3]
+    assert parts["key_records"].sum() == pytest.approx(len(EVENTS))
+    assert parts.set_index("partition")["key_records"][hot] > 0.4 * len(EVENTS)
+    flagged = s.skewed
+    assert set(flagged["partition"]) == {hot} and "reshape" in set(flagged["rule"])
+    advice = s.advice
+    assert advice[0].remedy == "salt" and advice[0].shrink > 0.3
+    assert "Salt(HEAVY, 4)" in advice[0].code and ".reduceByKey(add)" in advice[0].code
+    spec = s.chart().to_dict()
+    assert spec["params"][0]["name"] == "partition" and spec["$schema"].endswith("v5.20.1.json")
+    assert s.estimated == 0  # 2,500 records a map partition: every key counted
+    heat = s.heatmap().to_dict()
+    rows = next(iter(heat["datasets"].values()))
+    assert {r["operator"] for r in rows} == {"by user", "sum (combine)", "sum"}
+    assert sum(r["records_in"] for r in rows if r["operator"] == "by user") == len(EVENTS)
+    # the same report from the map side's name, and from the store after a restart
+    assert run.skew("sum (combine)").operator == "sum"
+    from icedtea_jupyter import open_run
+
+    again = open_run(run.path).skew("sum")
+    assert again.keys.equals(s.keys)
+
+
+def test_without_skew_there_are_loads_but_no_keys(record):
+    from operator import add
+
+    run = record(AGGREGATION, {"EVENTS": EVENTS, "add": add})
+    s = run.skew("sum")
+    assert s.keys.empty and "key_records" not in s.partitions
+    assert s.partitions["records"].sum() > 0 and s.rules.load == "records"
+    with pytest.raises(KeyError, match="no operator 'nope'"):
+        run.skew("nope")
+
+
+JOIN = """
+joined = (sc.parallelize(EVENTS, 4).join(sc.parallelize(USERS, 2), 3)
+            .setName("enrich").collect())
+"""
+
+
+def test_heavy_keys_of_a_skewed_join_count_both_sides(record, sc):
+    users = [(k, f"name of {k}") for k in sorted({k for k, _ in EVENTS})]
+    run = record(JOIN, {"EVENTS": EVENTS, "USERS": users}, skew=True)
+    assert run.status == "finished", run.error
+    s = run.skew("enrich")
+    exact = Counter(k for k, _ in EVENTS) + Counter(k for k, _ in users)
+    check_against_exact(s, exact, spark_partitions(sc, list(exact), 3))
+    assert s.keys["key"].iloc[0] == "hot"
+    assert {a.remedy for a in s.advice} >= {"broadcast", "skew_join"}
+    assert s.advice[0].remedy == "broadcast"  # 301 users against 20,000 events
+
+
+GROUPED = """
+import pandas as pd
+frame = spark.createDataFrame(EVENTS, "user string, amount long")
+def total(key, rows):
+    return pd.DataFrame({"user": [key[0]], "total": [int(rows["amount"].sum())]})
+out = frame.groupBy("user").applyInPandas(total, "user string, total long").collect()
+"""
+
+
+def test_heavy_groups_of_a_dataframe_group_by_with_a_pandas_function(record, spark):
+    run = record(GROUPED, {"EVENTS": EVENTS}, skew=True)
+    assert run.status == "finished", run.error
+    s = run.skew("total")
+    exact = Counter(k for k, _ in EVENTS)
+    rows = (spark.createDataFrame(EVENTS, "user string, amount long").groupBy("user").count()
+            .selectExpr("user", "spark_partition_id() as p").collect())
+    where = {r["user"]: r["p"] for r in rows}
+    keys = s.keys.assign(key=lambda f: f["key"].map(lambda k: k[0]))
+    assert keys["key"].iloc[0] == "hot"
+    for key, count, part in zip(keys["key"], keys["count"], keys["partition"]):
+        assert count == exact[key] and part == where[key]
+    assert s.advice[0].remedy == "salt" and "applyInPandas" in s.advice[0].code
+
+
+def test_mitigate_splits_the_heavy_key_and_keeps_the_answer(record):
+    from operator import add
+
+    run = record(AGGREGATION, {"EVENTS": EVENTS, "add": add}, skew=True)
+    s = run.skew("sum")
+    fixed = s.mitigate()
+    assert fixed.status == "finished", fixed.error
+    assert fixed.mitigation["same_result"] is True and fixed.mitigation["compared"] == ["totals"]
+    assert sorted(fixed.namespace["totals"]) == sorted(run.namespace["totals"])
+    after = fixed.skew("sum")
+    before_top = s.partitions["key_records"].max()
+    assert after.partitions["key_records"].max() < 0.7 * before_top
+    assert after.skewed.empty or set(after.skewed["partition"]) != set(s.skewed["partition"])
+    assert s.compare(after).to_dict()["hconcat"]
+
+
+def test_mitigate_refuses_a_non_associative_aggregation_and_a_join(record):
+    cell = AGGREGATION.replace("add, 4", "lambda a, b: a - b, 4")
+    run = record(cell, {"EVENTS": EVENTS}, skew=True)
+    with pytest.raises(MitigationRefused, match="not associative"):
+        run.skew("sum").mitigate()
+    users = [("hot", "h")]
+    joined = record(JOIN, {"EVENTS": EVENTS[:200], "USERS": users}, skew=True)
+    with pytest.raises(MitigationRefused, match="is a join"):
+        joined.skew("enrich").mitigate()

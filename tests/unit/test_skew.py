@@ -1,0 +1,197 @@
+"""Skew without Spark: the heavy-hitter sketch against exact counts, its tap, the two
+skew rules on synthetic loads, advice, and the checks behind s.mitigate()."""
+import random
+from collections import Counter
+from itertools import islice
+from operator import add
+
+import pytest
+
+from icedtea_jupyter.executor.salting import Salt, Salted, unsalt
+from icedtea_jupyter.executor.skew import HeavyHitters, SkewCounter
+from icedtea_jupyter.skew.advice import Situation, advise, salted_code
+from icedtea_jupyter.skew.keys import merge_summaries
+from icedtea_jupyter.skew.mitigate import MitigationRefused, assigned_names, check_associative, same
+from icedtea_jupyter.skew.rules import Rules, aqe_flags, reshape_flags, skewed
+
+
+def zipf_stream(n, universe, seed):
+    rng = random.Random(seed)
+    weights = [1 / (rank + 1) ** 1.1 for rank in range(universe)]
+    return rng.choices(range(universe), weights, k=n)
+
+
+def sketch_of(stream, capacity, block=5_000):
+    sketch = HeavyHitters(capacity)
+    for start in range(0, len(stream), block):
+        sketch.add_block(Counter(stream[start:start + block]))
+    return sketch
+
+
+def test_sketch_counts_are_lower_bounds_within_the_stated_error():
+    stream = zipf_stream(200_000, 50_000, seed=1)
+    exact = Counter(stream)
+    sketch = sketch_of(stream, capacity=64)
+    assert sketch.n == len(stream) and len(sketch.counts) <= 64
+    assert 0 < sketch.error <= sketch.bound()
+    for key, count in sketch.counts.items():
+        assert exact[key] - sketch.error <= count <= exact[key]
+    # every key above the error bound is found, the heaviest ones in order
+    assert {k for k, c in exact.items() if c > sketch.error} <= set(sketch.counts)
+    assert [k for k, _ in sketch.top(5)] == [k for k, _ in exact.most_common(5)]
+
+
+def test_merged_sketches_keep_the_bound():
+    streams = [zipf_stream(50_000, 20_000, seed=s) for s in range(4)]
+    merged = HeavyHitters(64)
+    for stream in streams:
+        merged.merge(sketch_of(stream, 64))
+    exact = Counter(k for stream in streams for k in stream)
+    assert merged.n == sum(exact.values()) and merged.error <= merged.bound()
+    for key, count in merged.counts.items():
+        assert exact[key] - merged.error <= count <= exact[key]
+
+
+class FakeHost:
+    class spec:
+        shuffle = (3, hash)
+
+    worker = {"partition": 1}
+
+
+def test_the_tap_passes_records_unchanged_without_reading_ahead():
+    counter = SkewCounter(FakeHost())
+    pulled = []
+
+    def source():
+        for i in range(10):
+            pulled.append(i)
+            yield (f"k{i % 3}", i)
+
+    tapped = counter.tap(source())
+    assert list(islice(tapped, 4)) == [(f"k{i % 3}", i) for i in range(4)]
+    assert pulled == [0, 1, 2, 3]  # the next record is not pulled before it is wanted
+    assert list(tapped) == [(f"k{i % 3}", i) for i in range(4, 10)]
+    counter.fold()
+    assert counter.sketch.counts == {"k0": 4, "k1": 3, "k2": 3}
+    summary = counter.summary(FakeHost(), 2)
+    assert summary["n"] == 10 and len(summary["keys"]) == 2 and summary["error"] == 3
+    assert summary["keys"][0] == ["k0", 4, hash("k0") % 3]
+    keys = merge_summaries([summary, summary])
+    assert keys.n == 20 and keys.frame()["count"].tolist()[0] == 8
+
+
+def test_groups_of_a_join_count_values_and_inputs():
+    counter = SkewCounter(FakeHost())
+    counter.shuffle = None
+    groups = [("a", [(0, 1), (0, 2), (1, "x")]), ("b", [(1, "y")])]
+    assert list(counter.count_groups(iter(groups))) == groups
+    assert counter.sketch.counts == {"a": 3, "b": 1} and counter.inputs == {0: 2, 1: 2}
+    assert counter.partition_of(FakeHost(), "a") == 1  # a reduce side: its own partition
+
+
+LOADS = {0: 100.0, 1: 110.0, 2: 900.0, 3: 95.0, 4: 105.0}
+
+
+def test_both_rules_flag_the_skewed_partition_and_not_the_others():
+    assert [f["partition"] for f in reshape_flags(LOADS, eta=300, tau=200)] == [2]
+    assert "C = partition 3" in reshape_flags(LOADS, eta=300, tau=200)[0]["why"]
+    assert [f["partition"] for f in aqe_flags(LOADS, factor=5, threshold=0)] == [2]
+    assert aqe_flags(LOADS, factor=5, threshold=1000) == []  # not above the threshold
+    frame = skewed(LOADS, Rules())  # defaults: η = 2 × median, τ = median
+    assert sorted(zip(frame["partition"], frame["rule"])) == [(2, "aqe"), (2, "reshape")]
+    assert skewed({p: 100.0 for p in range(4)}, Rules()).empty
+    with pytest.raises(ValueError, match="load='rows' is not a load"):
+        skewed(LOADS, Rules(load="rows"))
+
+
+CELL = 'totals = sc.parallelize(E, 8).map(f).reduceByKey(add, 4).setName("sum").collect()'
+
+
+def situation(api, inputs=()):
+    return Situation(api, LOADS, {2: 700.0}, ["hot"], 700.0, CELL, list(inputs))
+
+
+def test_advice_names_the_remedy_for_each_kind_of_operator():
+    salt = advise(situation("reduceByKey"))[0]
+    assert salt.remedy == "salt" and salt.after < salt.heaviest and salt.shrink > 0.5
+    assert ".mapPartitionsWithIndex(Salt(HEAVY, 5)).reduceByKey(add, 4)" \
+           ".map(unsalt).reduceByKey(add)" in salt.code
+    assert [a.remedy for a in advise(situation("join", [20_000, 300]))] == \
+        ["broadcast", "skew_join"]
+    assert [a.remedy for a in advise(situation("join", [20_000, 19_000]))] == ["skew_join"]
+    assert advise(situation("applyInPandas"))[0].remedy == "salt"
+    assert advise(situation("groupByKey"))[0].remedy == "aggregate"
+    assert advise(situation("map"))[0].remedy == "repartition"
+    assert "reduceByKey(<merge>)" in salted_code("x = 1", "foldByKey", ["a"], 2)
+
+
+def test_salting_spreads_a_key_and_unsalting_merges_it_back():
+    records = [("hot", 1)] * 6 + [("cold", 2)]
+    salted = list(Salt({"hot"}, 3)(0, records))
+    assert Counter(k for k, _ in salted) == {Salted("hot", 0): 2, Salted("hot", 1): 2,
+                                             Salted("hot", 2): 2, "cold": 1}
+    assert sorted(map(unsalt, salted)) == sorted(records)
+    with pytest.raises(ValueError, match="at least 2"):
+        Salt({"hot"}, 1)
+
+
+def test_the_checks_behind_mitigate():
+    check_associative((lambda v: v, add, add), [("k", v) for v in (1, 5, 9)])
+    with pytest.raises(MitigationRefused, match="not associative"):
+        check_associative((lambda v: v, None, lambda a, b: a - b), [("k", v) for v in (1, 5, 9)])
+    assert same([("a", 0.1 + 0.2), ("b", 1)], [("b", 1), ("a", 0.3)])
+    assert not same([("a", 1)], [("a", 2)])
+    assert assigned_names("x = 1\ny, z = 2, 3\nprint(x)") == ["x", "y", "z"]
+
+
+def test_the_coordinator_keeps_each_workers_latest_sketch_and_tells_the_run():
+    from icedtea_jupyter.agents.skew import SkewCoordinator
+
+    class FakeRun:
+        events: list = []
+
+        def emit(self, kind, data):
+            self.events.append((kind, data))
+
+    coordinator, run = SkewCoordinator(), FakeRun()
+    coordinator.init(run)
+    worker = {"operator": 1, "stage": 2, "partition": 0, "attempt": 0, "task": 9}
+    coordinator.receive_message(worker, {"n": 10, "keys": []})
+    coordinator.receive_message(worker, {"n": 25, "keys": [["hot", 20, 1]]})
+    coordinator.receive_message(worker, "not a sketch")  # ignored
+    (key, latest), = coordinator.latest().items()
+    assert key == (1, 2, 0, 0, 9) and latest["n"] == 25
+    assert run.events == [("skew", {"operator": 1})] * 2
+
+
+def test_after_the_first_records_one_chunk_in_every_few_is_counted_and_weighted():
+    from icedtea_jupyter.executor.skew import CHUNK, EVERY, EXACT
+
+    counter = SkewCounter(FakeHost())
+    total = EXACT + 64 * CHUNK
+    records = [("hot" if i % 4 == 0 else f"k{i % 97}", i) for i in range(total)]
+    assert list(counter.tap(iter(records))) == records
+    counter.fold()
+    sketch = counter.sketch
+    assert sketch.n == EXACT + 64 * CHUNK  # 4 of 64 chunks counted, 16 times each
+    assert sketch.estimated == 64 * CHUNK and 64 % EVERY == 0
+    assert sketch.counts["hot"] == total // 4  # one key in four, in every chunk
+
+
+def test_mitigate_refuses_heavy_keys_that_travelled_as_descriptions():
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.dag import Dag
+    from icedtea_jupyter.executor.state import encode
+    from icedtea_jupyter.skew import SkewReport, SkewSource
+    from icedtea_jupyter.skew.mitigate import mitigate
+
+    dag = Dag()
+    dag.add("sum", "python", "reduceByKey", [], "merge")
+    key = SimpleNamespace(user="hot")  # an object: it travels as its type, repr, attributes
+    summary = {"n": 10, "capacity": 512, "error": 0, "keys": [[encode(key), 9, 0]]}
+    source = SkewSource(dag, "", [], {0: [summary]}, rerun=lambda splits: None,
+                        sample=lambda node, keys: [])
+    with pytest.raises(MitigationRefused, match="came back from the workers as a description"):
+        mitigate(SkewReport(source, "sum"), None, 1.0)

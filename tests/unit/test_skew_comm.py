@@ -1,0 +1,81 @@
+"""The sidebar's skew.report on a stored run: the flagged partition and its keys, typed by
+the schema, and error replies that say what is wrong."""
+import pytest
+
+from icedtea_jupyter.comm import target
+from icedtea_jupyter.dag import Dag
+from icedtea_jupyter.executor.skew import write_summary
+from icedtea_jupyter.session import registry
+from icedtea_jupyter.session.run import Run
+from icedtea_jupyter.store import layout
+from icedtea_jupyter.store.run_store import RunStore
+from tests.unit.fakes import FakeComm
+
+COMBINERS = {0: 40, 1: 42, 2: 38, 3: 41}  # combiners each reduce partition received
+HOT = {"n": 10_000, "capacity": 512, "error": 0, "inputs": {},
+       "keys": [["hot", 4000, 2], ["u1", 30, 0], ["u2", 25, 1]]}
+
+
+def worker(operator, partition, task, records):
+    return {"type": "worker_end", "status": "ok", "records_in": records, "records_out": records,
+            "bytes_in": records * 10, "seconds": records / 1000, "started": 1.0, "ended": 2.0,
+            "exhausted": True, "error": None,
+            "worker": {"operator": operator, "partition": partition, "stage": operator,
+                       "attempt": 0, "task": task}}
+
+
+@pytest.fixture
+def skewed_run(tmp_path):
+    """A stored reduceByKey run: 'sum (combine)' counted 'hot' into reduce partition 2."""
+    store = RunStore.create(str(tmp_path), "run-k")
+    dag = Dag()
+    dag.add("parallelize", "jvm", "parallelize", [])
+    dag.add("sum (combine)", "python", "reduceByKey", [0], "combine")
+    dag.add("shuffle", "jvm", "shuffle", [1])
+    dag.add("sum", "python", "reduceByKey", [2], "merge")
+    for p in range(2):
+        store.write_worker(worker(1, p, 10 + p, 5000))
+        write_summary(layout.skew_path(store.path, worker(1, p, 10 + p, 0)["worker"]),
+                      dict(HOT, n=5000, keys=[["hot", 2000, 2], ["u1", 15, 0], ["u2", 12, 1]]))
+    for p, combiners in COMBINERS.items():
+        store.write_worker(worker(3, p, 20 + p, combiners))
+    manifest = {"id": "run-k", "status": "finished", "started": 1.0, "ended": 3.0,
+                "cell": "totals = rdd.reduceByKey(add, 4).setName('sum').collect()",
+                "dag": dag.to_json(), "options": {"skew": True}}
+    store.write_manifest(manifest)
+    run = Run(store, manifest, dag)
+    registry.add(run)
+    yield run
+    registry._RUNS.remove(run)
+
+
+def test_skew_report_flags_the_hot_partition_and_lists_its_keys(skewed_run):
+    comm = FakeComm()
+    target._on_open(comm, {})
+    reply = comm.request("skew.report", run="run-k")  # the reduce side, by default
+    assert reply["ok"], reply["error"]
+    view = reply["result"]
+    assert view["operator"] == "sum" and view["operators"] == ["sum"] and view["recorded"]
+    assert view["load"] == "key_records" and view["records"] == 10_000
+    assert [k["key"] for k in view["keys"]] == ["'hot'", "'u1'", "'u2'"]
+    assert view["keys"][0] == {"key": "'hot'", "count": 4000, "share": 0.4, "partition": 2}
+    assert {f["partition"] for f in view["skewed"]} == {2}
+    assert view["advice"][0]["remedy"] == "salt"
+    assert view["spec"]["params"][0]["name"] == "partition"
+    by_records = comm.request("skew.report", run="run-k", load="records", factor=1.03)
+    assert by_records["ok"] and {f["partition"] for f in by_records["result"]["skewed"]} == {1}
+    comm.close()  # every message conformed to the schema
+
+
+@pytest.mark.parametrize("params, kind, words", [
+    ({"operator": "nope"}, "not_found", "no operator 'nope'"),
+    ({"operator": "shuffle"}, "bad_request", "is a JVM operator"),
+    ({"load": "rows"}, "bad_request", "load='rows' is not a load"),
+    ({"run": "missing"}, "not_found", "missing"),
+])
+def test_bad_skew_requests_get_error_replies_that_say_why(skewed_run, params, kind, words):
+    comm = FakeComm()
+    target._on_open(comm, {})
+    reply = comm.request("skew.report", **{"run": "run-k", **params})
+    assert not reply["ok"] and reply["error"]["type"] == kind
+    assert words in reply["error"]["message"]

@@ -285,6 +285,17 @@ def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None,
     return Trace("forward", lineage, walk_forward(lineage, start), [graph.output().id])
 
 
+def output_rows(lineage: Lineage) -> tuple[str, list[tuple[int, int, Any]]]:
+    """The cell's last operator and its output rows: (partition, position, record)."""
+    node = lineage.graph.output()
+    if lineage.run.output_rdd(node.id) is None:
+        raise LookupError(f"run {lineage.run.id} has no output rows to show: this kernel no "
+                          "longer has its pipeline (a reopened run); name a row by its id: "
+                          "run.trace_back(at=(partition, position))")
+    records = lineage.records(node.id, None)
+    return node.name, [(part, pos, records[(part, pos)]) for part, pos in sorted(records)]
+
+
 def _no_match(where: str, selector: Any, what: str) -> str:
     described = "the predicate" if callable(selector) else repr(selector)
     return (f"no {what} of {where} matches {described}: pass a record of it (equal by ==) "
@@ -327,6 +338,12 @@ class Trace:
         """The records the trace ends at: the source records of a backward trace, the
         output rows of a forward one (none: the record was filtered out)."""
         return self._frame(self._ends)
+
+    def rows(self, operator: str | None = None) -> list[TracedRecord]:
+        """The records :meth:`to_pandas` lists (or :meth:`at` ``operator``), as tuples."""
+        if operator is None:
+            return self._rows(self._ends)
+        return self._rows([self._lineage.graph.dag.node(operator).id])
 
     def first(self) -> TracedRecord:
         """The first record :meth:`to_pandas` lists."""

@@ -3,6 +3,7 @@ import { MainAreaWidget } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { IcedteaClient } from './comm/client';
+import { LineageModel } from './lineage/lineageModel';
 import { NotebookFollower } from './runs/follower';
 import { RunsModel } from './runs/model';
 import { IcedteaSidebar } from './sidebar';
@@ -42,7 +43,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
       app.shell.activateById(widget.id);
     };
-    const sidebar = new IcedteaSidebar(runs, new TimeTravelModel(runs, client), { openWide });
+    const timeTravel = new TimeTravelModel(runs, client);
+    const lineage = new LineageModel(runs, client, timeTravel.debug);
+    const sidebar = new IcedteaSidebar(runs, timeTravel, lineage, { openWide });
     app.shell.add(sidebar, 'left', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
     new NotebookFollower(tracker, client, sidebar);

@@ -1,6 +1,7 @@
 import { SidePanel } from '@jupyterlab/ui-components';
 import { AccordionPanel, SplitPanel, Widget } from '@lumino/widgets';
 
+import type { LineageModel } from './lineage/lineageModel';
 import type { RunsModel } from './runs/model';
 import { SECTIONS } from './sections';
 import type { TimeTravelModel } from './timetravel/timeTravel';
@@ -16,7 +17,12 @@ import { ISectionContext, ISidebarSection, SidebarSection } from './widgets/sect
  * section scrolls on its own, and the wide ones open in the main area too.
  */
 export class IcedteaSidebar extends SidePanel {
-  constructor(model: RunsModel, timeTravel: TimeTravelModel, options: IcedteaSidebar.IOptions = {}) {
+  constructor(
+    model: RunsModel,
+    timeTravel: TimeTravelModel,
+    lineage: LineageModel,
+    options: IcedteaSidebar.IOptions = {}
+  ) {
     super();
     this._model = model;
     this.id = 'icedtea-sidebar';
@@ -34,7 +40,7 @@ export class IcedteaSidebar extends SidePanel {
     this.header.addWidget(header);
     this.header.addWidget(messages);
 
-    const context: ISectionContext = { runs: model, timeTravel };
+    const context: ISectionContext = { runs: model, timeTravel, lineage, reveal: id => this.reveal(id) };
     const open = options.openWide ? (section: ISidebarSection) => options.openWide!(section, context) : null;
     for (const section of [...(options.sections ?? SECTIONS)].sort((a, b) => a.rank - b.rank)) {
       const widget = new SidebarSection(section, section.create(context), open);
@@ -51,6 +57,19 @@ export class IcedteaSidebar extends SidePanel {
   /** The accordion of the sections. */
   get accordion(): AccordionPanel {
     return this.content as AccordionPanel;
+  }
+
+  /** Expand the section `id` (a collapsed one is shown) and scroll it into view. */
+  reveal(id: string): void {
+    const index = this.widgets.findIndex(w => w instanceof SidebarSection && w.section.id === id);
+    if (index < 0) {
+      return;
+    }
+    const widget = this.widgets[index];
+    if (widget.isHidden) {
+      this.accordion.expand(index);
+    }
+    widget.node.scrollIntoView?.({ block: 'nearest' });
   }
 
   /** The notebook whose kernel is followed (null: none). */

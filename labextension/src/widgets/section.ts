@@ -1,6 +1,7 @@
 import { launchIcon, Toolbar } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
+import type { LineageModel } from '../lineage/lineageModel';
 import type { RunsModel } from '../runs/model';
 import type { TimeTravelModel } from '../timetravel/timeTravel';
 import { el } from './format';
@@ -9,6 +10,9 @@ import { el } from './format';
 export interface ISectionContext {
   runs: RunsModel;
   timeTravel: TimeTravelModel;
+  lineage: LineageModel;
+  /** Expand a section of the sidebar (by id) and scroll it into view. */
+  reveal(section: string): void;
 }
 
 /**

@@ -9,6 +9,9 @@ import { el, setText } from './widgets/format';
 import { icedteaIcon } from './widgets/icon';
 import { ISectionContext, ISidebarSection, SidebarSection } from './widgets/section';
 
+/** The least share of the height an opened section gets (else the sections are rebalanced). */
+const MIN_SHARE = 0.05;
+
 /**
  * The IcedTea sidebar: a header (the notebook followed, the state of its kernel) and,
  * for the selected run, collapsible sections (JupyterLab's side panel accordion), one
@@ -50,6 +53,7 @@ export class IcedteaSidebar extends SidePanel {
       }
       this.addWidget(widget);
     }
+    this.accordion.expansionToggled.connect(this._onExpansion, this);
     model.changed.connect(this._update, this);
     this._update();
   }
@@ -84,6 +88,19 @@ export class IcedteaSidebar extends SidePanel {
     }
     this._model.changed.disconnect(this._update, this);
     super.dispose();
+  }
+
+  /**
+   * A section opened for the first time (it started collapsed) has no size to go back
+   * to, and the accordion would leave it at none: the open sections then share the
+   * height by their weights.
+   */
+  private _onExpansion(accordion: AccordionPanel, index: number): void {
+    const widget = accordion.widgets[index];
+    if (!widget || widget.isHidden || (accordion.relativeSizes()[index] ?? 0) >= MIN_SHARE) {
+      return;
+    }
+    accordion.setRelativeSizes(accordion.widgets.map(w => (w.isHidden ? 0 : SplitPanel.getStretch(w) || 1)));
   }
 
   private _update(): void {

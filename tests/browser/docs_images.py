@@ -12,12 +12,15 @@ suite never runs it (its name is not ``test_*.py``), so tests write nothing outs
   into Feature Enrichment with Bob's ¥5,000 and a step out: the snapshot shows what the
   last step changed.
 - ``docs-main_area.png``: the snapshot and the operators opened in the main area.
+- ``docs-lineage.png``: a word count recorded with ``--lineage``: the row ('zzrare', 1)
+  traced back to its source line, that line traced forward.
 """
 from __future__ import annotations
 
 import re
 
 import pytest
+from test_lineage import open_lineage, trace_row
 from test_sidebar import RUN_FINISHED, open_notebook, run_all_cells, show_sidebar
 
 pytestmark = pytest.mark.browser
@@ -90,3 +93,16 @@ def test_docs_time_travel_image(page, lab_server, artifacts):
     expect(wide.locator(".jp-icedtea-snapshot-title")).to_contain_text(re.compile("step out"), timeout=STEP)
     expect(wide.locator('.jp-icedtea-tree-node[data-variable="blacklist"]')).to_contain_text("'Bob'")
     page.screenshot(path=str(artifacts / "docs-main_area.png"))
+
+
+def test_docs_lineage_image(page, lab_server, artifacts):
+    notebook, sidebar, view = open_lineage(page, lab_server, "icedtea-lineage.ipynb")
+    back = trace_row(view, "zzrare")
+    source = back.locator(".jp-icedtea-lineage-rows .jp-icedtea-lineage-record")
+    source.locator('[data-action="trace-forward"]').click()
+    forward = view.locator(".jp-icedtea-lineage-forward")
+    expect(forward.locator(".jp-icedtea-lineage-value")).to_have_count(3, timeout=STEP)
+    collapse(sidebar, "steps")  # the lineage fills the sidebar
+    collapse(sidebar, "snapshot")
+    forward.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "docs-lineage.png"))

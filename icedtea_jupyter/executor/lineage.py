@@ -15,8 +15,9 @@ Each successful worker writes one Arrow file (``layout.lineage_path``) of *links
     cross                  false: output out_start+k comes from input in_start+k;
                            true: every output of the range comes from every input of it
 
-Pipelined operators log like time travel: a filter the inputs it drops, a flatMap or
-``Operator`` the inputs with other than one output, a whole-partition function its
+Pipelined operators log like time travel: a filter the inputs it drops, a flatMap the
+number of outputs of each input (in blocks, through a counting wrapper of its function:
+one call per input, not per output), an ``Operator`` the inputs with other than one output, a whole-partition function its
 outputs so far at each input it pulls (an output links to the input pulled last; outputs
 after its input ran out link to every input). Key-based operators link by key (Titian):
 a reduce side's output to every combiner of its key, each combiner named by its map
@@ -58,6 +59,7 @@ class LineageCapture(WorkerPlugin):
         self.captured = spec.api in RDD_APIS
         self.kind = "map"
         self.log: array = array("q")  # the loop's log (see outputs_log)
+        self.lengths: array | None = None  # a flatMap in blocks: outputs of each input
         self.keys: dict = defaultdict(itertools.count().__next__)  # key -> its id here
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
         self.origins = array("q")  # (input, partition, position) of every input combiner
@@ -69,7 +71,7 @@ class LineageCapture(WorkerPlugin):
         map's (in blocks, its output k is its input k) and a map side's (linked by key)."""
         if self.role:
             return self.role != "combine"
-        return self.captured and host.loop_kind != "map"
+        return self.captured and host.loop_kind not in ("map", "flatMap")
 
     def records(self, host: Any, records: Iterable) -> Iterable:
         if self.role in ("merge", "join"):
@@ -86,6 +88,13 @@ class LineageCapture(WorkerPlugin):
         if kind in ("flatMap", "operator"):
             return self._deviation
         return self.log.append  # a filter's drops; a whole-partition function's outputs so far
+
+    def block_function(self, host: Any, kind: str, f: Callable) -> Callable | None:
+        """A flatMap in blocks: its function, counting each input's outputs."""
+        if kind != "flatMap" or self.role or not self.captured:
+            return None
+        self.lengths = array("q")
+        return counting(f, self.lengths.append)
 
     def end(self, host: Any, message: dict) -> None:
         if self.role == "combine" or not self.captured or host.status.wire != "ok" \
@@ -134,6 +143,8 @@ class LineageCapture(WorkerPlugin):
         rows = Links(part)
         if self.role:
             self._merge_links(rows)
+        elif self.lengths is not None:
+            return lengths_table(part, self.lengths)
         elif self.kind == "filter":
             rows.kept(self.log, n_in)
         elif self.kind in ("flatMap", "operator"):
@@ -236,6 +247,39 @@ class Links:
                 run = i + 1
         self.add(bounds[run] if run < n_in else 0, n_in - run, run, n_in - run)
         self.add(ends[-1], n_out - ends[-1], 0, n_in, cross=True)
+
+
+def counting(f: Callable, append: Callable[[int], None]) -> Callable:
+    """``f`` (a flatMap's function) whose outputs for each input are counted (``append``)."""
+    def counted(record: Any) -> list:  # the host's culprit finder reads ``record``
+        outputs = f(record)
+        if type(outputs) is not list:
+            outputs = list(outputs)
+        append(len(outputs))
+        return outputs
+    return counted
+
+
+def lengths_table(part: int, lengths: array) -> Any:
+    """A flatMap's links from its outputs per input, in pyarrow: one row per input, every
+    output of that input from it (an input without outputs has an empty row). Built from
+    buffers, as ``Links.table``: Python scalars would make pyarrow import pandas."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(lengths)
+
+    def column(values: array, kind: Any) -> Any:
+        return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(values)])
+    counts = column(lengths, pa.int64())
+    starts = pc.call_function("subtract", [pc.call_function("cumulative_sum", [counts]), counts])
+    return pa.table({
+        "out_start": starts, "out_count": counts,
+        "input": column(array("i", [0]) * n, pa.int32()),
+        "in_part": column(array("i", [part]) * n, pa.int32()),
+        "in_start": column(array("q", range(n)), pa.int64()),
+        "in_count": column(array("q", [1]) * n, pa.int64()),
+        "cross": column(array("b", [1]) * n, pa.int8()).cast(pa.bool_())})
 
 
 def write_links(path: str, table: Any) -> str:

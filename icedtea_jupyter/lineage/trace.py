@@ -150,15 +150,16 @@ class Lineage:
         return found
 
     def _key_index(self, node: int, parts: list[int]) -> dict[int, dict] | None:
-        """Partition -> {key: positions} of ``node``'s output, built by one job the first
-        time a partition is asked for, then kept (the map side's links, by key)."""
+        """Partition -> {key: positions} of ``node``'s output (the map side's links, by
+        key): the first time one of ``parts`` is asked for, one job indexes every
+        partition (a key's group spans most of them: the next traces need them), kept."""
         rdd = self.run.output_rdd(node)
         if rdd is None:
             return None
         index = self._indexes.setdefault(node, {})
-        missing = [p for p in parts if p not in index]
-        if missing:
-            index.update(key_index(rdd, missing))
+        if any(p not in index for p in parts):
+            index.update(key_index(rdd, [p for p in range(rdd.getNumPartitions())
+                                         if p not in index]))
         return index
 
     def _equal(self, step: Step, node: int, positions: Positions, other: int) -> Positions:

@@ -83,6 +83,12 @@ def _page(rows: list, start: int, size: int, operator: str | None) -> dict:
             "rows": [_row(*row[:4]) for row in rows[start:start + size]]}
 
 
+def _trace_page(trace: Trace, start: int, size: int, operator: str | None) -> dict:
+    """A page of a trace's records: only its records are regenerated."""
+    return {"operator": operator, "total": trace.count(operator), "start": start,
+            "rows": [_row(*row[:4]) for row in trace.rows(operator, start, size)]}
+
+
 def _trace_result(run: Run, trace: Trace, key: int, start_row: dict, call: str,
                   size: int) -> dict:
     return {"run": run.id, "trace": key, "direction": trace.direction, "engine": trace.engine,
@@ -90,7 +96,7 @@ def _trace_result(run: Run, trace: Trace, key: int, start_row: dict, call: str,
             "operators": [{"operator": name, "count": count}
                           for name, count in trace.operators.items()],
             "total": len(trace), "notes": trace.notes,
-            "page": _page(trace.rows(), 0, size, None)}
+            "page": _trace_page(trace, 0, size, None)}
 
 
 # --- requests -----------------------------------------------------------------------------
@@ -117,7 +123,7 @@ def lineage_trace_back(params: dict) -> dict:
     at = (params["partition"], params["position"])
     trace = _traced(run, lambda: run.trace_back(at=at))
     operator = next(reversed(trace.operators)) if trace.operators else ""
-    record = trace.rows(operator)[0].record if operator else None
+    record = trace.rows(operator, 0, 1)[0].record if operator else None
     start_row = _row(operator, at[0], at[1], record)
     call = f"run.trace_back(at=({at[0]}, {at[1]}))"
     return _trace_result(run, trace, _keep(run, trace), start_row, call, _window(params)[1])
@@ -129,7 +135,7 @@ def lineage_trace_forward(params: dict) -> dict:
     run = run_of(params)
     operator, at = params["operator"], (params["partition"], params["position"])
     trace = _traced(run, lambda: run.trace_forward(operator=operator, at=at))
-    records = [r for r in trace.rows(operator) if (r.partition, r.position) == at]
+    records = trace.rows(operator, 0, 1)  # the source record: the one it has there
     start_row = _row(operator, at[0], at[1], records[0].record if records else None)
     call = f"run.trace_forward(operator={operator!r}, at=({at[0]}, {at[1]}))"
     return _trace_result(run, trace, _keep(run, trace), start_row, call, _window(params)[1])
@@ -146,7 +152,7 @@ def lineage_records(params: dict) -> dict:
                           f"{', '.join(trace.operators)})")
     start, size = _window(params)
     return {"run": run.id, "trace": params["trace"],
-            "page": _page(trace.rows(operator), start, size, operator)}
+            "page": _trace_page(trace, start, size, operator)}
 
 
 @LINEAGE.handles("debug.jump_to")

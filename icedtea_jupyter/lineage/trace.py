@@ -340,11 +340,20 @@ class Trace:
         output rows of a forward one (none: the record was filtered out)."""
         return self._frame(self._ends)
 
-    def rows(self, operator: str | None = None) -> list[TracedRecord]:
-        """The records :meth:`to_pandas` lists (or :meth:`at` ``operator``), as tuples."""
+    def rows(self, operator: str | None = None, start: int = 0,
+             size: int | None = None) -> list[TracedRecord]:
+        """The records :meth:`to_pandas` lists (or :meth:`at` ``operator``), as tuples;
+        ``start`` and ``size``: a page of them (only its records are regenerated)."""
+        return self._rows(self._nodes(operator), start, size)
+
+    def count(self, operator: str | None = None) -> int:
+        """How many records :meth:`rows` lists."""
+        return sum(_count(self._reached.get(node, {})) for node in self._nodes(operator))
+
+    def _nodes(self, operator: str | None) -> list[int]:
         if operator is None:
-            return self._rows(self._ends)
-        return self._rows([self._lineage.graph.dag.node(operator).id])
+            return self._ends
+        return [self._lineage.graph.dag.node(operator).id]
 
     def first(self) -> TracedRecord:
         """The first record :meth:`to_pandas` lists."""
@@ -390,15 +399,18 @@ class Trace:
                               f"input record of θ ({theta.name!r})")
         return min(candidates)
 
-    def _rows(self, nodes: list[int]) -> list[TracedRecord]:
-        rows: list[TracedRecord] = []
-        for node in nodes:
-            positions = self._reached.get(node, {})
-            records = self._lineage.records(node, positions)
-            name = self._lineage.graph.dag.node(node).name
-            rows.extend(TracedRecord(name, part, pos, records.get((part, pos)), self)
-                        for part in sorted(positions) for pos in sorted(positions[part]))
-        return rows
+    def _rows(self, nodes: list[int], start: int = 0,
+              size: int | None = None) -> list[TracedRecord]:
+        ids = [(node, part, pos) for node in nodes
+               for part, ps in sorted(self._reached.get(node, {}).items()) for pos in sorted(ps)]
+        ids = ids[start:] if size is None else ids[start:start + size]
+        wanted: dict[int, Positions] = {}
+        for node, part, pos in ids:
+            wanted.setdefault(node, {}).setdefault(part, set()).add(pos)
+        records = {node: self._lineage.records(node, ps) for node, ps in wanted.items()}
+        name = self._lineage.graph.dag.node
+        return [TracedRecord(name(node).name, part, pos, records[node].get((part, pos)), self)
+                for node, part, pos in ids]
 
     def _frame(self, nodes: list[int]) -> pd.DataFrame:
         import pandas as pd

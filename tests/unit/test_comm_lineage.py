@@ -34,9 +34,13 @@ class FakeTrace:
     def __len__(self) -> int:
         return len(self._ends)
 
-    def rows(self, operator=None):
+    def rows(self, operator=None, start=0, size=None):
         rows = self._ends if operator is None else self._at[operator]
+        rows = rows[start:] if size is None else rows[start:start + size]
         return [TracedRecord(*row, self) for row in rows]
+
+    def count(self, operator=None):
+        return len(self._ends if operator is None else self._at[operator])
 
     def theta_input(self, traced):
         self.asked.append(tuple(traced[:3]))

@@ -29,6 +29,7 @@ lineage and its links take no room.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 from array import array
 from collections import defaultdict
@@ -156,19 +157,16 @@ class LineageCapture(WorkerPlugin):
         return rows.table()
 
     def _merge_links(self, rows: Links) -> None:
-        """Every output of a key to each combiner of that key (one row a combiner)."""
-        first = array("q", [-1]) * len(self.keys)
-        count = array("q", [0]) * len(self.keys)
-        for j, kid in enumerate(self.out_keys):
-            if kid >= 0:
-                if first[kid] < 0:
-                    first[kid] = j
-                count[kid] += 1
-        origins = self.origins
-        for i, kid in enumerate(self.in_keys):
-            if count[kid]:
-                rows.add(first[kid], count[kid], origins[3 * i + 2], 1, True,
-                         origins[3 * i], origins[3 * i + 1])
+        """Every output of a key (its outputs stand together) to each combiner of that key:
+        one row a combiner, built by C iterators (no Python code per combiner)."""
+        out_keys = self.out_keys
+        first = dict(zip(reversed(out_keys), range(len(out_keys) - 1, -1, -1)))
+        count = collections.Counter(out_keys)
+        in_keys, origins = self.in_keys, self.origins
+        starts = array("q", map(first.get, in_keys, itertools.repeat(-1)))
+        counts = array("q", map(count.get, in_keys, itertools.repeat(0)))
+        rows.extend(itertools.compress(zip(starts, counts, origins[2::3], origins[0::3],
+                                           origins[1::3]), counts))
 
 
 class Links:
@@ -190,6 +188,18 @@ class Links:
         c["in_start"].append(in_start)
         c["in_count"].append(in_count)
         c["cross"].append(cross)
+
+    def extend(self, rows: Iterable[tuple[int, int, int, int, int]]) -> None:
+        """Rows (out_start, out_count, in_start, input, in_part), each from one input
+        record to every output of its range (``cross``, ``in_count`` 1)."""
+        c = self.columns
+        before = len(c["out_start"])
+        for name, values in zip(("out_start", "out_count", "in_start", "input", "in_part"),
+                                zip(*rows)):
+            c[name].extend(values)
+        added = len(c["out_start"]) - before
+        c["in_count"].extend(itertools.repeat(1, added))
+        c["cross"].extend(itertools.repeat(1, added))
 
     def table(self) -> Any:
         """The rows as a ``pyarrow.Table`` (built from the arrays' buffers: nothing here
@@ -265,16 +275,14 @@ def lengths_table(part: int, lengths: array) -> Any:
     output of that input from it (an input without outputs has an empty row). Built from
     buffers, as ``Links.table``: Python scalars would make pyarrow import pandas."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     n = len(lengths)
 
     def column(values: array, kind: Any) -> Any:
         return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(values)])
-    counts = column(lengths, pa.int64())
-    starts = pc.call_function("subtract", [pc.call_function("cumulative_sum", [counts]), counts])
+    starts = array("q", itertools.accumulate(lengths, initial=0))[:n]  # in C, no pyarrow.compute
     return pa.table({
-        "out_start": starts, "out_count": counts,
+        "out_start": column(starts, pa.int64()), "out_count": column(lengths, pa.int64()),
         "input": column(array("i", [0]) * n, pa.int32()),
         "in_part": column(array("i", [part]) * n, pa.int32()),
         "in_start": column(array("q", range(n)), pa.int64()),

@@ -12,6 +12,10 @@ lines into words, pair them) hosted as ``%%icedtea --lineage`` runs it, against
 PySpark's ``chain.from_iterable(map(f, ...))`` (issue 12's capture budget).
 
     .venv/bin/python bench/per_record.py [--records 2000000] [--keep 0.66] [--lineage]
+
+``--only plain|hosted|setup`` runs one of them once and exits, for instruction counts
+that do not depend on the machine's load (``valgrind --tool=callgrind``; ``setup`` builds
+the records only: subtract it).
 """
 from __future__ import annotations
 
@@ -120,6 +124,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape", choices=sorted(SHAPES), default="operator")
     parser.add_argument("--lineage", action="store_true", help="hosts capture lineage")
+    parser.add_argument("--only", choices=["plain", "hosted", "setup"],
+                        help="run this once and exit (for valgrind)")
     args = parser.parse_args()
     if args.lineage:
         import tempfile
@@ -128,6 +134,10 @@ def main() -> None:
     channel = RecordingChannel()
     host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept
     records = SHAPES[args.shape][1](args.records)
+    if args.only:
+        if args.only != "setup":
+            {"plain": plain, "hosted": hosted}[args.only](args.shape, records, args.keep)
+        return
     assert plain(args.shape, records, args.keep) == hosted(args.shape, records, args.keep)
     times = {"plain": [], "hosted": []}
     for _ in range(args.repeat):

@@ -46,7 +46,7 @@ def open_lineage(page, lab_server, name: str):
     widen_left_area(page, 520)
     runs = sidebar.locator(".jp-icedtea-run-item")
     expect(runs.first).to_have_attribute("data-status", "finished", timeout=RUN_FINISHED)
-    for name in ("run", "interactions"):  # room for the lineage
+    for name in ("run", "interactions", "steps", "snapshot"):  # room for the lineage
         title = sidebar.locator(f'.lm-AccordionPanel-title[aria-controls="icedtea-section-{name}"]')
         if title.get_attribute("aria-expanded") == "true":
             title.click()
@@ -116,10 +116,15 @@ def test_trace_a_row_back_page_its_sources_trace_one_forward_and_jump_there(page
     assert sorted(words.all_inner_texts()) == ["('and', 1)", "('spark', 31)", "('zzrare', 1)"]
     page.screenshot(path=str(artifacts / "lineage-traced.png"))
 
-    # Jump here: the debugger stands before θ (split) receives that line.
-    source.locator('[data-action="jump"]').click()
+    # Jump here: the debugger stands before θ (split) receives that line; the collapsed
+    # time-travel sections open to show it.
     steps = sidebar.locator(".jp-icedtea-PartitionSteps")
-    expect(steps).to_be_visible(timeout=STEP)  # the section was revealed
+    expect(steps).to_be_hidden()
+    source.locator('[data-action="jump"]').click()
+    expect(steps).to_be_visible(timeout=STEP)
+    for name in ("steps", "snapshot"):
+        expect(sidebar.locator(f'.lm-AccordionPanel-title[aria-controls="icedtea-section-{name}"]')
+               ).to_have_attribute("aria-expanded", "true")
     row = steps.locator('.jp-icedtea-partition-steps[data-partition="1"]')
     expect(row).to_contain_text("next at split: 'zzrare and spark'", timeout=2 * STEP)
     expect(source).to_have_class(re.compile("jp-mod-selected"))

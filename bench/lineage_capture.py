@@ -4,7 +4,8 @@ Lines of Zipf-distributed words (about ``--words`` in all) through flatMap, map 
 reduceByKey; each repetition runs the plain pipeline, the recorded one and the one
 recorded with ``--lineage`` in the same process and Spark session, rotating which goes
 first. Prints the medians of wall time and of the Python workers' CPU time, their
-ratios to the plain run, the lineage's bytes against the input's, and the time of one
+ratios to the plain run and the median of the paired ratios (each repetition's run
+against the plain run of the same repetition: the machine's load moves both), the lineage's bytes against the input's, and the time of one
 backward trace in DuckDB (records included). Titian's figures: capture 1.10-1.29x,
 lineage within 30% of the input.
 
@@ -18,13 +19,14 @@ import random
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from operator import add
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from overhead import worker_cpu_seconds  # noqa: E402
+import psutil  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
@@ -43,10 +45,49 @@ def zipf_lines(words: int, per_line: int = 10, vocabulary: int = 50_000) -> list
     return [" ".join(drawn[i:i + per_line]) for i in range(0, words, per_line)]
 
 
-def timed(run_once) -> tuple[float, float]:
-    cpu, start = worker_cpu_seconds(), time.perf_counter()
+class WorkerCpu:
+    """CPU seconds of Spark's Python daemon and every worker it forked, sampled every
+    ``period`` seconds by a thread: each process counts with the most it was seen to
+    use, also after it exited (``overhead.worker_cpu_seconds`` reads the daemon's
+    reaped children: a worker that ended and is not reaped yet drops out of a delta,
+    which made paired ratios below 1)."""
+
+    def __init__(self, period: float = 0.1) -> None:
+        self.seen: dict[tuple[int, float], float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, args=(period,), daemon=True)
+        self._thread.start()
+
+    def _sample(self, period: float) -> None:
+        while not self._stop.wait(period):
+            self.poll()
+
+    def poll(self) -> None:
+        for process in psutil.process_iter(["cmdline", "create_time"]):
+            if "pyspark.daemon" not in " ".join(process.info["cmdline"] or []):
+                continue
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            key = (process.pid, process.info["create_time"])
+            self.seen[key] = max(self.seen.get(key, 0.0), times.user + times.system)
+
+    def total(self) -> float:
+        self.poll()
+        return sum(self.seen.values())
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def timed(meter: WorkerCpu, run_once) -> tuple[float, float]:
+    time.sleep(0.2)  # the previous run's workers seen to their end
+    cpu, start = meter.total(), time.perf_counter()
     run_once()
-    return time.perf_counter() - start, worker_cpu_seconds() - cpu
+    wall = time.perf_counter() - start
+    time.sleep(0.2)
+    return wall, meter.total() - cpu
 
 
 def main() -> None:
@@ -73,18 +114,23 @@ def main() -> None:
     variants = {"plain": lambda: exec(PIPELINE, dict(ns)), "recorded": lambda: recorded(False),
                 "lineage": lambda: recorded(True)}
     exec(PIPELINE, dict(ns))  # warm the workers
+    meter = WorkerCpu()
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     names = list(variants)
     for k in range(args.repeat):
         for name in names[k % 3:] + names[:k % 3]:
-            times[name].append(timed(variants[name]))
+            times[name].append(timed(meter, variants[name]))
     plain_wall = statistics.median(w for w, _ in times["plain"])
     plain_cpu = statistics.median(c for _, c in times["plain"])
     for name, samples in times.items():
         wall = statistics.median(w for w, _ in samples)
         cpu = statistics.median(c for _, c in samples)
-        print(f"{name:9s} wall {wall:6.2f} s ({wall / plain_wall:4.2f}x)   "
-              f"worker cpu {cpu:6.2f} s ({cpu / max(plain_cpu, 1e-9):4.2f}x)")
+        paired_wall = statistics.median(w / p for (w, _), (p, _) in zip(samples, times["plain"]))
+        paired_cpu = statistics.median(c / max(p, 1e-9)
+                                       for (_, c), (_, p) in zip(samples, times["plain"]))
+        print(f"{name:9s} wall {wall:6.2f} s ({wall / plain_wall:4.2f}x, paired "
+              f"{paired_wall:4.2f}x)   worker cpu {cpu:6.2f} s ({cpu / max(plain_cpu, 1e-9):4.2f}x, "
+              f"paired {paired_cpu:4.2f}x)")
     run = runs[-1] if runs[-1].options.get("lineage") else runs[-2]
     lineage_dir = os.path.join(run.path, "lineage")
     lineage_bytes = sum(os.path.getsize(os.path.join(lineage_dir, f))
@@ -102,6 +148,7 @@ def main() -> None:
         found = len(run.trace_back(lambda row, word=word: row[0] == word))
         print(f"a later trace_back of {word} (positions only, {found} source lines): "
               f"{time.perf_counter() - start:.2f} s")
+    meter.stop()
     spark.stop()
 
 

@@ -7,9 +7,15 @@ map) runs over one partition of integers the way a PySpark task pulls it: plain 
 ``filter(f, iterator)`` and ``map(f, iterator)``), and hosted (each function in its
 ``WorkerHost`` loop, θ the operator, so all three are in G(θ) and log for replay).
 Prints seconds per million records for each, their ratio, and cProfile's top items
-for the hosted run.
+for the hosted run. ``--shape wordcount --lineage``: a word count's map side (split
+lines into words, pair them) hosted as ``%%icedtea --lineage`` runs it, against
+PySpark's ``chain.from_iterable(map(f, ...))`` (issue 12's capture budget).
 
-    .venv/bin/python bench/per_record.py [--records 2000000] [--keep 0.66]
+    .venv/bin/python bench/per_record.py [--records 2000000] [--keep 0.66] [--lineage]
+
+``--only plain|hosted|setup`` runs one of them once and exits, for instruction counts
+that do not depend on the machine's load (``valgrind --tool=callgrind``; ``setup`` builds
+the records only: subtract it).
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ import os
 import pstats
 import sys
 import time
+from itertools import chain
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -60,8 +67,21 @@ def shuffle_chain(keep: float) -> list:
             ("mapPartitions", "streaks", streaks), ("filter", "long", lambda r: r[1] > 3)]
 
 
+def wordcount_chain(keep: float) -> list:
+    """A word count's map side: lines split into words, each word paired with 1."""
+    return [("flatMap", "split", lambda line: line.split()), ("map", "pair", lambda w: (w, 1))]
+
+
+def zipf_lines(n: int) -> list[str]:
+    """``n`` words, ten a line (bench/lineage_capture.py's input)."""
+    from lineage_capture import zipf_lines as lines
+
+    return lines(n)
+
+
 SHAPES = {"operator": (operator_chain, lambda n: range(n), 0),
           "shuffle": (shuffle_chain, lambda n: range(n), 0),
+          "wordcount": (wordcount_chain, zipf_lines, -1),
           "generator": (generator_chain, lambda n: [f"u{i % 50_000},{i % 997}" for i in range(n)],
                         1)}
 
@@ -69,15 +89,21 @@ SHAPES = {"operator": (operator_chain, lambda n: range(n), 0),
 def plain(shape: str, records: list, keep: float) -> int:
     stream = iter(records)
     for api, _, f in SHAPES[shape][0](keep):
-        stream = f(stream) if api == "mapPartitions" else \
-            (map if api == "map" else filter)(f, stream)
+        if api == "flatMap":
+            stream = chain.from_iterable(map(f, stream))
+        else:
+            stream = f(stream) if api == "mapPartitions" else \
+                (map if api == "map" else filter)(f, stream)
     return sum(1 for _ in stream)
+
+
+STORE = ["/nonexistent"]  # --lineage: a directory for the links the hosts write
 
 
 def hosted(shape: str, records: list, keep: float) -> int:
     """Each function in its ``WorkerHost``, θ and everything after it in G(θ)."""
     functions, _, theta = SHAPES[shape]
-    run = RunSpec("bench", ("127.0.0.1", 1), b"", "/nonexistent", ())
+    run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], (), lineage=STORE[0] != "/nonexistent")
     stream = iter(records)
     for i, (api, name, f) in enumerate(functions(keep)):
         spec = OperatorSpec(i, run, api, name, theta=i == theta, in_g=i >= theta)
@@ -97,10 +123,21 @@ def main() -> None:
     parser.add_argument("--keep", type=float, default=0.66, help="share the filter keeps")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape", choices=sorted(SHAPES), default="operator")
+    parser.add_argument("--lineage", action="store_true", help="hosts capture lineage")
+    parser.add_argument("--only", choices=["plain", "hosted", "setup"],
+                        help="run this once and exit (for valgrind)")
     args = parser.parse_args()
+    if args.lineage:
+        import tempfile
+
+        STORE[0] = tempfile.mkdtemp(prefix="icedtea-per-record-")
     channel = RecordingChannel()
     host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept
     records = SHAPES[args.shape][1](args.records)
+    if args.only:
+        if args.only != "setup":
+            {"plain": plain, "hosted": hosted}[args.only](args.shape, records, args.keep)
+        return
     assert plain(args.shape, records, args.keep) == hosted(args.shape, records, args.keep)
     times = {"plain": [], "hosted": []}
     for _ in range(args.repeat):

@@ -11,7 +11,7 @@ PY="${PYTHON:-$ROOT/.venv/bin/python}"
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest tests/browser/docs_images.py -p no:cacheprovider "$@"
 mkdir -p docs/images
-for name in sidebar time_travel main_area skew; do
+for name in sidebar time_travel main_area skew lineage; do
   cp "test-artifacts/docs-$name.png" "docs/images/$name.png"
   echo "docs/images/$name.png"
 done

@@ -14,6 +14,8 @@ from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
+from .lineage import LINEAGE
+from .lineage import SLOW as LINEAGE_REQUESTS
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
 from .skew import SKEW
 from .time_travel import EVENTS, TIME_TRAVEL
@@ -29,15 +31,17 @@ _WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forw
 
 
 def default_handlers() -> HandlerRegistry:
-    """Every request method's handler: the runs list, one run, time travel."""
-    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW)
+    """Every request method's handler: the runs list, one run, time travel, skew, lineage."""
+    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW).add(LINEAGE)
 
 
 HANDLERS = default_handlers()
 
-# requests that may take seconds (a replay): answered from a thread of their own, in order,
-# so that the kernel goes on answering the others (and ``debug.cancel``) meanwhile
-MOVES = frozenset({"debug.jump", "debug.jump_to_failure", "debug.step_over", "debug.step_into", "debug.step_out"})
+# requests that may take seconds (a replay, a trace's Spark jobs): answered from a thread
+# of their own, in order, so that the kernel goes on answering the others (and
+# ``debug.cancel``) meanwhile
+MOVES = frozenset({"debug.jump", "debug.jump_to_failure", "debug.step_over", "debug.step_into",
+                   "debug.step_out"}) | LINEAGE_REQUESTS
 
 
 class CommChannel:

@@ -150,6 +150,9 @@ class WorkerHost:
         if self._needs_records() or not blocks.runs_in_blocks(f):
             return record_loop(self, kind, f, iterator)
         self.outputs_log(kind, in_blocks=True)
+        for plugin in self.plugins.by_hook["block_function"]:  # e.g. lineage's flatMap count
+            wrapped = self.plugins.call(plugin, "block_function", kind, f)
+            f = f if wrapped is None else wrapped
         return blocks.run_in_blocks(self, kind, f, iterator)
 
     def run_partition(self, fn: Callable[[Iterator], Iterable], iterator: Iterable,

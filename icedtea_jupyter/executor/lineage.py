@@ -15,8 +15,9 @@ Each successful worker writes one Arrow file (``layout.lineage_path``) of *links
     cross                  false: output out_start+k comes from input in_start+k;
                            true: every output of the range comes from every input of it
 
-Pipelined operators log like time travel: a filter the inputs it drops, a flatMap or
-``Operator`` the inputs with other than one output, a whole-partition function its
+Pipelined operators log like time travel: a filter the inputs it drops, a flatMap the
+number of outputs of each input (in blocks, through a counting wrapper of its function:
+one call per input, not per output), an ``Operator`` the inputs with other than one output, a whole-partition function its
 outputs so far at each input it pulls (an output links to the input pulled last; outputs
 after its input ran out link to every input). Key-based operators link by key (Titian):
 a reduce side's output to every combiner of its key, each combiner named by its map
@@ -28,6 +29,7 @@ lineage and its links take no room.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 from array import array
 from collections import defaultdict
@@ -58,6 +60,7 @@ class LineageCapture(WorkerPlugin):
         self.captured = spec.api in RDD_APIS
         self.kind = "map"
         self.log: array = array("q")  # the loop's log (see outputs_log)
+        self.lengths: array | None = None  # a flatMap in blocks: outputs of each input
         self.keys: dict = defaultdict(itertools.count().__next__)  # key -> its id here
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
         self.origins = array("q")  # (input, partition, position) of every input combiner
@@ -69,7 +72,7 @@ class LineageCapture(WorkerPlugin):
         map's (in blocks, its output k is its input k) and a map side's (linked by key)."""
         if self.role:
             return self.role != "combine"
-        return self.captured and host.loop_kind != "map"
+        return self.captured and host.loop_kind not in ("map", "flatMap")
 
     def records(self, host: Any, records: Iterable) -> Iterable:
         if self.role in ("merge", "join"):
@@ -86,6 +89,13 @@ class LineageCapture(WorkerPlugin):
         if kind in ("flatMap", "operator"):
             return self._deviation
         return self.log.append  # a filter's drops; a whole-partition function's outputs so far
+
+    def block_function(self, host: Any, kind: str, f: Callable) -> Callable | None:
+        """A flatMap in blocks: its function, counting each input's outputs."""
+        if kind != "flatMap" or self.role or not self.captured:
+            return None
+        self.lengths = array("q")
+        return counting(f, self.lengths.append)
 
     def end(self, host: Any, message: dict) -> None:
         if self.role == "combine" or not self.captured or host.status.wire != "ok" \
@@ -134,6 +144,8 @@ class LineageCapture(WorkerPlugin):
         rows = Links(part)
         if self.role:
             self._merge_links(rows)
+        elif self.lengths is not None:
+            return lengths_table(part, self.lengths)
         elif self.kind == "filter":
             rows.kept(self.log, n_in)
         elif self.kind in ("flatMap", "operator"):
@@ -145,19 +157,16 @@ class LineageCapture(WorkerPlugin):
         return rows.table()
 
     def _merge_links(self, rows: Links) -> None:
-        """Every output of a key to each combiner of that key (one row a combiner)."""
-        first = array("q", [-1]) * len(self.keys)
-        count = array("q", [0]) * len(self.keys)
-        for j, kid in enumerate(self.out_keys):
-            if kid >= 0:
-                if first[kid] < 0:
-                    first[kid] = j
-                count[kid] += 1
-        origins = self.origins
-        for i, kid in enumerate(self.in_keys):
-            if count[kid]:
-                rows.add(first[kid], count[kid], origins[3 * i + 2], 1, True,
-                         origins[3 * i], origins[3 * i + 1])
+        """Every output of a key (its outputs stand together) to each combiner of that key:
+        one row a combiner, built by C iterators (no Python code per combiner)."""
+        out_keys = self.out_keys
+        first = dict(zip(reversed(out_keys), range(len(out_keys) - 1, -1, -1)))
+        count = collections.Counter(out_keys)
+        in_keys, origins = self.in_keys, self.origins
+        starts = array("q", map(first.get, in_keys, itertools.repeat(-1)))
+        counts = array("q", map(count.get, in_keys, itertools.repeat(0)))
+        rows.extend(itertools.compress(zip(starts, counts, origins[2::3], origins[0::3],
+                                           origins[1::3]), counts))
 
 
 class Links:
@@ -179,6 +188,18 @@ class Links:
         c["in_start"].append(in_start)
         c["in_count"].append(in_count)
         c["cross"].append(cross)
+
+    def extend(self, rows: Iterable[tuple[int, int, int, int, int]]) -> None:
+        """Rows (out_start, out_count, in_start, input, in_part), each from one input
+        record to every output of its range (``cross``, ``in_count`` 1)."""
+        c = self.columns
+        before = len(c["out_start"])
+        for name, values in zip(("out_start", "out_count", "in_start", "input", "in_part"),
+                                zip(*rows)):
+            c[name].extend(values)
+        added = len(c["out_start"]) - before
+        c["in_count"].extend(itertools.repeat(1, added))
+        c["cross"].extend(itertools.repeat(1, added))
 
     def table(self) -> Any:
         """The rows as a ``pyarrow.Table`` (built from the arrays' buffers: nothing here
@@ -236,6 +257,37 @@ class Links:
                 run = i + 1
         self.add(bounds[run] if run < n_in else 0, n_in - run, run, n_in - run)
         self.add(ends[-1], n_out - ends[-1], 0, n_in, cross=True)
+
+
+def counting(f: Callable, append: Callable[[int], None]) -> Callable:
+    """``f`` (a flatMap's function) whose outputs for each input are counted (``append``)."""
+    def counted(record: Any) -> list:  # the host's culprit finder reads ``record``
+        outputs = f(record)
+        if type(outputs) is not list:
+            outputs = list(outputs)
+        append(len(outputs))
+        return outputs
+    return counted
+
+
+def lengths_table(part: int, lengths: array) -> Any:
+    """A flatMap's links from its outputs per input, in pyarrow: one row per input, every
+    output of that input from it (an input without outputs has an empty row). Built from
+    buffers, as ``Links.table``: Python scalars would make pyarrow import pandas."""
+    import pyarrow as pa
+
+    n = len(lengths)
+
+    def column(values: array, kind: Any) -> Any:
+        return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(values)])
+    starts = array("q", itertools.accumulate(lengths, initial=0))[:n]  # in C, no pyarrow.compute
+    return pa.table({
+        "out_start": column(starts, pa.int64()), "out_count": column(lengths, pa.int64()),
+        "input": column(array("i", [0]) * n, pa.int32()),
+        "in_part": column(array("i", [part]) * n, pa.int32()),
+        "in_start": column(array("q", range(n)), pa.int64()),
+        "in_count": column(array("q", [1]) * n, pa.int64()),
+        "cross": column(array("b", [1]) * n, pa.int8()).cast(pa.bool_())})
 
 
 def write_links(path: str, table: Any) -> str:

@@ -29,7 +29,11 @@ the whole task chain — a tuple-consistent moment):
     (IcedTea's output counts): a filter calls it with each dropped input's index, a
     flatMap or ``Operator`` with (index, outputs) where outputs != 1, a whole-partition
     function with its outputs so far at each input it pulls and once at its end. In
-    blocks nothing is called per record: use ``boundary``.
+    blocks nothing is called per record: use ``boundary``, or ``block_function``.
+``block_function(host, kind, f) -> callable | None``
+    In blocks, once, after ``outputs_log``: wrap the map, filter or flatMap function
+    (called per input record, its first argument the record, as the host's culprit
+    finder reads it). For what a C log cannot see: a flatMap's outputs per input.
 ``first_record(host)``
     At the host's first check, before its first record.
 ``boundary(host, inputs, outputs)``
@@ -109,6 +113,10 @@ class WorkerPlugin:
         """The loop starts; per record, a C callable logging outputs per input, or None."""
         return None
 
+    def block_function(self, host: Any, kind: str, f: Callable) -> Callable | None:
+        """In blocks: ``f`` (map, filter, flatMap) wrapped, called per input; None: as is."""
+        return None
+
     # --- between records --------------------------------------------------------------
     def first_record(self, host: Any) -> None:
         """The host's first check, before its first record."""
@@ -139,8 +147,8 @@ class WorkerPlugin:
         return None
 
 
-HOOKS = ("needs_records", "records", "partition_outputs", "outputs_log", "first_record",
-         "boundary", "sample", "batch", "beat", "accepts", "control", "end")
+HOOKS = ("needs_records", "records", "partition_outputs", "outputs_log", "block_function",
+         "first_record", "boundary", "sample", "batch", "beat", "accepts", "control", "end")
 
 
 def overrides(plugin: WorkerPlugin, hook: str) -> bool:

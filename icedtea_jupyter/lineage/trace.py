@@ -150,15 +150,16 @@ class Lineage:
         return found
 
     def _key_index(self, node: int, parts: list[int]) -> dict[int, dict] | None:
-        """Partition -> {key: positions} of ``node``'s output, built by one job the first
-        time a partition is asked for, then kept (the map side's links, by key)."""
+        """Partition -> {key: positions} of ``node``'s output (the map side's links, by
+        key): the first time one of ``parts`` is asked for, one job indexes every
+        partition (a key's group spans most of them: the next traces need them), kept."""
         rdd = self.run.output_rdd(node)
         if rdd is None:
             return None
         index = self._indexes.setdefault(node, {})
-        missing = [p for p in parts if p not in index]
-        if missing:
-            index.update(key_index(rdd, missing))
+        if any(p not in index for p in parts):
+            index.update(key_index(rdd, [p for p in range(rdd.getNumPartitions())
+                                         if p not in index]))
         return index
 
     def _equal(self, step: Step, node: int, positions: Positions, other: int) -> Positions:
@@ -285,6 +286,17 @@ def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None,
     return Trace("forward", lineage, walk_forward(lineage, start), [graph.output().id])
 
 
+def output_rows(lineage: Lineage) -> tuple[str, list[tuple[int, int, Any]]]:
+    """The cell's last operator and its output rows: (partition, position, record)."""
+    node = lineage.graph.output()
+    if lineage.run.output_rdd(node.id) is None:
+        raise LookupError(f"run {lineage.run.id} has no output rows to show: this kernel no "
+                          "longer has its pipeline (a reopened run); name a row by its id: "
+                          "run.trace_back(at=(partition, position))")
+    records = lineage.records(node.id, None)
+    return node.name, [(part, pos, records[(part, pos)]) for part, pos in sorted(records)]
+
+
 def _no_match(where: str, selector: Any, what: str) -> str:
     described = "the predicate" if callable(selector) else repr(selector)
     return (f"no {what} of {where} matches {described}: pass a record of it (equal by ==) "
@@ -327,6 +339,21 @@ class Trace:
         """The records the trace ends at: the source records of a backward trace, the
         output rows of a forward one (none: the record was filtered out)."""
         return self._frame(self._ends)
+
+    def rows(self, operator: str | None = None, start: int = 0,
+             size: int | None = None) -> list[TracedRecord]:
+        """The records :meth:`to_pandas` lists (or :meth:`at` ``operator``), as tuples;
+        ``start`` and ``size``: a page of them (only its records are regenerated)."""
+        return self._rows(self._nodes(operator), start, size)
+
+    def count(self, operator: str | None = None) -> int:
+        """How many records :meth:`rows` lists."""
+        return sum(_count(self._reached.get(node, {})) for node in self._nodes(operator))
+
+    def _nodes(self, operator: str | None) -> list[int]:
+        if operator is None:
+            return self._ends
+        return [self._lineage.graph.dag.node(operator).id]
 
     def first(self) -> TracedRecord:
         """The first record :meth:`to_pandas` lists."""
@@ -372,15 +399,18 @@ class Trace:
                               f"input record of θ ({theta.name!r})")
         return min(candidates)
 
-    def _rows(self, nodes: list[int]) -> list[TracedRecord]:
-        rows: list[TracedRecord] = []
-        for node in nodes:
-            positions = self._reached.get(node, {})
-            records = self._lineage.records(node, positions)
-            name = self._lineage.graph.dag.node(node).name
-            rows.extend(TracedRecord(name, part, pos, records.get((part, pos)), self)
-                        for part in sorted(positions) for pos in sorted(positions[part]))
-        return rows
+    def _rows(self, nodes: list[int], start: int = 0,
+              size: int | None = None) -> list[TracedRecord]:
+        ids = [(node, part, pos) for node in nodes
+               for part, ps in sorted(self._reached.get(node, {}).items()) for pos in sorted(ps)]
+        ids = ids[start:] if size is None else ids[start:start + size]
+        wanted: dict[int, Positions] = {}
+        for node, part, pos in ids:
+            wanted.setdefault(node, {}).setdefault(part, set()).add(pos)
+        records = {node: self._lineage.records(node, ps) for node, ps in wanted.items()}
+        name = self._lineage.graph.dag.node
+        return [TracedRecord(name(node).name, part, pos, records[node].get((part, pos)), self)
+                for node, part, pos in ids]
 
     def _frame(self, nodes: list[int]) -> pd.DataFrame:
         import pandas as pd

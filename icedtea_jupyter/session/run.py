@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..dag import Dag
 from ..instrument.connect import NeedsClassicSession, needs_classic
-from ..lineage.trace import Lineage, Trace, trace_back, trace_forward
+from ..lineage.trace import Lineage, Trace, output_rows, trace_back, trace_forward
 from ..replay.cursor import StepRefused  # the refusal the views show
 from ..snapshots.history import History, Interaction
 from ..snapshots.snapshot import Snapshot
@@ -291,7 +291,9 @@ class Run:
         ``row``: a row of the output of ``operator`` (default: the cell's last operator),
         or a predicate selecting several; or ``at=(partition, position)``, its id (a
         reopened run has no records to compare). Needs a run recorded with ``--lineage``."""
-        return trace_back(self._lineage(), row, operator, at)
+        trace = trace_back(self._lineage(), row, operator, at)
+        self._actions.record(_trace_call("run.trace_back", row, operator, at))
+        return trace
 
     def trace_forward(self, record: Any = None, operator: str | None = None, *,
                       at: tuple[int, int] | None = None) -> Trace:
@@ -300,7 +302,14 @@ class Run:
         ``record``: a record of the source ``operator`` (default: every source), or a
         predicate selecting several; or ``at=(partition, position)``, its id in
         ``operator``. Needs a run recorded with ``--lineage``."""
-        return trace_forward(self._lineage(), record, operator, at)
+        trace = trace_forward(self._lineage(), record, operator, at)
+        self._actions.record(_trace_call("run.trace_forward", record, operator, at))
+        return trace
+
+    def lineage_outputs(self) -> tuple[str, list[tuple[int, int, Any]]]:
+        """The cell's last operator and its output rows as (partition, position, record),
+        in that order: the rows ``trace_back`` starts from (``at=(partition, position)``)."""
+        return output_rows(self._lineage())
 
     def _lineage(self) -> Lineage:
         if self.manifest.get("session") == "connect":  # reopened runs too
@@ -345,3 +354,17 @@ class Run:
 
     def __repr__(self) -> str:
         return f"<Run {self.id} {self.status}, {len(self.dag.python_operators)} Python operators>"
+
+
+def _trace_call(method: str, selector: Any, operator: str | None,
+                at: tuple[int, int] | None) -> str:
+    """The call a trace is recorded as in the action log (a predicate by its name)."""
+    args = []
+    if selector is not None:
+        args.append(getattr(selector, "__name__", "predicate") if callable(selector)
+                    else repr(selector))
+    if operator is not None:
+        args.append(f"operator={operator!r}")
+    if at is not None:
+        args.append(f"at=({int(at[0])}, {int(at[1])})")
+    return f"{method}({', '.join(args)})"

@@ -3,6 +3,7 @@ import { MainAreaWidget } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { IcedteaClient } from './comm/client';
+import { LineageModel } from './lineage/lineageModel';
 import { NotebookFollower } from './runs/follower';
 import { RunsModel } from './runs/model';
 import { IcedteaSidebar } from './sidebar';
@@ -44,7 +45,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(widget.id);
     };
     const timeTravel = new TimeTravelModel(runs, client);
-    const sidebar = new IcedteaSidebar(runs, timeTravel, new SkewModel(runs, client), { openWide });
+    const lineage = new LineageModel(runs, client, timeTravel.debug);
+    const sidebar = new IcedteaSidebar(runs, timeTravel, new SkewModel(runs, client), lineage, { openWide });
     app.shell.add(sidebar, 'left', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
     new NotebookFollower(tracker, client, sidebar);

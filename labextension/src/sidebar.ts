@@ -1,6 +1,7 @@
 import { SidePanel } from '@jupyterlab/ui-components';
 import { AccordionPanel, SplitPanel, Widget } from '@lumino/widgets';
 
+import type { LineageModel } from './lineage/lineageModel';
 import type { RunsModel } from './runs/model';
 import { SECTIONS } from './sections';
 import type { SkewModel } from './skew/model';
@@ -8,6 +9,9 @@ import type { TimeTravelModel } from './timetravel/timeTravel';
 import { el, setText } from './widgets/format';
 import { icedteaIcon } from './widgets/icon';
 import { ISectionContext, ISidebarSection, SidebarSection } from './widgets/section';
+
+/** The least share of the height an opened section gets (else the sections are rebalanced). */
+const MIN_SHARE = 0.05;
 
 /**
  * The IcedTea sidebar: a header (the notebook followed, the state of its kernel) and,
@@ -17,7 +21,13 @@ import { ISectionContext, ISidebarSection, SidebarSection } from './widgets/sect
  * section scrolls on its own, and the wide ones open in the main area too.
  */
 export class IcedteaSidebar extends SidePanel {
-  constructor(model: RunsModel, timeTravel: TimeTravelModel, skew: SkewModel, options: IcedteaSidebar.IOptions = {}) {
+  constructor(
+    model: RunsModel,
+    timeTravel: TimeTravelModel,
+    skew: SkewModel,
+    lineage: LineageModel,
+    options: IcedteaSidebar.IOptions = {}
+  ) {
     super();
     this._model = model;
     this.id = 'icedtea-sidebar';
@@ -35,7 +45,7 @@ export class IcedteaSidebar extends SidePanel {
     this.header.addWidget(header);
     this.header.addWidget(messages);
 
-    const context: ISectionContext = { runs: model, timeTravel, skew };
+    const context: ISectionContext = { runs: model, timeTravel, skew, lineage, reveal: id => this.reveal(id) };
     const open = options.openWide ? (section: ISidebarSection) => options.openWide!(section, context) : null;
     for (const section of [...(options.sections ?? SECTIONS)].sort((a, b) => a.rank - b.rank)) {
       const widget = new SidebarSection(section, section.create(context), open);
@@ -45,6 +55,7 @@ export class IcedteaSidebar extends SidePanel {
       }
       this.addWidget(widget);
     }
+    this.accordion.expansionToggled.connect(this._onExpansion, this);
     model.changed.connect(this._update, this);
     this._update();
   }
@@ -52,6 +63,19 @@ export class IcedteaSidebar extends SidePanel {
   /** The accordion of the sections. */
   get accordion(): AccordionPanel {
     return this.content as AccordionPanel;
+  }
+
+  /** Expand the section `id` (a collapsed one is shown) and scroll it into view. */
+  reveal(id: string): void {
+    const index = this.widgets.findIndex(w => w instanceof SidebarSection && w.section.id === id);
+    if (index < 0) {
+      return;
+    }
+    const widget = this.widgets[index];
+    if (widget.isHidden) {
+      this.accordion.expand(index);
+    }
+    widget.node.scrollIntoView?.({ block: 'nearest' });
   }
 
   /** The notebook whose kernel is followed (null: none). */
@@ -66,6 +90,19 @@ export class IcedteaSidebar extends SidePanel {
     }
     this._model.changed.disconnect(this._update, this);
     super.dispose();
+  }
+
+  /**
+   * A section opened for the first time (it started collapsed) has no size to go back
+   * to, and the accordion would leave it at none: the open sections then share the
+   * height by their weights.
+   */
+  private _onExpansion(accordion: AccordionPanel, index: number): void {
+    const widget = accordion.widgets[index];
+    if (!widget || widget.isHidden || (accordion.relativeSizes()[index] ?? 0) >= MIN_SHARE) {
+      return;
+    }
+    accordion.setRelativeSizes(accordion.widgets.map(w => (w.isHidden ? 0 : SplitPanel.getStretch(w) || 1)));
   }
 
   private _update(): void {

@@ -1,2 +1,3 @@
 import './base.css';
 import './timetravel.css';
+import './lineage.css';

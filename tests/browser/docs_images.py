@@ -14,6 +14,8 @@ suite never runs it (its name is not ``test_*.py``), so tests write nothing outs
 - ``docs-main_area.png``: the snapshot and the operators opened in the main area.
 - ``docs-skew.png``: a skewed reduceByKey recorded with ``--skew``: the Skew section
   alone open, the hot partition's bar clicked, its heavy keys and the advice.
+- ``docs-lineage.png``: a word count recorded with ``--lineage``: the row ('zzrare', 1)
+  traced back to its source line, that line traced forward.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import re
 import pytest
 from conftest import notebook_json
 from skew_notebook import skew_cells
+from test_lineage import open_lineage, trace_row
 from test_sidebar import RUN_FINISHED, open_notebook, run_all_cells, show_sidebar
 from test_skew import only_skew_open
 
@@ -120,3 +123,16 @@ def test_docs_skew_image(page, lab_server, artifacts, tmp_path):
     page.mouse.move(0, 0)  # no tooltip over the chart
     sidebar.locator('.jp-icedtea-section[data-section="skew"]').evaluate("el => el.scrollTop = 0")
     page.screenshot(path=str(artifacts / "docs-skew.png"))
+
+
+def test_docs_lineage_image(page, lab_server, artifacts):
+    notebook, sidebar, view = open_lineage(page, lab_server, "icedtea-lineage.ipynb")
+    back = trace_row(view, "zzrare")
+    source = back.locator(".jp-icedtea-lineage-rows .jp-icedtea-lineage-record")
+    source.locator('[data-action="trace-forward"]').click()
+    forward = view.locator(".jp-icedtea-lineage-forward")
+    expect(forward.locator(".jp-icedtea-lineage-value")).to_have_count(3, timeout=STEP)
+    collapse(sidebar, "steps")  # the lineage fills the sidebar
+    collapse(sidebar, "snapshot")
+    forward.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "docs-lineage.png"))

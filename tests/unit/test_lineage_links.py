@@ -96,7 +96,8 @@ def test_writing_links_in_a_worker_does_not_import_pandas(tmp_path):
     import sys
 
     code = ("import sys; from array import array; "
-            "from icedtea_jupyter.executor.lineage import Links, write_links; "
+            "from icedtea_jupyter.executor.lineage import Links, lengths_table, write_links; "
+            "lengths_table(0, array('q', [2, 0, 1])); "
             "links = Links(0); links.kept(array('q', [1]), 3); "
             f"write_links({str(tmp_path / 'l.arrow')!r}, links.table()); "
             "print('pandas' in sys.modules)")
@@ -105,3 +106,34 @@ def test_writing_links_in_a_worker_does_not_import_pandas(tmp_path):
     import pyarrow.feather as feather
 
     assert feather.read_table(tmp_path / "l.arrow").to_pydict()["in_start"] == [0, 2]
+
+
+def test_a_flatmap_in_blocks_counts_each_inputs_outputs_and_links_them(monkeypatch, tmp_path):
+    """A hosted flatMap under --lineage runs in blocks (no per-record loop), its function
+    wrapped to count outputs per input; the links it writes say which input each came from."""
+    import dataclasses
+
+    import pyarrow.feather as feather
+
+    from icedtea_jupyter.executor import host as host_module
+    from icedtea_jupyter.executor.lineage import LineageCapture
+    from icedtea_jupyter.executor.wrappers import PartitionFunction
+    from icedtea_jupyter.store import layout
+    from tests.unit.fakes import RecordingChannel, make_spec
+
+    monkeypatch.setattr(host_module, "channel_for", lambda run: RecordingChannel())
+    monkeypatch.setattr(LineageCapture, "_recording", lambda self, host: True)
+    spec = make_spec(api="flatMap")
+    spec = dataclasses.replace(spec, run=dataclasses.replace(spec.run, lineage=True,
+                                                            store_path=str(tmp_path)))
+    used = []
+    monkeypatch.setattr(host_module.blocks, "run_in_blocks",
+                        lambda host, kind, f, it, real=host_module.blocks.run_in_blocks:
+                        used.append(kind) or real(host, kind, f, it))
+    lines = ["a b", "", "c", "d e f"]
+    words = list(PartitionFunction(spec, "flatMap", lambda line: line.split())(2, iter(lines)))
+    assert words == ["a", "b", "c", "d", "e", "f"] and used == ["flatMap"]
+    [(name, path)] = layout.lineage_files(str(tmp_path))
+    links = feather.read_table(path)
+    assert expand(links) == {(0, 0, 2, 0), (1, 0, 2, 0), (2, 0, 2, 2), (3, 0, 2, 3),
+                             (4, 0, 2, 3), (5, 0, 2, 3)}  # line 1 has no word

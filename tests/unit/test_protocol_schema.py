@@ -14,6 +14,7 @@ from icedtea_jupyter.snapshots.deltas import delta
 from icedtea_jupyter.snapshots.history import History
 from icedtea_jupyter.store.run_store import RunStore
 from tests.unit.fakes import FakeComm
+from tests.unit.test_comm_lineage import with_lineage_doubles
 from tests.unit.test_replay_engine import DATA3, TARGETS3, debugger
 
 
@@ -93,6 +94,7 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
     from icedtea_jupyter.replay import remote
 
     run = theta_run.id
+    with_lineage_doubles(theta_run, monkeypatch)
     target.watch_runs()
     comm = FakeComm()
     target._on_open(comm, {})
@@ -122,7 +124,15 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                  ("debug.state", {"run": run, "operator": "best", "partition": 0}),
                  ("debug.view", {"run": run}), ("debug.progress", {"run": run}),
                  ("debug.cancel", {"run": run}), ("run.actions", {"run": run}),
-                 ("skew.report", {"run": run, "operator": "enrich", "eta": 2.0})]
+                 ("skew.report", {"run": run, "operator": "enrich", "eta": 2.0}),
+                 ("lineage.outputs", {"run": run, "start": 0, "size": 2, "filter": "a"}),
+                 ("lineage.trace_back", {"run": run, "partition": 0, "position": 1, "size": 5}),
+                 ("lineage.trace_forward", {"run": run, "operator": "lines", "partition": 0,
+                                            "position": 0, "source": "panel"}),
+                 ("lineage.records", {"run": run, "trace": 1, "operator": "lines", "start": 0,
+                                      "size": 5}),
+                 ("debug.jump_to", {"run": run, "trace": 1, "operator": "lines", "partition": 0,
+                                    "position": 0})]
         for method, params in asked:
             declared = fields(SCHEMA["requests"][method]["params"])
             assert {n for n, (_, required) in declared.items() if required} <= set(params) \

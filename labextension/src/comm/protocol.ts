@@ -28,6 +28,7 @@ export const REQUEST_METHODS = [
   'debug.view',
   'debug.jump',
   'debug.jump_to_failure',
+  'debug.jump_to',
   'debug.step_over',
   'debug.step_into',
   'debug.step_out',
@@ -35,7 +36,11 @@ export const REQUEST_METHODS = [
   'debug.cancel',
   'debug.progress',
   'run.actions',
-  'skew.report'
+  'skew.report',
+  'lineage.outputs',
+  'lineage.trace_back',
+  'lineage.trace_forward',
+  'lineage.records'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -333,6 +338,44 @@ export interface IActionParams {
   source?: 'sidebar' | 'panel';
 }
 
+/** One record of a run's lineage: at `operator`'s output, its id (partition, position). */
+export interface ILineageRecord {
+  operator: string;
+  partition: number;
+  position: number;
+  record: Tagged;
+}
+
+/** A page of lineage records: a trace's (at `operator`, or where it ends: null) or the outputs'. */
+export interface ILineagePage {
+  operator: string | null;
+  /** Records in all (after the filter, for the outputs). */
+  total: number;
+  start: number;
+  rows: ILineageRecord[];
+}
+
+/** A backward or forward trace the kernel keeps under `trace` for its pages and jumps. */
+export interface ILineageTrace {
+  run: string;
+  trace: number;
+  direction: 'back' | 'forward';
+  /** The engine of its joins: "duckdb". */
+  engine: string;
+  /** The record traced from. */
+  from: ILineageRecord;
+  /** The Python call it is (the action log has it). */
+  call: string;
+  /** The operators it reached, in the DAG's order, with its records at each. */
+  operators: { operator: string; count: number }[];
+  /** Records where it ends: source records (back), output rows (forward). */
+  total: number;
+  /** What could not be traced, how links were made where none were captured. */
+  notes: string[];
+  /** The first page of the records where it ends. */
+  page: ILineagePage;
+}
+
 export interface IHelloResult {
   protocol: number;
   version: string;
@@ -444,6 +487,7 @@ export interface IRequestParams {
   'debug.view': { run: string };
   'debug.jump': IActionParams & { index: number };
   'debug.jump_to_failure': IActionParams;
+  'debug.jump_to': IActionParams & { trace: number; operator: string; partition: number; position: number };
   'debug.step_over': IActionParams & { partition: number };
   'debug.step_into': IActionParams & { partition: number; operator: string };
   'debug.step_out': IActionParams & { partition: number };
@@ -452,6 +496,10 @@ export interface IRequestParams {
   'debug.progress': { run: string };
   'run.actions': { run: string };
   'skew.report': ISkewParams;
+  'lineage.outputs': { run: string; start?: number; size?: number; filter?: string };
+  'lineage.trace_back': IActionParams & { partition: number; position: number; size?: number };
+  'lineage.trace_forward': IActionParams & { operator: string; partition: number; position: number; size?: number };
+  'lineage.records': { run: string; trace: number; operator?: string; start?: number; size?: number };
 }
 
 /** Result of each request method. */
@@ -469,6 +517,7 @@ export interface IRequestResults {
   'debug.view': IDebugView | null;
   'debug.jump': IDebugView;
   'debug.jump_to_failure': IDebugView;
+  'debug.jump_to': IDebugView;
   'debug.step_over': IDebugView;
   'debug.step_into': IDebugView;
   'debug.step_out': IDebugView;
@@ -478,6 +527,10 @@ export interface IRequestResults {
   'debug.progress': { progress: IReplayProgress | null };
   'run.actions': { run: string; actions: IAction[] };
   'skew.report': ISkewReport;
+  'lineage.outputs': { run: string; operator: string; page: ILineagePage };
+  'lineage.trace_back': ILineageTrace;
+  'lineage.trace_forward': ILineageTrace;
+  'lineage.records': { run: string; trace: number; page: ILineagePage };
 }
 
 /** Data of each event. */

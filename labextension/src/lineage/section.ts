@@ -1,16 +1,14 @@
-import { Placeholder } from '../widgets/placeholder';
 import type { ISidebarSection } from '../widgets/section';
+import { LineageView } from './lineageView';
 
-/** Backward and forward traces of output rows (Titian); a placeholder until lineage lands. */
+/** Backward and forward traces of the selected run's records (Titian), linked to time travel. */
 export const lineageSection: ISidebarSection = {
   id: 'lineage',
   label: 'Lineage',
-  caption: 'Backward and forward traces of output rows',
+  caption: 'Trace an output row back to its source records, a source record forward; jump to when θ received it',
   rank: 600,
   collapsed: true,
-  create: () =>
-    new Placeholder({
-      id: 'lineage',
-      text: 'Backward and forward traces of output rows fill in here once lineage capture lands (--lineage, run.trace_back / run.trace_forward).'
-    })
+  weight: 3,
+  create: ({ lineage, reveal }) => new LineageView(lineage, reveal),
+  createWide: ({ lineage, reveal }) => new LineageView(lineage, reveal)
 };

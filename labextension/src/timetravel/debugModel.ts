@@ -190,6 +190,21 @@ export class DebugModel implements IDisposable {
     );
   }
 
+  /**
+   * θ's chain just before θ receives the input record linked with a record of a lineage
+   * trace the kernel keeps (`debug.jump_to`, `dbg.jump_to(record)`).
+   */
+  jumpTo(trace: number, record: { operator: string; partition: number; position: number }): Promise<void> {
+    const { operator, partition, position } = record;
+    return this._act(`jump to ${operator} #${position} on partition ${partition}`, null, run =>
+      this._source.request(
+        'debug.jump_to',
+        { run, trace, operator, partition, position, source: 'sidebar' },
+        LONG_REQUEST_TIMEOUT
+      )
+    );
+  }
+
   /** θ's next record on `partition` and its whole scope. */
   stepOver(partition: number): Promise<void> {
     return this._act(`step over on partition ${partition}`, partition, run =>

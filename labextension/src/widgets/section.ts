@@ -1,6 +1,7 @@
 import { launchIcon, Toolbar } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
+import type { LineageModel } from '../lineage/lineageModel';
 import type { RunsModel } from '../runs/model';
 import type { SkewModel } from '../skew/model';
 import type { TimeTravelModel } from '../timetravel/timeTravel';
@@ -11,6 +12,9 @@ export interface ISectionContext {
   runs: RunsModel;
   timeTravel: TimeTravelModel;
   skew: SkewModel;
+  lineage: LineageModel;
+  /** Expand a section of the sidebar (by id) and scroll it into view. */
+  reveal(section: string): void;
 }
 
 /**

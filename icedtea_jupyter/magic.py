@@ -62,6 +62,12 @@ def _parser() -> _Parser:
     parser.add_argument("--no-prepare", dest="prepare", action="store_false",
                         help="do not place fork checkpoints when the run ends (the first "
                              "run.debugger() call starts them)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="answer the cell's actions from an earlier run whose pipeline is "
+                             "equivalent (same operators and sources), without running Spark")
+    parser.add_argument("--cell", metavar="ID",
+                        help="the cell's identity for its versions (default: JupyterLab's "
+                             "cell id, else a hash of the cell's text)")
     return parser
 
 
@@ -83,7 +89,8 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
                          interesting=args.interesting, interact_every=args.interact_every,
                          interact_when=args.interact_when, record_inputs=args.record_inputs,
                          lineage=args.lineage, checkpoint=args.checkpoint, tau=args.tau,
-                         replay_memory=args.replay_memory, prepare=args.prepare)
+                         replay_memory=args.replay_memory, prepare=args.prepare,
+                         reuse=args.reuse, cell_id=args.cell)
     return options, not args.no_panel
 
 
@@ -123,6 +130,7 @@ class IcedteaMagics(Magics):
         options, show_panel = parse_options(line, namespace)
         if not cell.strip():
             raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
+        options.cell_id = options.cell_id or self._cell_id()
         try:
             run = start_run(cell, namespace, options)
         except WorkersCannotImport as refused:  # before any job: the fix, in one line
@@ -141,6 +149,16 @@ class IcedteaMagics(Magics):
                     raise RunFailed(failure_message(run)) from exc
                 raise exc
         return None
+
+    def _cell_id(self) -> str | None:
+        """JupyterLab's id of the executing cell (its execute request's metadata)."""
+        kernel = getattr(self.shell, "kernel", None)
+        try:
+            parent = kernel.get_parent() if kernel is not None else None
+        except Exception:  # an older ipykernel: the text's hash identifies the cell
+            return None
+        cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
+        return str(cell_id) if cell_id else None
 
     def _namespace(self) -> dict:
         """The user's namespace: the shell's (a magic registered with one always has it)."""

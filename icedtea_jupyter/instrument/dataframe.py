@@ -114,13 +114,45 @@ def _source(api: str) -> Callable:
                 return original(self, *args, **kwargs)
             with recorder.inside():
                 result = original(self, *args, **kwargs)
-            return recorder.produced(result, recorder.jvm(api, []))
+            node = recorder.jvm(api, [])
+            values = (*args, *kwargs.values())
+            recorder.details[node.id] = {
+                "source": api, "args": [a for a in args if not _is_dataset(a)],
+                "kwargs": {k: v for k, v in kwargs.items() if not _is_dataset(v)},
+                "options": dict(getattr(self, "_icedtea_options", {})),
+                "datasets": [v for v in values if _is_dataset(v)]}
+            return recorder.produced(result, node)
         return patched
     return make
 
 
+def _is_dataset(value: Any) -> bool:
+    from pyspark.core.rdd import RDD
+
+    return isinstance(value, (RDD, DataFrame))
+
+
 for _owner, _api in _SOURCES:
     register(_owner, _api)(_source(_api))
+
+
+def _reader_setting(api: str) -> Callable:
+    """``format``, ``option``, ``options`` and ``schema`` of a reader: kept on it, for
+    the fingerprint of the source it reads (versions)."""
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: DataFrameReader, *args: Any, **kwargs: Any) -> Any:
+            if active(from_pyspark=True) is not None:
+                settings = dict(getattr(self, "_icedtea_options", {}))
+                settings[f"{api}{len(settings)}"] = repr((args, sorted(kwargs.items())))
+                self._icedtea_options = settings  # type: ignore[attr-defined]
+            return original(self, *args, **kwargs)
+        return patched
+    return make
+
+
+for _api in ("format", "option", "options", "schema"):
+    register(DataFrameReader, _api)(_reader_setting(_api))
 
 
 @register(DataFrame, "rdd")

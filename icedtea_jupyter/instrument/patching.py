@@ -69,7 +69,7 @@ def recording(recorder: Any) -> Iterator[None]:
 
 
 def _install() -> None:
-    from . import dataframe, rdd  # noqa: F401 - registering their patches
+    from . import actions, dataframe, rdd  # noqa: F401 - registering their patches
 
     for owner, attribute, make in _PATCHES:
         original = owner.__dict__.get(attribute, _MISSING)

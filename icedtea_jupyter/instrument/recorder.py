@@ -42,6 +42,8 @@ class Recorder:
         self.cell = ""  # the cell's code: a name in it may still come in a later job
         self.outputs: dict[int, Any] = {}  # node -> the RDD it produces (lineage's records)
         self.shuffles: dict[int, tuple] = {}  # map side -> (partitions, partitionFunc)
+        self.details: dict[int, dict] = {}  # node -> what else defines it (versions' prints)
+        self.on_action: Any = None  # runs the cell's actions (instrument/actions.py)
 
     @contextmanager
     def inside(self) -> Iterator[None]:

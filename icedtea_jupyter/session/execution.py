@@ -18,6 +18,9 @@ from ..instrument import recording
 from ..instrument.recorder import InterestingNotFound
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
+from ..versions import catalog
+from ..versions.fingerprint import digest
+from ..versions.tracker import VersionTracker
 from . import registry
 from .interpreter import point_workers_here
 from .live_run import LiveRun
@@ -68,11 +71,18 @@ class RunOptions:
     tau: float = 1.0  # the bound on a jump's time, in seconds (fork checkpoints, plans)
     replay_memory: float | None = None  # MB for parked forks (default: min(2 GiB, RAM/4))
     prepare: bool = True  # place fork checkpoints in the background when the run ends
+    reuse: bool = False  # answer actions from an equivalent earlier run's stored result
+    cell_id: str | None = None  # the notebook cell (versions); default: a hash of its text
 
     def manifest(self) -> dict:
         data = asdict(self)
         data["agents"] = [getattr(a, "__name__", str(a)) for a in self.agents]
         return data
+
+
+def cell_key(code: str, cell_id: str | None) -> str:
+    """A cell's identity for its versions: JupyterLab's cell id, else its text's hash."""
+    return f"id:{cell_id}" if cell_id else "text:" + digest(code.strip())[:16]
 
 
 def _spark_context() -> Any:
@@ -99,7 +109,9 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
-                "options": options.manifest(), "dag": {}, "warnings": [], "error": None}
+                "options": options.manifest(), "dag": {}, "warnings": [], "error": None,
+                "version": catalog.assign(root, cell_key(code, options.cell_id)),
+                "results": [], "reused_from": None, "notes": []}
     store.write_manifest(manifest)
     dag = Dag()
 
@@ -114,6 +126,8 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
 
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
     run.recorder.cell = code
+    run.tracker = VersionTracker(root, run_id, run.recorder, options.reuse)
+    run.recorder.on_action = run.tracker.on_action
     run.coordinator.start_agents(run)
     run.warnings.extend(notes)
     registry.add(run)
@@ -145,6 +159,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         coordinator.finish()
         jobs = _jobs(run, sc_before)
         run.manifest["jobs"] = jobs
+        _versions(run)
         warnings = _warnings(run, jobs)
         error = coordinator.first_error
         if cell_error is not None:
@@ -157,6 +172,17 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         run.end("failed", {"operator": None, "exception": type(exc).__name__,
                            "message": f"icedtea failed to conclude the run: {exc}",
                            "traceback": traceback.format_exc()}, [])
+
+
+def _versions(run: LiveRun) -> None:
+    """The versions' part of the manifest: fingerprints, results, reuse."""
+    tracker = run.tracker
+    try:
+        run.manifest.update(tracker.manifest())
+    except Exception as exc:  # the run is recorded either way; it just has no prints
+        tracker.notes.append(f"no fingerprints: {type(exc).__name__}: {exc}")
+        run.manifest.update(results=tracker.results, reused_from=tracker.reused_from)
+    run.manifest["notes"] = list(tracker.notes)
 
 
 def _prepare_time_travel(run: LiveRun) -> None:
@@ -239,7 +265,8 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     coordinator = run.coordinator
     warnings = list(run.warnings)
     refused = isinstance(run.cell_exception, InterestingNotFound)  # its error says why
-    if not jobs and not coordinator.workers and not refused:
+    answered = bool(run.manifest.get("reused_from"))  # no job: a stored result answered
+    if not jobs and not coordinator.workers and not refused and not answered:
         warnings.append(NO_JOB_WARNING)
     warnings.extend(w for w in run.recorder.warnings() if w not in warnings)
     wanted = run.recorder.interesting

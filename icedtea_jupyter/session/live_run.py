@@ -35,6 +35,7 @@ class LiveRun(Run):
         self.recorder = Recorder(dag, self._coordinator.run_spec, interesting)
         self.thread: threading.Thread | None = None  # runs the cell: start()
         self.cell_exception: BaseException | None = None  # the cell's own error, once ended
+        self.tracker: Any = None  # versions: runs the cell's actions (versions/tracker.py)
 
     @property
     def coordinator(self) -> Coordinator:

@@ -26,6 +26,7 @@ from ..store import layout
 from ..store.run_store import RunStore
 from .actions import ActionLog
 from .metrics import metrics_frame
+from .versions import RunVersions
 
 if TYPE_CHECKING:
     from ..coordinator.coordinator import Coordinator
@@ -41,7 +42,7 @@ Listener = Callable[[str, dict], None]
 STATUSES = ("running", "finished", "failed")
 
 
-class Run:
+class Run(RunVersions):
     """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``
     or ``"failed"``. A run recorded in this kernel is a ``LiveRun`` (``live_run.py``)."""
 

@@ -70,9 +70,10 @@ def test_no_module_imports_itself_back_through_others():
     assert cycles == []
 
 
-# store → snapshots, checkpoints → replay, coordinator → session → comm handlers and UI
+# store → snapshots, checkpoints → replay, coordinator, versions → session → comm handlers and UI
 ABOVE = {"store": {"snapshots", "checkpoints", "replay", "coordinator", "instrument",
-                   "session", "comm", "ui", "magic"},
+                   "session", "comm", "ui", "magic", "versions"},
+         "versions": {"replay", "coordinator", "session", "comm", "ui", "magic"},
          "snapshots": {"replay", "coordinator", "instrument", "session", "comm", "ui", "magic"},
          "checkpoints": {"replay", "coordinator", "instrument", "session", "comm", "ui",
                          "magic"},

@@ -132,7 +132,8 @@ class IcedteaMagics(Magics):
             raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
         options.cell_id = options.cell_id or self._cell_id()
         try:
-            run = start_run(cell, namespace, options)
+            run = start_run(cell, namespace, options,
+                            {"line": line, "history": self._history(line, cell)})
         except WorkersCannotImport as refused:  # before any job: the fix, in one line
             raise UsageError(f"%%icedtea: {refused}") from None
         if show_panel:
@@ -149,6 +150,14 @@ class IcedteaMagics(Magics):
                     raise RunFailed(failure_message(run)) from exc
                 raise exc
         return None
+
+    def _history(self, line: str, cell: str) -> list[str]:
+        """The kernel's cells before this one (raw, as typed), for the export."""
+        manager = getattr(self.shell, "history_manager", None)
+        cells = list(getattr(manager, "input_hist_raw", None) or [])[1:]
+        if cells and cells[-1].strip().endswith(cell.strip()) and "icedtea" in cells[-1]:
+            cells = cells[:-1]  # this cell itself
+        return [c for c in cells if c.strip()]
 
     def _cell_id(self) -> str | None:
         """JupyterLab's id of the executing cell (its execute request's metadata)."""

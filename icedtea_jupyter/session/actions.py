@@ -44,9 +44,12 @@ class ActionLog:
         self._actions = read_lines(self.path)
         self._lock = threading.RLock()
 
-    def record(self, call: str) -> dict:
-        """Append ``call`` with the current source; tells ``on_added`` in log order."""
+    def record(self, call: str, shown: str | None = None) -> dict:
+        """Append ``call`` with the current source (and, for a move, what it ``shown``:
+        the export prints it again); tells ``on_added`` in log order."""
         action = {"time": time.time(), "source": _SOURCE.get(), "call": call}
+        if shown is not None:
+            action["shown"] = shown
         with self._lock:
             self._actions.append(action)
             try:

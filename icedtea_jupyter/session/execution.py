@@ -85,6 +85,14 @@ def cell_key(code: str, cell_id: str | None) -> str:
     return f"id:{cell_id}" if cell_id else "text:" + digest(code.strip())[:16]
 
 
+def _spark_settings() -> dict | None:
+    """What the exported notebook's Spark session is built from."""
+    sc = _spark_context()
+    if sc is None:
+        return None
+    return {"master": sc.master, "app": sc.appName}
+
+
 def _spark_context() -> Any:
     from pyspark import SparkContext
 
@@ -101,8 +109,11 @@ def _bind_address(options: RunOptions) -> str:
     return "127.0.0.1"
 
 
-def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
-    """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
+def start_run(code: str, namespace: dict, options: RunOptions,
+              context: dict | None = None) -> LiveRun:
+    """Record ``code`` as a new run; returns at once (use ``run.wait()``). ``context``
+    (from the magic): its ``line`` and the kernel's ``history`` before the cell, which
+    the exported notebook re-executes."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
     notes = point_workers_here(_spark_context())  # or refused, before any job
     root = options.store or layout.default_root()
@@ -111,7 +122,8 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
                 "options": options.manifest(), "dag": {}, "warnings": [], "error": None,
                 "version": catalog.assign(root, cell_key(code, options.cell_id)),
-                "results": [], "reused_from": None, "notes": []}
+                "results": [], "reused_from": None, "notes": [],
+                "spark": _spark_settings(), **(context or {})}
     store.write_manifest(manifest)
     dag = Dag()
 

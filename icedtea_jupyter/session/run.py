@@ -26,6 +26,7 @@ from ..store import layout
 from ..store.run_store import RunStore
 from .actions import ActionLog
 from .metrics import metrics_frame
+from .moves import shown_by
 from .versions import RunVersions
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ class Run(RunVersions):
         return self._debugger
 
     def _debugger_moved(self, call: str, snapshot: DebugSnapshot) -> None:
-        self._actions.record(call)
+        self._actions.record(call, shown_by(snapshot))
         self.emit("moved", {"call": call, "index": snapshot.index, "step": snapshot.step})
 
     @property

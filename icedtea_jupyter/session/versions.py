@@ -57,6 +57,14 @@ class RunVersions:
         return diff(self.manifest, there, (self.version, catalog.label(there.get("version")
                                                                        or {})), self.root)
 
+    def export_notebook(self, path: str) -> list[str]:
+        """Write this run's debugging session as a notebook that re-executes in a fresh
+        kernel (``pytest --nbval`` checks it gives the same states); returns what needs
+        the user's hand (also said in the notebook's first cell)."""
+        from ..export.notebook import export_notebook
+
+        return export_notebook(self, path)
+
     def delete(self) -> list[str]:
         """Delete this run from its store; its results stay while another run refers to
         them. Returns the digests of the results deleted with it."""

@@ -94,7 +94,10 @@ def _structural(api: str) -> Callable:
             inputs = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, DataFrame)]
             udfs = _udf_parents(recorder, source, (*args, *kwargs.values()))
             parents = recorder.parents(*inputs) + udfs
-            return recorder.produced(result, recorder.jvm(api, parents))
+            node = recorder.jvm(api, parents)
+            recorder.details[node.id] = {"args": [_shown(a) for a in args],
+                                         "kwargs": {k: _shown(v) for k, v in kwargs.items()}}
+            return recorder.produced(result, node)
         return patched
     return make
 
@@ -103,6 +106,18 @@ for _api in _STRUCTURAL:
     register(DataFrame, _api)(_structural(_api))
 for _api in _GROUPED:
     register(GroupedData, _api)(_structural(_api))
+
+
+def _shown(value: Any) -> Any:
+    """An argument as the DAG's fingerprints see it: a Column by its expression, a
+    DataFrame by its position among the node's inputs (versions/operators.py)."""
+    if isinstance(value, (list, tuple)):
+        return [_shown(v) for v in value]
+    if isinstance(value, Column):
+        return f"Column {value}"
+    if isinstance(value, DataFrame):
+        return "DataFrame"
+    return value
 
 
 def _source(api: str) -> Callable:

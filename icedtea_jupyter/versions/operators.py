@@ -34,12 +34,20 @@ class NodePrints:
         if node_id not in self._parts:
             before = len(self.unknown.reasons)
             blockers: list[str] = []
-            self._parts[node_id] = self._compute(node_id, blockers)
+            self._parts[node_id] = self._compute(node_id, blockers, exact=True)
             blockers.extend(self.unknown.reasons[before:])
             self._blockers[node_id] = blockers
         return self._parts[node_id]
 
-    def _compute(self, node_id: int, blockers: list[str]) -> dict[str, str]:
+    def shown_parts(self, node_id: int) -> dict[str, str]:
+        """The parts for ``run.diff`` only: a DataFrame transformation by its arguments,
+        without its plan (Spark writes a plan's JSON in tens of ms), unless the exact
+        parts are known already."""
+        if node_id in self._parts:
+            return self._parts[node_id]
+        return self._compute(node_id, [], exact=False)
+
+    def _compute(self, node_id: int, blockers: list[str], exact: bool) -> dict[str, str]:
         node = self.recorder.dag.node(node_id)
         details = self.recorder.details.get(node_id, {})
         parts: dict[str, str] = {}
@@ -57,7 +65,7 @@ class NodePrints:
         elif node.api == "source":
             parts["made before the cell"] = self._outside(self.recorder.outputs.get(node_id))
         output = self.recorder.outputs.get(node_id)
-        if _is_dataframe(output) and "source" not in details:
+        if exact and _is_dataframe(output) and "source" not in details:
             parts["plan"] = self.plan(output)
             if not plans.deterministic(output):
                 blockers.append(f"{node.name!r} has non-deterministic expressions")
@@ -140,21 +148,24 @@ class NodePrints:
             found.extend(b for b in self.blockers(parent) if b not in found)
         return found
 
-    def python_trees(self) -> list[str]:
-        return [self.tree(n.id) for n in self.recorder.dag.python_operators]
-
-    def python_blockers(self) -> list[str]:
+    def python_parts(self) -> tuple[list[str], list[str]]:
+        """The Python operators' own fingerprints (a DataFrame's plan names its UDFs and
+        maps, not their code), and why any of them may not be reused."""
+        prints: list[str] = []
         found: list[str] = []
         for node in self.recorder.dag.python_operators:
-            found.extend(b for b in self.blockers(node.id) if b not in found)
-        return found
+            parts = self.parts(node.id)
+            prints.append(digest(node.api, node.phase, *sorted(f"{k}={v}"
+                                                               for k, v in parts.items())))
+            found.extend(b for b in self._blockers.get(node.id, []) if b not in found)
+        return prints, found
 
     def manifest(self) -> dict:
         """Every node's parts by name, for the manifest (``run.diff`` compares them)."""
         out = {}
         for node in self.recorder.dag.operators:
             try:
-                parts = self.parts(node.id)
+                parts = self.shown_parts(node.id)
             except Exception as exc:  # noqa: BLE001 - a node we cannot read: said so
                 parts = {"error": self.unknown.token(f"{type(exc).__name__}: {exc}")}
             out[node.name] = {"kind": node.kind, "api": node.api, "parts": parts,

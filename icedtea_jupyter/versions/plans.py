@@ -51,15 +51,15 @@ def expressions(node: dict, key: str) -> list[dict]:
     return [tree(value)]
 
 
-def expr_id(node: dict) -> int | None:
+def expr_id(node: dict) -> int:
+    """An expression's id (-1 for one without)."""
     ident = node.get("exprId")
-    return int(ident["id"]) if isinstance(ident, dict) else None
+    return int(ident["id"]) if isinstance(ident, dict) else -1
 
 
 def leaf_ids(plan: dict) -> frozenset[int]:
     """The expression ids of a leaf's output columns."""
-    ids = [expr_id(a) for a in expressions(plan, "output")]
-    return frozenset(i for i in ids if i is not None)
+    return frozenset(expr_id(a) for a in expressions(plan, "output"))
 
 
 def leaves(plan: dict) -> list[dict]:
@@ -98,7 +98,7 @@ def plan_fingerprint(plan: dict, leaf_prints: dict[frozenset[int], str]) -> str:
         if not node["children"]:
             known = leaf_prints.get(leaf_ids(node))
             for attr in expressions(node, "output"):
-                ids.setdefault(expr_id(attr) or -1, len(ids))
+                ids.setdefault(expr_id(attr), len(ids))
             if known is not None:
                 return {"leaf": known, "columns": [(a.get("name"), a.get("dataType"))
                                                    for a in expressions(node, "output")]}
@@ -159,10 +159,10 @@ def segment(plan: dict, leaf_prints: dict[frozenset[int], str]) -> Segment:
     if leaf is None:
         raise Unsupported(f"the leaf {kind(node)} reads data of unknown content")
     attrs = expressions(node, "output")
-    env: dict[int, Any] = {expr_id(a) or -1: ("var", i, a.get("dataType")) for i, a in
+    env: dict[int, Any] = {expr_id(a): ("var", i, a.get("dataType")) for i, a in
                            enumerate(attrs)}
     seg = Segment(leaf, [(str(a.get("name")), str(a.get("dataType"))) for a in attrs])
-    seg.outputs = [(str(a.get("name")), str(a.get("dataType")), env[expr_id(a) or -1])
+    seg.outputs = [(str(a.get("name")), str(a.get("dataType")), env[expr_id(a)])
                    for a in attrs]
     for position, step in enumerate(reversed(chain)):
         name = kind(step)
@@ -180,7 +180,7 @@ def segment(plan: dict, leaf_prints: dict[frozenset[int], str]) -> Segment:
 
 
 def _ids(step: dict, key: str) -> list[int]:
-    return [expr_id(e) or -1 for e in expressions(step, key)]
+    return [expr_id(e) for e in expressions(step, key)]
 
 
 def _named(expr: dict, env: dict[int, Any]) -> tuple[str, str, Any]:

@@ -85,10 +85,10 @@ def decode(table: pa.Table) -> Any:
     if how == "pandas":
         return table.to_pandas()
     if how == "value":
-        return table.column("value").to_pylist()
+        return _python(table.column("value"))
     if how == "pickled":
         return [pickle.loads(b) for b in table.column("pickled").to_pylist()]
-    columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    columns = [_python(table.column(i)) for i in range(table.num_columns)]
     rows = list(zip(*columns)) if columns else []
     if kind == "rows":
         from pyspark.sql import Row
@@ -96,6 +96,16 @@ def decode(table: pa.Table) -> Any:
         make = Row(*table.column_names)
         return [make(*r) for r in rows]
     return rows
+
+
+def _python(column: pa.ChunkedArray) -> list:
+    """A column's Python values: numbers without nulls through numpy (several times
+    faster than Arrow's own conversion, the same ints, floats and bools)."""
+    kind = column.type
+    if column.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+                                   or pa.types.is_boolean(kind)):
+        return column.to_numpy().tolist()
+    return column.to_pylist()
 
 
 class ResultStore:

@@ -28,6 +28,7 @@ class VersionTracker:
         self.reused_from: str | None = None
         self.notes: list[str] = []
         self.fingerprint_seconds = 0.0
+        self._canonical: dict[int, Any] = {}  # id(sink) -> its canonical plan's digest
 
     # --- the hook ------------------------------------------------------------------------
     def on_action(self, call: Any) -> Any:
@@ -49,7 +50,7 @@ class VersionTracker:
         return value
 
     def _answer(self, sink: dict) -> Any:
-        found = find_equivalent(self.root, self.run_id, sink)
+        found = find_equivalent(self.root, self.run_id, sink, self.canonical)
         if found is None:
             return None
         entry, result, reason = found
@@ -58,12 +59,13 @@ class VersionTracker:
         except Exception as exc:  # noqa: BLE001 - a damaged result: run instead
             self.notes.append(f"could not read {entry.label}'s result: {exc}")
             return None
-        self.reused_from = self.reused_from or entry.id
-        self.results.append(dict(sink, **{k: result[k] for k in ("digest", "bytes", "rows",
-                                                                  "kind")},
-                                 reused_from=entry.id, reason=reason))
-        self.notes.append(f"{sink['action']} answered from {entry.label} "
-                          f"(run {entry.id}): {reason}")
+        origin = result.get("reused_from") or entry.id  # the run that computed it
+        self.reused_from = self.reused_from or origin
+        sink.update({k: result[k] for k in ("digest", "bytes", "rows", "kind")},
+                    reused_from=origin, reason=reason)
+        self.results.append(sink)
+        where = entry.label if origin == entry.id else f"{entry.label}, stored by run {origin}"
+        self.notes.append(f"{sink['action']} answered from {where} (run {entry.id}): {reason}")
         return value
 
     def _store(self, sink: dict, value: Any, kind: str) -> None:
@@ -73,7 +75,8 @@ class VersionTracker:
             self.notes.append(f"the result of {sink['action']} was not stored: "
                               f"{type(exc).__name__}: {exc}")
             stored = {}
-        self.results.append(dict(sink, **stored))
+        sink.update(stored)
+        self.results.append(sink)
 
     # --- fingerprints ----------------------------------------------------------------------
     def sink(self, call: Any) -> dict:
@@ -97,28 +100,36 @@ class VersionTracker:
         prints = self.prints
         plan = plans.analyzed(df)
         leaf_prints = prints.leaf_prints()
-        python = prints.python_trees()
-        blockers = prints.python_blockers() + list(prints.unknown.reasons)
+        python, blockers = prints.python_parts()
+        blockers += [r for r in prints.unknown.reasons if r not in blockers]
         if not plans.deterministic(df):
             blockers.append("the plan has non-deterministic expressions")
         sink = {"sink": digest(action, plans.plan_fingerprint(plan, leaf_prints), *python),
-                "reusable": not blockers, "blockers": blockers}
-        canonical = json.loads(df._jdf.queryExecution().analyzed().canonicalized().toJSON())
-        leaves = [leaf_prints.get(plans.leaf_ids(leaf), "?") for leaf in plans.leaves(plan)]
-        sink["canonical"] = digest(action, plans.plan_fingerprint(plans.tree(canonical), {}),
-                                   *leaves, *python)
-        if "?" in leaves:
-            sink["canonical"] = None  # a leaf of unknown content: no identity across runs
+                "reusable": not blockers, "blockers": blockers, "canonical": None}
+        leaves = [leaf_prints.get(plans.leaf_ids(leaf)) for leaf in plans.leaves(plan)]
+        if None not in leaves:  # Spark's canonical plan: on demand, or at the run's end
+            self._canonical[id(sink)] = lambda: digest(action, canonical_plan(df), *leaves,
+                                                       *python)
         try:
             sink["segment"] = plans.segment(plan, leaf_prints).to_json()
-            sink["segment_action"] = action
         except plans.Unsupported as why:
             sink["segment"], sink["segment_why"] = None, str(why)
         return sink
 
+    def canonical(self, sink: dict) -> str | None:
+        """The digest of the sink's canonical plan (Spark's sameSemantics compares them)."""
+        if sink.get("canonical") is None and id(sink) in self._canonical:
+            sink["canonical"] = self._canonical.pop(id(sink))()
+        return sink.get("canonical")
+
     def manifest(self) -> dict:
         """What goes into the run's manifest at its end."""
         started = time.perf_counter()
+        for result in self.results:
+            try:
+                self.canonical(result)
+            except Exception as exc:  # noqa: BLE001 - no canonical plan: not compared so
+                LOG.debug("icedtea: no canonical plan: %s", exc)
         operators = self.prints.manifest()
         self.fingerprint_seconds += time.perf_counter() - started
         return {"fingerprints": operators, "results": self.results,
@@ -126,7 +137,8 @@ class VersionTracker:
                 "fingerprint_seconds": round(self.fingerprint_seconds, 4)}
 
 
-def find_equivalent(root: str, run_id: str, sink: dict) -> tuple[Any, dict, str] | None:
+def find_equivalent(root: str, run_id: str, sink: dict,
+                    canonical: Any = None) -> tuple[Any, dict, str] | None:
     """An earlier run's stored result for an equivalent sink, in Drove's order: identical
     fingerprints, then Spark's canonical plans (sameSemantics), then the SMT check."""
     later: list[tuple[Any, dict]] = []
@@ -136,20 +148,24 @@ def find_equivalent(root: str, run_id: str, sink: dict) -> tuple[Any, dict, str]
         if sink["sink"] is not None and result.get("sink") == sink["sink"]:
             return entry, result, "same operators, same sources"
         later.append((entry, result))
-    canonical = sink.get("canonical")
+    mine = canonical(sink) if canonical is not None and later else sink.get("canonical")
     for entry, result in later:
-        if canonical and result.get("canonical") == canonical:
+        if mine and result.get("canonical") == mine:
             return entry, result, "the same plan by Spark's sameSemantics, same sources"
-    mine = sink.get("segment")
-    if mine is None:
+    if sink.get("segment") is None:
         return None
-    segment = plans.Segment.from_json(mine)
+    segment = plans.Segment.from_json(sink["segment"])
     for entry, result in later:
         theirs = result.get("segment")
-        if theirs and result.get("segment_action") == sink.get("segment_action") and \
-                equivalent(segment, plans.Segment.from_json(theirs)):
+        if theirs and equivalent(segment, plans.Segment.from_json(theirs)):
             return entry, result, "equivalent plans (proven by z3), same sources"
     return None
+
+
+def canonical_plan(df: Any) -> str:
+    """Spark's canonical form of the analyzed plan (what ``sameSemantics`` compares)."""
+    analyzed = df._jdf.queryExecution().analyzed()
+    return plans.plan_fingerprint(plans.tree(json.loads(analyzed.canonicalized().toJSON())), {})
 
 
 def _describe(call: Any) -> str:

@@ -81,6 +81,13 @@ def test_an_identical_version_is_answered_from_the_stored_result(record, store):
     assert b.versions()["reused from"][1] == a.version
 
 
+def test_an_identical_dataframe_version_has_the_same_fingerprint(record, store):
+    cell = FRAME + "out = df.selectExpr('name', 'n % 2 AS odd').filter('odd = 1').collect()"
+    a, b = _reuse(record, store, cell, cell)
+    _assert_reused(a, b, "same operators, same sources")
+    assert a.results[0]["sink"] == b.results[0]["sink"]
+
+
 def test_reordered_dataframe_filters_are_reused(record, store):
     a, b = _reuse(record, store,
                   FRAME + "out = df.filter('amount > 100').filter('n < 5').collect()",

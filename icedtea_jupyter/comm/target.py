@@ -16,6 +16,7 @@ from ..session.run import Run, StepRefused
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
 from .time_travel import EVENTS, TIME_TRAVEL
+from .versions import VERSIONS
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -29,7 +30,7 @@ _WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forw
 
 def default_handlers() -> HandlerRegistry:
     """Every request method's handler: the runs list, one run, time travel."""
-    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL)
+    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(VERSIONS)
 
 
 HANDLERS = default_handlers()

@@ -57,7 +57,7 @@ class ActionLog:
                     out.write(json.dumps(action) + "\n")
             except OSError:  # a read-only store (someone else's run): kept in memory
                 pass
-            self.on_added(dict(action))
+            self.on_added({k: v for k, v in action.items() if k != "shown"})  # for views
         return action
 
     def list(self) -> list[dict]:

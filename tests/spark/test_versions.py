@@ -154,3 +154,31 @@ def test_a_random_udf_is_never_reused(record, store):
     a, b = _reuse(record, store, cell, cell)
     assert b.reused_from is None and b.manifest["jobs"]
     assert any("random" in why for why in b.results[0]["blockers"])
+
+
+def test_the_sidebar_gets_versions_a_diff_and_an_export_over_the_comm(record, store, tmp_path):
+    from icedtea_jupyter.comm.schema import check_result
+    from icedtea_jupyter.comm.target import handle
+
+    cell = "out = sc.parallelize(ROWS, 2).filter(lambda r: r[2] > LIMIT).count()"
+    a = record(cell, {"ROWS": ROWS, "LIMIT": 1}, store=store, cell_id="c")
+    b = record(cell, {"ROWS": ROWS, "LIMIT": 2}, store=store, cell_id="c")
+
+    def ask(method, **params):
+        reply = handle({"kind": "request", "id": 1, "method": method, "params": params})
+        assert reply["ok"], reply
+        assert check_result(method, reply["result"]) == []
+        return reply["result"]
+
+    rows = ask("versions.list", run=b.id)["versions"]
+    assert [(r["version"], r["changed"]) for r in rows] == [
+        ("cell 1, v1", "first version"), ("cell 1, v2", "filter: globals read")]
+    change = ask("versions.diff", run=b.id, other=a.id)
+    assert change["changed"] == {"filter": ["globals read"]}
+    assert change["results"][0]["same"] is False and a.namespace["out"] == 15
+    exported = ask("run.export", run=b.id, path=str(tmp_path / "b.ipynb"))
+    assert os.path.exists(exported["path"]) and any("not recorded from a notebook cell" in h
+                                                    for h in exported["hand"])
+    reply = handle({"kind": "request", "id": 2, "method": "run.export",
+                    "params": {"run": b.id, "path": str(tmp_path / "b.txt")}})
+    assert not reply["ok"] and "must end in .ipynb" in reply["error"]["message"]

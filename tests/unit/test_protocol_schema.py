@@ -1,6 +1,8 @@
 """The comm's one schema, ``comm/protocol.json``: well formed, the kernel's lists come from
 it, and every reply and event the kernel sends conforms to it (``FakeComm`` checks each
 message). ``labextension/test/protocolSchema.spec.ts`` checks ``protocol.ts`` against it."""
+import os
+
 import pytest
 
 from icedtea_jupyter.comm import messages, target
@@ -121,7 +123,11 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                  ("debug.step_out", {"run": run, "partition": 0}),
                  ("debug.state", {"run": run, "operator": "best", "partition": 0}),
                  ("debug.view", {"run": run}), ("debug.progress", {"run": run}),
-                 ("debug.cancel", {"run": run}), ("run.actions", {"run": run})]
+                 ("debug.cancel", {"run": run}), ("run.actions", {"run": run}),
+                 ("versions.list", {"run": run}), ("versions.diff", {"run": run, "other": run}),
+                 ("run.export", {"run": run,
+                                 "path": os.path.join(os.path.dirname(theta_run.path),
+                                                      "export.ipynb")})]
         for method, params in asked:
             declared = fields(SCHEMA["requests"][method]["params"])
             assert {n for n, (_, required) in declared.items() if required} <= set(params) \

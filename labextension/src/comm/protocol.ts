@@ -34,7 +34,10 @@ export const REQUEST_METHODS = [
   'debug.state',
   'debug.cancel',
   'debug.progress',
-  'run.actions'
+  'run.actions',
+  'versions.list',
+  'versions.diff',
+  'run.export'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -326,6 +329,46 @@ export interface IAction {
   call: string;
 }
 
+/** One version of a cell (`session/versions.versions_frame`, one row). */
+export interface IVersionRow {
+  version: string;
+  run: string;
+  /** Epoch seconds. */
+  started: number;
+  duration: number;
+  status: string;
+  /** What changed since the version before ("first version" for the first). */
+  changed: string;
+  /** The result's digests, shortened (null: the run stored no result). */
+  result: string | null;
+  same_result_as: string | null;
+  reused_from: string | null;
+  bytes_stored: number;
+}
+
+/** One action's results in two versions (`versions/diff.ResultDiff`). */
+export interface IResultChange {
+  action: string;
+  same: boolean;
+  here: string | null;
+  there: string | null;
+  only_here: Array<{ [column: string]: unknown }> | null;
+  only_there: Array<{ [column: string]: unknown }> | null;
+}
+
+/** What changed between two versions (`versions/diff.VersionDiff.to_json`). */
+export interface IVersionDiff {
+  here: string;
+  there: string;
+  added: string[];
+  removed: string[];
+  changed: { [operator: string]: string[] };
+  sources: string[];
+  code: string;
+  summary: string;
+  results: IResultChange[];
+}
+
 /** Requests that act on a run carry where they come from, for its action log. */
 export interface IActionParams {
   run: string;
@@ -373,6 +416,9 @@ export interface IRequestParams {
   'debug.cancel': IActionParams;
   'debug.progress': { run: string };
   'run.actions': { run: string };
+  'versions.list': { run: string };
+  'versions.diff': { run: string; other: string };
+  'run.export': { run: string; path: string };
 }
 
 /** Result of each request method. */
@@ -398,6 +444,9 @@ export interface IRequestResults {
   /** Null when the run has no debugger yet. */
   'debug.progress': { progress: IReplayProgress | null };
   'run.actions': { run: string; actions: IAction[] };
+  'versions.list': { run: string; versions: IVersionRow[] };
+  'versions.diff': IVersionDiff;
+  'run.export': { path: string; hand: string[] };
 }
 
 /** Data of each event. */

@@ -54,8 +54,11 @@ class RunVersions:
         """What changed from ``other`` (a run, or a run id of this store) to this run:
         operators added, removed or changed, sources, code and results."""
         there = _manifest_of(self.root, other)
-        return diff(self.manifest, there, (self.version, catalog.label(there.get("version")
-                                                                       or {})), self.root)
+        change = diff(self.manifest, there, (self.version, catalog.label(there.get("version")
+                                                                         or {})), self.root)
+        change.counts = side_by_side(operator_counts(self.root, self.manifest),
+                                     operator_counts(self.root, there))
+        return change
 
     def export_notebook(self, path: str) -> list[str]:
         """Write this run's debugging session as a notebook that re-executes in a fresh
@@ -84,6 +87,31 @@ def _manifest_of(root: str, other: Any) -> dict:
     if entry is None:
         raise LookupError(f"no run {other!r} in the store {root!r}")
     return entry.manifest
+
+
+def operator_counts(root: str, manifest: dict) -> dict[str, tuple[int, int]]:
+    """Records in and out of each Python operator of a stored run (successful attempts)."""
+    from ..dag import Dag
+    from ..store import layout
+    from ..store.run_store import RunStore
+    from .metrics import metrics_frame
+
+    path = layout.run_dir(root, manifest.get("id", ""))
+    if not os.path.isdir(path):
+        return {}
+    frame = metrics_frame(RunStore(path).worker_table(),
+                          Dag.from_json(manifest.get("dag") or {}).names())
+    sums = frame.groupby("operator")[["records_in", "records_out"]].sum()
+    return {str(op): (int(row.records_in), int(row.records_out)) for op, row in sums.iterrows()}
+
+
+def side_by_side(here: dict, there: dict) -> list[dict]:
+    """One row per operator of either run: its records in and out in both."""
+    names = list(here) + [n for n in there if n not in here]
+    return [{"operator": n, "here_in": here.get(n, (None, None))[0],
+             "here_out": here.get(n, (None, None))[1],
+             "there_in": there.get(n, (None, None))[0],
+             "there_out": there.get(n, (None, None))[1]} for n in names]
 
 
 def _combined(results: list[dict]) -> str | None:

@@ -32,7 +32,8 @@ class ResultDiff:
 @dataclass
 class VersionDiff:
     """Operators added, removed and changed (name -> the parts that changed), the sources
-    that changed, the cells' code diff and the results side by side."""
+    that changed, the cells' code diff, the results and each Python operator's records in
+    and out side by side."""
 
     here: str
     there: str
@@ -42,6 +43,7 @@ class VersionDiff:
     sources: list[str] = field(default_factory=list)
     code: str = ""
     results: list[ResultDiff] = field(default_factory=list)
+    counts: list[dict] = field(default_factory=list)  # per operator, records in/out in both
 
     @property
     def same_result(self) -> bool:
@@ -61,7 +63,7 @@ class VersionDiff:
     def to_json(self) -> dict:
         return {"here": self.here, "there": self.there, "added": self.added,
                 "removed": self.removed, "changed": self.changed, "sources": self.sources,
-                "code": self.code, "summary": self.summary(),
+                "code": self.code, "summary": self.summary(), "counts": self.counts,
                 "results": [{"action": r.action, "same": r.same, "here": r.here,
                              "there": r.there,
                              "only_here": _records(r.only_here),

@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 from . import catalog, plans
-from .equivalence import equivalent
 from .fingerprint import digest
 from .operators import NodePrints, _is_dataframe
 from .results import ResultStore
@@ -154,6 +153,8 @@ def find_equivalent(root: str, run_id: str, sink: dict,
             return entry, result, "the same plan by Spark's sameSemantics, same sources"
     if sink.get("segment") is None:
         return None
+    from .equivalence import equivalent  # z3: loaded when a segment is to be proven
+
     segment = plans.Segment.from_json(sink["segment"])
     for entry, result in later:
         theirs = result.get("segment")

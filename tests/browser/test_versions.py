@@ -68,6 +68,8 @@ def test_two_versions_compared_and_a_session_exported(page, lab_server, artifact
     expect(diff.locator(".jp-icedtea-diff-title")).to_have_text("cell 1, v2 against cell 1, v1",
                                                                  timeout=30_000)
     expect(diff.locator(".jp-icedtea-diff-changed")).to_have_text("filter: globals read")
+    counts = diff.locator('.jp-icedtea-diff-count[data-operator="filter"] td')
+    expect(counts).to_have_text(["filter", "1,000", "71", "1,000", "128"])
     result = diff.locator(".jp-icedtea-diff-result")
     expect(result).to_have_attribute("data-same", "false")
     older_only = [str(x) for x in range(105, 501, 7)]  # the sevens between 100 and 500

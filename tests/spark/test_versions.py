@@ -176,6 +176,8 @@ def test_the_sidebar_gets_versions_a_diff_and_an_export_over_the_comm(record, st
     change = ask("versions.diff", run=b.id, other=a.id)
     assert change["changed"] == {"filter": ["globals read"]}
     assert change["results"][0]["same"] is False and a.namespace["out"] == 15
+    assert change["counts"] == [{"operator": "filter", "here_in": 20, "here_out": 10,
+                                 "there_in": 20, "there_out": 15}]
     exported = ask("run.export", run=b.id, path=str(tmp_path / "b.ipynb"))
     assert os.path.exists(exported["path"]) and any("not recorded from a notebook cell" in h
                                                     for h in exported["hand"])

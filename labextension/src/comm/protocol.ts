@@ -367,6 +367,17 @@ export interface IVersionDiff {
   code: string;
   summary: string;
   results: IResultChange[];
+  /** Each Python operator's records in and out in both versions (null: not in one). */
+  counts: IOperatorCounts[];
+}
+
+/** One operator's records in two versions (`session/versions.side_by_side`). */
+export interface IOperatorCounts {
+  operator: string;
+  here_in: number | null;
+  here_out: number | null;
+  there_in: number | null;
+  there_out: number | null;
 }
 
 /** Requests that act on a run carry where they come from, for its action log. */

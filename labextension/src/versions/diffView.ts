@@ -1,5 +1,5 @@
 import type { IResultChange, IVersionDiff } from '../comm/protocol';
-import { el, setChildren } from '../widgets/format';
+import { el, formatShortCount, setChildren } from '../widgets/format';
 
 /** Two versions compared (`run.diff`): operators and sources changed, the results side
  * by side (rows only in one), the cells' code diff. */
@@ -24,12 +24,36 @@ export class DiffView {
     if (!changes.childElementCount) {
       line('same operators and sources', 'same');
     }
-    parts.push(changes, ...diff.results.map(resultNode));
+    parts.push(changes, countsTable(diff), ...diff.results.map(resultNode));
     if (diff.code) {
       parts.push(el('pre', 'jp-icedtea-diff-code', diff.code));
     }
     setChildren(this.node, parts);
   }
+}
+
+/** Records in and out of each Python operator, the later version first. */
+function countsTable(diff: IVersionDiff): HTMLTableElement {
+  const table = el('table', 'jp-icedtea-diff-counts');
+  const head = el('tr');
+  for (const title of ['Operator', `in ${short(diff.here)}`, 'out', `in ${short(diff.there)}`, 'out']) {
+    head.appendChild(el('th', undefined, title));
+  }
+  table.appendChild(head);
+  for (const row of diff.counts) {
+    const tr = el('tr', 'jp-icedtea-diff-count');
+    tr.dataset.operator = row.operator;
+    const values = [row.here_in, row.here_out, row.there_in, row.there_out];
+    tr.appendChild(el('td', undefined, row.operator));
+    values.forEach(v => tr.appendChild(el('td', undefined, formatShortCount(v))));
+    tr.classList.toggle('jp-mod-changed', row.here_in !== row.there_in || row.here_out !== row.there_out);
+    table.appendChild(tr);
+  }
+  return table;
+}
+
+function short(version: string): string {
+  return version.replace(/^cell \d+, /, '');
 }
 
 function resultNode(change: IResultChange): HTMLElement {

@@ -105,7 +105,9 @@ def diff(here: dict, there: dict, labels: tuple[str, str], root: str | None,
 
 
 def _results(manifest: dict) -> list[dict]:
-    return [r for r in manifest.get("results") or [] if r.get("action")]
+    """The stored results, in action order (a write's files are not stored: left out)."""
+    return [r for r in manifest.get("results") or [] if r.get("action") and
+            r.get("kind") != "write"]
 
 
 def _frame(value: Any) -> pd.DataFrame | None:

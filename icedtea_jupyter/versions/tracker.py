@@ -31,6 +31,12 @@ class VersionTracker:
 
     # --- the hook ------------------------------------------------------------------------
     def on_action(self, call: Any) -> Any:
+        if call.kind == "write":  # noted by its path; what it wrote is not stored
+            value = call.run()
+            self.results.append({"action": _describe(call), "kind": "write",
+                                 "path": call.path, "reusable": False, "sink": None,
+                                 "blockers": ["a write: its files are the result"]})
+            return value
         began = time.perf_counter()
         try:
             sink = self.sink(call)

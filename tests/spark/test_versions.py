@@ -184,3 +184,15 @@ def test_the_sidebar_gets_versions_a_diff_and_an_export_over_the_comm(record, st
     reply = handle({"kind": "request", "id": 2, "method": "run.export",
                     "params": {"run": b.id, "path": str(tmp_path / "b.txt")}})
     assert not reply["ok"] and "must end in .ipynb" in reply["error"]["message"]
+
+
+def test_a_write_is_noted_by_its_path_and_never_answered(record, store, tmp_path):
+    target = str(tmp_path / "out.parquet")
+    cell = FRAME + f"df.filter('n > 1').write.mode('overwrite').parquet({target!r})"
+    a, b = _reuse(record, store, cell, cell)
+    for run in (a, b):
+        [write] = run.results
+        assert (write["kind"], write["path"], write["reusable"]) == ("write", target, False)
+        assert run.manifest["jobs"]  # the write ran both times
+    assert b.reused_from is None
+    assert len(pd.read_parquet(target)) == len([r for r in ROWS if r[2] > 1])

@@ -133,12 +133,19 @@ class _Walker:
                 "globals": self.globals_read(f, code)}
 
     def globals_read(self, f: Any, code: types.CodeType) -> str:
+        """The globals the code reads; of a user's module (not installed, not the
+        standard library), the attributes the code names too (``mylib.clean``)."""
         names = sorted(_names_read(code))
         scope = f.__globals__
         parts = []
         for name in names:
-            if name in scope:
-                parts.append(digest(name, self.value(scope[name])))
+            if name not in scope:
+                continue
+            value = scope[name]
+            parts.append(digest(name, self.value(value)))
+            if isinstance(value, types.ModuleType) and _users_module(value):
+                parts.extend(digest(name, n, self.value(getattr(value, n)))
+                             for n in names if hasattr(value, n))
         return digest(*parts)
 
     def klass(self, cls: type) -> str:
@@ -150,7 +157,9 @@ class _Walker:
             source = "".join(code_fingerprint(m.__code__) for _, m in sorted(vars(cls).items())
                              if isinstance(m, types.FunctionType))
         bases = [self.klass(b) for b in cls.__bases__ if b is not object]
-        return digest("class", cls.__qualname__, source, *bases)
+        helpers = [self.globals_read(m, m.__code__) for _, m in sorted(vars(cls).items())
+                   if isinstance(m, types.FunctionType)]  # what its methods call
+        return digest("class", cls.__qualname__, source, *bases, *helpers)
 
     def attributes(self, obj: Any) -> str:
         state = getattr(obj, "__dict__", None)
@@ -207,6 +216,18 @@ def _frame_digest(v: Any) -> str | None:
         if isinstance(v, np.ndarray) and v.dtype != object:
             return digest("ndarray", str(v.dtype), repr(v.shape), v.tobytes())
     return None
+
+
+def _users_module(module: types.ModuleType) -> bool:
+    """A module of the user's (a file outside the interpreter's installation)."""
+    import sys
+    import sysconfig
+
+    path = getattr(module, "__file__", None)
+    if not path:
+        return False
+    installed = {sys.prefix, sys.base_prefix, sysconfig.get_paths()["purelib"]}
+    return not any(os.path.abspath(path).startswith(os.path.abspath(p)) for p in installed)
 
 
 def _is_library(cls: type) -> bool:

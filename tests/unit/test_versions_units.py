@@ -124,3 +124,35 @@ def test_aggregates_compare_their_functions_and_keys():
     assert equivalent(a, b) and not equivalent(a, c)
     assert not equivalent(a, Segment("other leaf", COLS, a.predicates, a.outputs, a.group))
     assert equivalent(a, Segment.from_json(a.to_json()))
+
+
+def _rate():
+    return 2
+
+
+class Doubler(Operator):
+    def process(self, record):
+        yield record * _rate()
+
+
+def test_a_helper_an_operator_or_a_module_function_calls_is_in_its_fingerprint(tmp_path,
+                                                                               monkeypatch):
+    global _rate
+    before = function_parts(Doubler())["class"]
+    original = _rate
+    _rate = lambda: 3  # noqa: E731 - the helper changed, the class did not
+    try:
+        assert function_parts(Doubler())["class"] != before
+    finally:
+        _rate = original
+    (tmp_path / "userlib.py").write_text("def clean(x):\n    return x.strip()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    import userlib
+
+    f = eval("lambda x: userlib.clean(x)", {"userlib": userlib})
+    first = function_parts(f)["globals"]
+    (tmp_path / "userlib.py").write_text("def clean(x):\n    return x.lower()\n")
+    importlib.reload(userlib)
+    assert function_parts(f)["globals"] != first

@@ -40,11 +40,9 @@ class NodePrints:
         return self._parts[node_id]
 
     def shown_parts(self, node_id: int) -> dict[str, str]:
-        """The parts for ``run.diff`` only: a DataFrame transformation by its arguments,
-        without its plan (Spark writes a plan's JSON in tens of ms), unless the exact
-        parts are known already."""
-        if node_id in self._parts:
-            return self._parts[node_id]
+        """The parts for ``run.diff`` only, the same in every run: a DataFrame
+        transformation by its arguments as its ``plan`` (Spark writes a plan's JSON in
+        tens of ms; what the sinks compare includes it)."""
         return self._compute(node_id, [], exact=False)
 
     def _compute(self, node_id: int, blockers: list[str], exact: bool) -> dict[str, str]:
@@ -58,7 +56,9 @@ class NodePrints:
         if "source" in details:
             parts.update(self._source(node_id, details, blockers))
         elif details:
-            parts["arguments"] = value_fingerprint(details, self.unknown)
+            shown_plan = not exact and _is_dataframe(self.recorder.outputs.get(node_id))
+            parts["plan" if shown_plan else "arguments"] = value_fingerprint(details,
+                                                                             self.unknown)
             if node.api == "sample" and len(details.get("args", [])) < 3 and \
                     "seed" not in details.get("kwargs", {}):
                 blockers.append(f"{node.name!r} samples without a seed")

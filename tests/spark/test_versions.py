@@ -94,6 +94,7 @@ def test_reordered_dataframe_filters_are_reused(record, store):
                   FRAME + "out = df.filter('n < 5').filter('amount > 100').collect()")
     _assert_reused(a, b, "proven by z3")
     assert [r.name for r in b.namespace["out"]] == ["ann", "bob", "dee"] * 5
+    assert b.diff(a).changed == {"filter": ["DataFrame plan"], "filter#2": ["DataFrame plan"]}
 
 
 def test_a_conjunction_in_another_order_is_the_same_plan_to_spark(record, store):

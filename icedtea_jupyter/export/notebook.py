@@ -34,6 +34,8 @@ _DESCRIBE = [
                                             "its next record."),
     (re.compile(r"dbg\.step_out\((.*)\)"), "**Step out** ({0}): the rest of the scope."),
     (re.compile(r"dbg\.jump_to\((.*)\)"), "**Jump to a record** ({0})."),
+    (re.compile(r"run\.snapshot\((\d+)\)\.state\((.*)\)"), "**State read** at interaction "
+                                                            "I{0}: ({1}), as recorded."),
 ]
 
 
@@ -61,8 +63,8 @@ def export_notebook(run: Any, path: str) -> list[str]:
     if interactions:
         hand.append(interactions)
     cells.append(_code("import icedtea_jupyter\nfrom icedtea_jupyter.export.states import "
-                       "shown\n\nrun = icedtea_jupyter.last_run().wait()\ndbg = run.debugger()",
-                       ignore=True))
+                       "shown, stable\n\nrun = icedtea_jupyter.last_run().wait()\n"
+                       "dbg = run.debugger()", ignore=True))
     cells.extend(_moves(run.actions))
     cells.insert(0, _markdown(_title(run, hand)))
     for count, cell in enumerate((c for c in cells if c["cell_type"] == "code"), 1):
@@ -153,7 +155,8 @@ def _moves(actions: list[dict]) -> list[dict]:
             continue
         cells.append(_markdown(_describe(call, action.get("source", "api"))))
         shown = action.get("shown")
-        code = f"{call}\nprint(shown(dbg.snapshot()))"
+        code = (f"print(stable({call}))" if call.startswith("run.snapshot(") else
+                f"{call}\nprint(shown(dbg.snapshot()))")
         cells.append(_code(code, ignore=shown is None, output=shown))
     return cells
 

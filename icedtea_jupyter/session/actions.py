@@ -23,6 +23,11 @@ SOURCES = ("api", "sidebar", "panel")
 _SOURCE: contextvars.ContextVar[str] = contextvars.ContextVar("icedtea_source", default="api")
 
 
+def current_source() -> str:
+    """The side the current call comes from ("api" unless a view said otherwise)."""
+    return _SOURCE.get()
+
+
 @contextlib.contextmanager
 def acting_as(source: str) -> Iterator[None]:
     """Record the API calls made inside the block as coming from ``source``."""

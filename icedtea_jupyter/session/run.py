@@ -26,7 +26,7 @@ from ..store import layout
 from ..store.run_store import RunStore
 from .actions import ActionLog
 from .metrics import metrics_frame
-from .moves import shown_by
+from .moves import LoggedSnapshot, shown_by
 from .versions import RunVersions
 
 if TYPE_CHECKING:
@@ -196,8 +196,9 @@ class Run(RunVersions):
                             "run.snapshot(k)")
 
     def snapshot(self, index: int) -> Snapshot:
-        """The states of G(θ)'s workers at interaction ``index``."""
-        return self.history().snapshot(index)
+        """The states of G(θ)'s workers at interaction ``index``. The states your code
+        reads from it go to the action log (the exported notebook reads them again)."""
+        return LoggedSnapshot.of(self.history().snapshot(index), self._actions.record)
 
     def final_state(self, operator: str, partition: int) -> dict | None:
         """A worker of G(θ)'s state when its partition ended (None if it did not report)."""

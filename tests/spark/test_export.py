@@ -34,6 +34,7 @@ def test_the_fraud_story_session_exports_and_reexecutes_with_the_same_states(she
                "         and rows['enrich']['records'][0].amount == 10.0)")
     run(shell, "dbg.step_over(partition=p)\n"
                "dbg.step_into(partition=p, operator='enrich')\ndbg.step_out(partition=p)")
+    run(shell, "highest = run.snapshot(2).state('enrich', p)['highest']")  # a state read
     recorded = shell.user_ns["run"]
     path = tmp_path / "debug-fraud.ipynb"
     assert recorded.export_notebook(str(path)) == []  # nothing needs the user's hand
@@ -46,8 +47,10 @@ def test_the_fraud_story_session_exports_and_reexecutes_with_the_same_states(she
     p = shell.user_ns["p"]
     assert [m["source"].splitlines()[0] for m in moves] == [
         "dbg.jump(1)", f"dbg.step_over(partition={p})",
-        f"dbg.step_into(partition={p}, operator='enrich')", f"dbg.step_out(partition={p})"]
-    out = moves[-1]["outputs"][0]["text"]
+        f"dbg.step_into(partition={p}, operator='enrich')", f"dbg.step_out(partition={p})",
+        f"print(stable(run.snapshot(2).state('enrich', {p})))"]
+    assert "'Bob': 5000.0" in moves[-1]["outputs"][0]["text"]  # the ¥5,000 read as dollars
+    out = moves[-2]["outputs"][0]["text"]
     assert f"detect p{p} after" in out and "'Bob'" in out.split(f"detect p{p}")[1]
 
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))

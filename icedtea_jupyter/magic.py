@@ -12,9 +12,8 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from .instrument.recorder import InterestingNotFound
 from .session import registry
-from .session.execution import RunFailed, RunOptions, failure_message, start_run
+from .session.execution import REFUSALS, RunFailed, RunOptions, failure_message, start_run
 from .session.interpreter import WorkersCannotImport, point_workers_here
 from .store.run_store import StoreError
 
@@ -143,7 +142,7 @@ class IcedteaMagics(Magics):
         if options.wait:
             run.wait()
             exc = run.cell_exception
-            if isinstance(exc, InterestingNotFound):  # refused before any task: why
+            if isinstance(exc, REFUSALS):  # refused before any task: why
                 raise UsageError(f"%%icedtea: {exc}") from None
             if exc is not None:
                 if run.error and run.error.get("operator"):

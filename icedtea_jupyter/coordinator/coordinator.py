@@ -15,9 +15,10 @@ from ..dag import Dag
 from ..executor.agent import Agent
 from ..executor.spec import RunSpec
 from ..executor.worker_file import write_replay_log
+from ..store.full import is_full, reported_full
 from ..store.run_store import RunStore
 from .agent import CoordinatorAgent
-from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractions
+from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractions, RecordingStopped
 from .server import Connection, ControlServer
 
 Emit = Callable[[str, dict], None]
@@ -59,6 +60,7 @@ class Coordinator:
         self.book = InteractionBook(store.path, self._running_theta_workers,
                                     self.server.broadcast, started, policy,
                                     on_change=self._interaction_changed)
+        self.book.on_full = self.store_is_full
         self.periodic = PeriodicInteractions(self.book, interact_every) if interact_every else None
         self.agents: dict[str, CoordinatorAgent] = {}
         for cls in agent_classes:
@@ -92,9 +94,32 @@ class Coordinator:
             log.error("icedtea: run %s: no handler for a worker's %r message; ignored",
                       self.run_id, message["type"])
             return
-        handler(message, body)
+        try:
+            handler(message, body)
+        except OSError as exc:
+            if not is_full(exc):
+                raise
+            self.store_is_full(exc)
+
+    def store_is_full(self, exc: OSError) -> None:
+        """A write to the run store failed for want of space: recording stops (the job
+        goes on), the panel is told once, the final manifest still gets written."""
+        if not self.store.full.note(exc):
+            return
+        self.book.stopped = True
+        warning = self.store.full.warning
+        log.warning("icedtea: run %s: %s", self.run_id, warning)
+        alert = {"source": "store", "level": "error", "operator": None, "message": warning,
+                 "time": time.time()}
+        with self._lock:
+            self.alerts.append(alert)  # shown, not stored: the store is full
+        self.emit("alert", alert)
 
     def _alert_message(self, message: dict) -> None:
+        refused = reported_full(message["message"])
+        if refused is not None:  # a worker's write to the store failed: said once
+            self.store_is_full(refused)
+            return
         self.add_alert(dict(message, operator=self._name(message["worker"]["operator"])))
 
     def _snapshots(self, reports: list[dict]) -> None:
@@ -105,7 +130,10 @@ class Coordinator:
             self.emit("snapshot", {"index": reports[-1]["index"]})
 
     def _interact_request(self, message: dict) -> None:
-        """A worker's condition (--interact-when) held on a record: interact."""
+        """A worker's condition (--interact-when) held on a record: interact (unless
+        recording stopped)."""
+        if self.book.stopped:
+            return
         self.book.request(CONDITION, record=message.get("record"),
                           origin=message["worker"]["task"], request=message["request"])
 
@@ -126,10 +154,15 @@ class Coordinator:
         worker = message["worker"]
         if worker["operator"] not in self.dag.names():
             return
-        if not local:
-            self.store.write_worker(message)
-            if message.get("log") is not None:
-                write_replay_log(self.store.path, message, body)
+        if not local and not self.store.full:
+            try:
+                self.store.write_worker(message)
+                if message.get("log") is not None:
+                    write_replay_log(self.store.path, message, body)
+            except OSError as exc:
+                if not is_full(exc):
+                    raise
+                self.store_is_full(exc)
         self.book.worker_ended(worker_key(worker))
         error = message.get("error")
         with self._ended:
@@ -178,7 +211,13 @@ class Coordinator:
         alert.setdefault("time", time.time())
         with self._lock:
             self.alerts.append(alert)
-        self.store.append_alert(alert)
+        if not self.store.full:
+            try:
+                self.store.append_alert(alert)
+            except OSError as exc:
+                if not is_full(exc):
+                    raise
+                self.store_is_full(exc)
         self.emit("alert", alert)
 
     # --- the end ------------------------------------------------------------------
@@ -191,7 +230,10 @@ class Coordinator:
                     if key[0] == theta.id and state["status"] == "running"}
 
     def interact(self, trigger: str = MANUAL) -> int:
-        return self.book.request(trigger)
+        try:
+            return self.book.request(trigger)
+        except RecordingStopped:
+            raise RecordingStopped(f"no interaction: {self.store.full.warning}") from None
 
     def _interaction_changed(self, interaction: dict) -> None:
         """An interaction was requested, or its snapshot completed: tell the run's views."""

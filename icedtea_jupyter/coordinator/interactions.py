@@ -8,15 +8,22 @@ delta); at the end, the final list of interactions (``store/layout.py``).
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from ..snapshots.deltas import PackedDelta
 from ..store import layout
+from ..store.full import is_full
 from ..store.run_store import append_lines
 
 INITIAL, MANUAL, PERIODIC, CONDITION = "initial", "manual", "periodic", "condition"
+
+
+class RecordingStopped(RuntimeError):
+    """An interaction asked for after the run store filled up: none is recorded."""
 
 
 class InteractionBook:
@@ -31,6 +38,8 @@ class InteractionBook:
         self.checkpoint = checkpoint  # (θ workers running, now) -> checkpoint here?
         self.theta_workers = theta_workers  # keys of θ's running workers
         self.broadcast = broadcast
+        self.on_full: Callable[[OSError], None] | None = None  # the store could not be written
+        self.stopped = False  # recording stopped: the store is full
         self.interactions: list[dict] = []
         self.entries: list[dict] = []
         self._expected: dict[int, set] = {}
@@ -45,12 +54,25 @@ class InteractionBook:
         self._append(layout.interactions_log_path(self.path), interaction)
 
     def _append(self, path: str, *rows: dict) -> None:
+        """Log ``rows``; once the store is full, nothing more (``on_full`` is told)."""
         with self._files_lock:
-            append_lines(path, *rows)
+            if self.stopped:
+                return
+            try:
+                append_lines(path, *rows)
+            except OSError as exc:
+                if not is_full(exc):
+                    raise
+                self.stopped = True
+                if self.on_full is not None:
+                    self.on_full(exc)
 
     def request(self, trigger: str, record: Any = None, origin: int | None = None,
                 request: int | None = None) -> int:
-        """Assign the next index, announce it to every worker; returns the index."""
+        """Assign the next index, announce it to every worker; returns the index.
+        Raises RecordingStopped once the store is full."""
+        if self.stopped:
+            raise RecordingStopped("no interaction: recording stopped, the run store is full")
         with self._cond:
             index = len(self.interactions)
             expected = set(self.theta_workers())
@@ -68,6 +90,9 @@ class InteractionBook:
         """Workers' snapshot messages, with their worker keys, in the order sent."""
         entries = [{k: v for k, v in message.items() if k != "type"} for message, _ in reports]
         self._append(layout.snapshots_path(self.path), *entries)
+        for entry in entries:  # kept in memory for the live history: compressed
+            if "delta" in entry:
+                entry["delta"] = PackedDelta(entry["delta"])
         completed = []
         with self._cond:
             for entry, (message, key) in zip(entries, reports):
@@ -100,6 +125,8 @@ class InteractionBook:
             return False
         interaction["complete"] = True
         interaction["latency"] = time.time() - interaction["time"]
+        self._append(layout.interactions_log_path(self.path),  # a killed kernel's run
+                     {"index": index, "complete": True, "latency": interaction["latency"]})
         return True
 
     def _announce(self, indices: list[int]) -> None:
@@ -133,8 +160,19 @@ class InteractionBook:
         """The final list, with latencies, beside the append-only log."""
         with self._cond:
             data = list(self.interactions)
-        with open(layout.interactions_path(self.path), "w", encoding="utf-8") as f:
-            json.dump(data, f, default=str)
+        target = layout.interactions_path(self.path)
+        tmp = layout.temp_path(target)
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(data, f, default=str)
+            os.replace(tmp, target)
+        except OSError as exc:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            if not is_full(exc):
+                raise
+            if self.on_full is not None:  # the log stays, and the store reads it instead
+                self.on_full(exc)
 
 
 class PeriodicInteractions:
@@ -146,9 +184,12 @@ class PeriodicInteractions:
         threading.Thread(target=self._loop, name="icedtea-periodic", daemon=True).start()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.every):
+        while not self._stop.wait(self.every) and not self.book.stopped:
             if self.book.theta_workers():
-                self.book.request(PERIODIC)
+                try:
+                    self.book.request(PERIODIC)
+                except RecordingStopped:
+                    return
 
     def stop(self) -> None:
         self._stop.set()

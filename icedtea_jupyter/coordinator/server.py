@@ -1,9 +1,10 @@
 """The coordinator's socket: accepts workers, authenticates them, reads their messages.
 
 Binds to loopback unless told otherwise. A peer that fails the challenge, speaks
-another protocol version, or sends an oversized or malformed frame is logged in
-``rejections`` and changes nothing; a malformed message on an authenticated
-connection gets an ``error`` reply.
+another protocol version, or sends an oversized frame is logged in ``rejections``,
+disconnected, and changes nothing. On an authenticated connection, a frame whose header
+is not JSON, a malformed message, or one the run's handler cannot take gets an ``error``
+reply, and the stream goes on at the next frame.
 """
 from __future__ import annotations
 
@@ -107,24 +108,38 @@ class ControlServer:
                 message, body = protocol.read_frame(connection.sock)
             except (OSError, ConnectionError):
                 return
-            except protocol.ProtocolError as exc:
+            except protocol.FrameTooLarge as exc:
                 self._reject(connection.sock, connection.peer, str(exc))
-                return  # the stream cannot be resynchronised after a bad frame
+                return  # left unread: the stream cannot be resynchronised
+            except protocol.BadHeader as exc:  # read whole: the next frame is intact
+                if not self._refuse(connection, str(exc)):
+                    return
+                continue
             try:
                 protocol.validate(message, protocol.WORKER_MESSAGES)
             except protocol.ProtocolError as exc:
-                log.warning("icedtea: malformed message from %s: %s", connection.peer, exc)
-                with self._lock:
-                    self.rejections.append(f"{connection.peer[0]}:{connection.peer[1]}: {exc}")
-                try:
-                    connection.send({"type": "error", "reason": str(exc)})
-                except OSError:
+                if not self._refuse(connection, str(exc)):
                     return
                 continue
             try:
                 self.on_message(message, body, connection)
-            except Exception:  # a bug in a handler must not kill the connection
+            except Exception as exc:  # a bug or a message it cannot take: the peer is told
                 log.exception("icedtea: failed to handle %s", message.get("type"))
+                if not self._refuse(connection, f"could not handle a {message['type']!r} "
+                                                f"message: {type(exc).__name__}: {exc}"):
+                    return
+
+    def _refuse(self, connection: Connection, reason: str) -> bool:
+        """Log a message the run cannot take and tell its sender; False if the
+        connection is gone."""
+        log.warning("icedtea: refused a message from %s: %s", connection.peer, reason)
+        with self._lock:
+            self.rejections.append(f"{connection.peer[0]}:{connection.peer[1]}: {reason}")
+        try:
+            connection.send({"type": "error", "reason": reason})
+        except OSError:
+            return False
+        return True
 
     def broadcast(self, message: dict) -> int:
         """Send to every connected worker process; returns how many got it."""

@@ -48,6 +48,15 @@ class ProtocolError(Exception):
     """A frame or message that does not follow the protocol."""
 
 
+class FrameTooLarge(ProtocolError):
+    """A frame longer than the limits: left unread, so the stream cannot go on."""
+
+
+class BadHeader(ProtocolError):
+    """A frame of a valid size whose header is not a JSON object with a ``type``: read
+    whole, so the stream goes on at the next frame."""
+
+
 def encode(message: dict, body: bytes = b"") -> bytes:
     header = json.dumps(message, separators=(",", ":"), default=str).encode()
     if len(header) > MAX_HEADER_BYTES or len(body) > MAX_BODY_BYTES:
@@ -66,18 +75,19 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes:
 
 
 def read_frame(sock: socket.socket) -> tuple[dict, bytes]:
-    """Read one frame; raises ProtocolError for oversized or non-JSON frames."""
+    """Read one frame; raises FrameTooLarge (nothing read past its lengths) or BadHeader
+    (the frame read whole)."""
     header_len, body_len = _FRAME.unpack(_read_exactly(sock, _FRAME.size))
     if header_len > MAX_HEADER_BYTES or body_len > MAX_BODY_BYTES:
-        raise ProtocolError(f"frame too large ({header_len} + {body_len} bytes)")
+        raise FrameTooLarge(f"frame too large ({header_len} + {body_len} bytes)")
     raw = _read_exactly(sock, header_len)
     body = _read_exactly(sock, body_len) if body_len else b""
     try:
         message = json.loads(raw)
-    except ValueError as exc:
-        raise ProtocolError(f"header is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        raise BadHeader(f"header is not JSON: {exc}") from None
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-        raise ProtocolError("header is not an object with a string 'type'")
+        raise BadHeader("header is not an object with a string 'type'")
     return message, body
 
 
@@ -107,4 +117,5 @@ def sign(secret: bytes, nonce: str) -> str:
 
 
 def verify(secret: bytes, nonce: str, mac: str) -> bool:
-    return hmac.compare_digest(sign(secret, nonce), mac)
+    """Whether ``mac`` answers the challenge (any string: compared as UTF-8 bytes)."""
+    return hmac.compare_digest(sign(secret, nonce).encode(), mac.encode("utf-8", "replace"))

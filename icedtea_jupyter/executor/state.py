@@ -280,7 +280,15 @@ def decode(value: Any, row: Callable[[dict], Any] | None = None) -> Any:
     if tag is None:
         return {k: decode(v, row) for k, v in value.items()}
     decoder = _DECODERS.get(tag)
-    return ObjectView(value) if decoder is None else decoder(value, row)
+    if decoder is None:
+        return ObjectView(value)
+    try:
+        return decoder(value, row)
+    except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as exc:
+        return Summary({"$t": "summary", "type": str(tag),
+                        "note": f"a malformed {str(tag)[:40]!r} value: "
+                                f"{type(exc).__name__}: {str(exc)[:200]}",
+                        "repr": _repr(value)})
 
 
 def _decode_dict(value: dict, row: Any) -> dict:

@@ -50,10 +50,15 @@ def _write_atomically(table: Any, path: str, compression: str = "zstd") -> str:
     tmp = layout.temp_path(path)
     options = pa.ipc.IpcWriteOptions(
         compression=None if compression == "uncompressed" else compression)
-    with pa.OSFile(tmp, "wb") as sink, \
-            pa.ipc.new_file(sink, table.schema, options=options) as writer:
-        writer.write_table(table)
-    os.replace(tmp, path)
+    try:
+        with pa.OSFile(tmp, "wb") as sink, \
+                pa.ipc.new_file(sink, table.schema, options=options) as writer:
+            writer.write_table(table)
+        os.replace(tmp, path)
+    except OSError:  # a full disk, say: no half-written file left to hold its space
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
     return path
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql.classic.dataframe import DataFrame
 from pyspark.sql.column import Column
+from pyspark.sql.dataframe import DataFrame as AnyDataFrame
 from pyspark.sql.group import GroupedData
 from pyspark.sql.readwriter import DataFrameReader
 from pyspark.sql.session import SparkSession
@@ -22,7 +24,7 @@ from ..replay.dataframe_inputs import (
     GroupedUpstream,
     UdfUpstream,
 )
-from .patching import active, node_of, register
+from .patching import active, node_of, own, register
 
 _UDF_MODES = {
     PythonEvalType.SQL_BATCHED_UDF: "row",
@@ -41,13 +43,26 @@ _STRUCTURAL = ("select", "selectExpr", "filter", "where", "withColumn", "withCol
                "distinct", "dropDuplicates", "orderBy", "sort", "limit", "repartition",
                "coalesce", "sample", "groupBy", "groupby")
 _GROUPED = ("agg", "count", "sum", "avg", "mean", "max", "min")
-_SOURCES = ((SparkSession, "createDataFrame"), (SparkSession, "range"), (SparkSession, "sql"),
-            (SparkSession, "table"), (DataFrameReader, "load"), (DataFrameReader, "parquet"),
-            (DataFrameReader, "csv"), (DataFrameReader, "json"), (DataFrameReader, "text"),
-            (DataFrameReader, "orc"), (DataFrameReader, "table"))
+_SESSION_SOURCES = ("createDataFrame", "range", "sql", "table")
+_READER_SOURCES = ("load", "parquet", "csv", "json", "text", "orc", "table")
 
 
-def _udf_parents(recorder: Any, df: Any, values: tuple) -> list[int]:
+@dataclass(frozen=True)
+class DataFrameApi:
+    """One flavour of PySpark's DataFrame API (classic, or the Spark Connect client's):
+    the classes wrapped, and the upstreams that regenerate θ's inputs with it."""
+
+    dataframe: type
+    grouped: type
+    session: type
+    reader: type
+    udf: type
+    upstream: type = DataFrameUpstream
+    grouped_upstream: type = GroupedUpstream
+    udf_upstream: type = UdfUpstream
+
+
+def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi) -> list[int]:
     """UDF nodes used by the Column expressions among ``values``; ``df`` feeds them.
 
     Columns are matched by the UDF's call in their expression text (``plus_one(id) AS a``)
@@ -66,22 +81,22 @@ def _udf_parents(recorder: Any, df: Any, values: tuple) -> list[int]:
         if any(f"{udf_name}(" in text for text in texts):
             if df is not None and not node.parents:
                 node.parents.append(recorder.node_for(df))
-                _keep_udf(recorder, node_id, df)
+                _keep_udf(recorder, node_id, df, api)
             parents.append(node_id)
     return parents
 
 
-def _keep_udf(recorder: Any, node_id: int, df: Any) -> None:
+def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi) -> None:
     """A UDF of a kind replay knows (row, scalar pandas), called on ``df``: kept with
     its arguments, to regenerate its calls."""
     call = recorder.udf_calls.get(node_id)
     if call is not None and call[0].evalType in REPLAYED_UDFS:
         udf, args = call
         recorder.keep_for_replay(node_id, w.UdfFunction(recorder.specs[node_id], udf.func),
-                                 UdfUpstream(df, udf.evalType, args))
+                                 api.udf_upstream(df, udf.evalType, args))
 
 
-def _structural(api: str) -> Callable:
+def _structural(api: str, flavour: DataFrameApi) -> Callable:
     def make(original: Callable) -> Callable:
         @functools.wraps(original)
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -90,9 +105,11 @@ def _structural(api: str) -> Callable:
                 return original(self, *args, **kwargs)
             with recorder.inside():
                 result = original(self, *args, **kwargs)
-            source = getattr(self, "_df", self)  # GroupedData keeps its DataFrame
-            inputs = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, DataFrame)]
-            udfs = _udf_parents(recorder, source, (*args, *kwargs.values()))
+            grouped_of = own(self, "_df")  # GroupedData keeps its DataFrame
+            source = self if grouped_of is None else grouped_of
+            values = (*args, *kwargs.values())
+            inputs = [self] + [a for a in values if isinstance(a, AnyDataFrame)]
+            udfs = _udf_parents(recorder, source, values, flavour)
             parents = recorder.parents(*inputs) + udfs
             node = recorder.jvm(api, parents)
             recorder.details[node.id] = {"args": [_shown(a) for a in args],
@@ -102,12 +119,6 @@ def _structural(api: str) -> Callable:
     return make
 
 
-for _api in _STRUCTURAL:
-    register(DataFrame, _api)(_structural(_api))
-for _api in _GROUPED:
-    register(GroupedData, _api)(_structural(_api))
-
-
 def _shown(value: Any) -> Any:
     """An argument as the DAG's fingerprints see it: a Column by its expression, a
     DataFrame by its position among the node's inputs (versions/operators.py)."""
@@ -115,7 +126,7 @@ def _shown(value: Any) -> Any:
         return [_shown(v) for v in value]
     if isinstance(value, Column):
         return f"Column {value}"
-    if isinstance(value, DataFrame):
+    if isinstance(value, AnyDataFrame):
         return "DataFrame"
     return value
 
@@ -144,11 +155,7 @@ def _source(api: str) -> Callable:
 def _is_dataset(value: Any) -> bool:
     from pyspark.core.rdd import RDD
 
-    return isinstance(value, (RDD, DataFrame))
-
-
-for _owner, _api in _SOURCES:
-    register(_owner, _api)(_source(_api))
+    return isinstance(value, (RDD, AnyDataFrame))
 
 
 def _reader_setting(api: str) -> Callable:
@@ -166,11 +173,6 @@ def _reader_setting(api: str) -> Callable:
     return make
 
 
-for _api in ("format", "option", "options", "schema"):
-    register(DataFrameReader, _api)(_reader_setting(_api))
-
-
-@register(DataFrame, "rdd")
 def _rdd(original: Any) -> property:
     """``DataFrame.rdd`` (a cached property in PySpark 4): the RDD is a node once."""
     def get(self: DataFrame) -> Any:
@@ -185,50 +187,44 @@ def _rdd(original: Any) -> property:
     return property(get, doc=original.__doc__)
 
 
-def _map_in(api: str) -> Callable:
+def _hosting(api: str, input_of: Callable[[Any], Any], host: Callable) -> Callable:
+    """The patch of a method whose first argument is a Python function: a hosted node.
+    ``host(self, spec, func)`` gives what Spark runs, what replay keeps, and θ's upstream."""
     def make(original: Callable) -> Callable:
         @functools.wraps(original)
-        def patched(self: DataFrame, func: Callable, *args: Any, **kwargs: Any) -> Any:
+        def patched(self: Any, func: Callable, *args: Any, **kwargs: Any) -> Any:
             recorder = active()
             if recorder is None:
                 return original(self, func, *args, **kwargs)
-            node, spec = recorder.python(api, func, recorder.parents(self))
-            function = w.BatchFunction(spec, func)
-            recorder.keep_for_replay(node.id, function, DataFrameUpstream(self, api))
+            node, spec = recorder.python(api, func, recorder.parents(input_of(self)))
+            shipped, kept, upstream = host(self, spec, func)
+            recorder.keep_for_replay(node.id, kept, upstream)
             with recorder.inside():
-                result = original(self, function, *args, **kwargs)
+                result = original(self, shipped, *args, **kwargs)
             recorder.check_interesting()  # the DataFrame's Python operators so far are known
             return recorder.produced(result, node)
         return patched
     return make
 
 
-register(DataFrame, "mapInPandas")(_map_in("mapInPandas"))
-register(DataFrame, "mapInArrow")(_map_in("mapInArrow"))
+def _map_in(api: str, flavour: DataFrameApi) -> Callable:
+    def host(df: Any, spec: Any, func: Callable) -> tuple:
+        function = w.BatchFunction(spec, func)
+        return function, function, flavour.upstream(df, api)
+    return _hosting(api, lambda df: df, host)
 
 
-@register(GroupedData, "applyInPandas")
-def _apply_in_pandas(original: Callable) -> Callable:
-    @functools.wraps(original)
-    def patched(self: GroupedData, func: Callable, *args: Any, **kwargs: Any) -> Any:
-        recorder = active()
-        if recorder is None:
-            return original(self, func, *args, **kwargs)
-        node, spec = recorder.python("applyInPandas", func, recorder.parents(self._df))
-        arity = len(inspect.signature(func).parameters)
-        recorder.keep_for_replay(node.id, w.GroupFunction(spec, func),
-                                 GroupedUpstream(self, arity))
-        with recorder.inside():
-            result = original(self, w.group_function(spec, func, arity), *args, **kwargs)
-        recorder.check_interesting()
-        return recorder.produced(result, node)
-    return patched
+def _apply_in_pandas(flavour: DataFrameApi) -> Callable:
+    def host(grouped: Any, spec: Any, func: Callable) -> tuple:
+        arity = len(inspect.signature(func).parameters)  # applyInPandas counts them
+        return (w.group_function(spec, func, arity), w.GroupFunction(spec, func),
+                flavour.grouped_upstream(grouped, arity))
+    return _hosting("applyInPandas", lambda grouped: grouped._df, host)
 
 
-@register(UserDefinedFunction, "__call__")
 def _udf_call(original: Callable) -> Callable:
     @functools.wraps(original)
-    def patched(self: UserDefinedFunction, *args: Any, **kwargs: Any) -> Any:
+    def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
         recorder = active(from_pyspark=True)  # the udf decorator's wrapper calls us
         mode = _UDF_MODES.get(self.evalType)
         if recorder is None or mode is None:
@@ -239,8 +235,8 @@ def _udf_call(original: Callable) -> Callable:
             function = (w.BatchFunction(spec, self.func) if mode == "iter"
                         else w.CallFunction(spec, self.func, mode))
             functools.update_wrapper(function, self.func, updated=())
-            wrapped = UserDefinedFunction(function, self._returnType, self._name,
-                                          self.evalType, self.deterministic)
+            wrapped = type(self)(function, self._returnType, self._name, self.evalType,
+                                 self.deterministic)  # classic or Spark Connect's
             node_id = node.id
             recorder.udfs[id(self)] = (wrapped, node_id, self._name)
             recorder.udf_calls[node_id] = (self, args)
@@ -249,3 +245,25 @@ def _udf_call(original: Callable) -> Callable:
         recorder.check_interesting()
         return recorder.produced(column, node_id)
     return patched
+
+
+def register_api(api: DataFrameApi) -> None:
+    """Wrap ``api``'s classes while a cell records: the same patches for every flavour."""
+    for name in _STRUCTURAL:
+        register(api.dataframe, name)(_structural(name, api))
+    for name in _GROUPED:
+        register(api.grouped, name)(_structural(name, api))
+    for owner, names in ((api.session, _SESSION_SOURCES), (api.reader, _READER_SOURCES)):
+        for name in names:
+            register(owner, name)(_source(name))
+    for name in ("mapInPandas", "mapInArrow"):
+        register(api.dataframe, name)(_map_in(name, api))
+    register(api.grouped, "applyInPandas")(_apply_in_pandas(api))
+    register(api.udf, "__call__")(_udf_call)
+
+
+register_api(DataFrameApi(DataFrame, GroupedData, SparkSession, DataFrameReader,
+                          UserDefinedFunction))
+register(DataFrame, "rdd")(_rdd)
+for _api in ("format", "option", "options", "schema"):
+    register(DataFrameReader, _api)(_reader_setting(_api))

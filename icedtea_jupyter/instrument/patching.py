@@ -70,10 +70,12 @@ def recording(recorder: Any) -> Iterator[None]:
 
 def _install() -> None:
     from . import actions, dataframe, rdd  # noqa: F401 - registering their patches
+    from .connect import register_connect
 
+    register_connect()  # the Spark Connect client's classes, once it is imported
     for owner, attribute, make in _PATCHES:
         original = owner.__dict__.get(attribute, _MISSING)
-        current_value = getattr(owner, attribute)
+        current_value = getattr(owner, attribute, None)  # None: served by __getattr__
         _INSTALLED.append((owner, attribute, original))
         setattr(owner, attribute, make(current_value))
 
@@ -100,7 +102,16 @@ def tag(obj: Any, run_id: str, node_id: int) -> Any:
     return obj
 
 
+def own(obj: Any, name: str) -> Any:
+    """``obj``'s own (instance) attribute ``name``, or None: never one a ``__getattr__``
+    makes up (a Spark Connect DataFrame's unknown attributes are columns)."""
+    try:
+        return vars(obj).get(name)
+    except TypeError:  # no __dict__
+        return None
+
+
 def node_of(obj: Any, run_id: str) -> int | None:
     """The node of ``run_id`` that produced ``obj``, if that run made it."""
-    mark = getattr(obj, "_icedtea_node", None)
+    mark = own(obj, "_icedtea_node")
     return mark[1] if isinstance(mark, tuple) and mark[0] == run_id else None

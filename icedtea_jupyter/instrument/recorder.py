@@ -13,7 +13,7 @@ from ..executor.spec import OperatorSpec, RunSpec
 from ..store.operator_images import write_operator_image
 from .naming import default_name
 from .nondeterminism import nondeterminism_warnings
-from .patching import node_of, tag
+from .patching import node_of, own, tag
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -61,10 +61,10 @@ class Recorder:
     def node_for(self, obj: Any) -> int:
         """The node that produced ``obj``; a source node for anything made elsewhere."""
         node = node_of(obj, self.run.run_id)
-        ancestor = getattr(obj, "prev", None)  # rdd.values() and friends: PySpark's own maps
+        ancestor = own(obj, "prev")  # rdd.values() and friends: PySpark's own maps
         while node is None and ancestor is not None:
             node = node_of(ancestor, self.run.run_id)
-            ancestor = getattr(ancestor, "prev", None)
+            ancestor = own(ancestor, "prev")
         if node is None:
             node = self.dag.add(_source_name(obj), "jvm", "source", []).id
             self.outputs[node] = obj
@@ -138,10 +138,10 @@ class Recorder:
     def produced(self, obj: Any, node: OperatorNode | int) -> Any:
         node_id = node if isinstance(node, int) else node.id
         self.outputs.setdefault(node_id, obj)
-        count = getattr(obj, "getNumPartitions", None)
+        count = getattr(type(obj), "getNumPartitions", None)  # an RDD's
         if callable(count) and self.dag.node(node_id).partitions is None:
             try:
-                self.dag.node(node_id).partitions = int(count())
+                self.dag.node(node_id).partitions = int(count(obj))
             except Exception as exc:  # the DAG shows no partition count: that is all
                 LOG.debug("icedtea: no partition count for %r: %s: %s",
                           self.dag.node(node_id).name, type(exc).__name__, exc)

@@ -22,6 +22,7 @@ from ..executor.incremental import IncrementalState
 from ..executor.log_result import replaying
 from ..executor.spec import OperatorSpec, RunSpec
 from ..executor.state import capture
+from .task_context import ReplayTaskContext
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -76,6 +77,7 @@ class ReplayWorker:
         self.host: Any = None
         self._encoder = IncrementalState()
         self._shown: tuple = (None, None)  # (version, encoded state) last shown
+        self._context = ReplayTaskContext(partition)  # TaskContext.get() in the operator
         self._let = greenlet.greenlet(self._run)
         self._switch(None)  # runs the operator up to its first request for a record
 
@@ -105,6 +107,7 @@ class ReplayWorker:
             yield record
 
     def _switch(self, value: Any) -> None:
+        outside = self._context.enter()
         try:
             self._let.switch(value)
         except _Abandoned:
@@ -117,6 +120,8 @@ class ReplayWorker:
             message = self._failure(exc) if recorded is None else str(recorded)
             self._broken(message)
             raise (recorded or ReplayError(message)) from exc
+        finally:
+            self._context.leave(outside)
 
     def _broken(self, why: str) -> None:
         self.finished = True
@@ -187,6 +192,7 @@ class ReplayWorker:
         """Throw this replay away, letting the operator's ``finally`` blocks run."""
         if not self._let.dead and not self.finished:
             self._queue.append(_ABANDON)
+            outside = self._context.enter()
             try:
                 self._let.switch(None)
             except _Abandoned:
@@ -195,6 +201,8 @@ class ReplayWorker:
                 LOG.debug("icedtea: replayed operator %r on partition %s raised %s: %s while "
                           "it was thrown away", self.name, self.partition,
                           type(exc).__name__, exc)
+            finally:
+                self._context.leave(outside)
 
     def state(self) -> dict:
         """The worker's state variables by name, read as the run's snapshots read them."""

@@ -15,6 +15,7 @@ from ..coordinator.coordinator import Coordinator
 from ..dag import Dag
 from ..executor.agent import Agent
 from ..instrument import recording
+from ..instrument.connect import NeedsClassicSession
 from ..instrument.recorder import InterestingNotFound
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
@@ -22,11 +23,14 @@ from ..versions import catalog
 from ..versions.fingerprint import digest
 from ..versions.tracker import VersionTracker
 from . import registry
+from .connect import NO_OPERATOR_WARNING, connect_notes, is_connect, workers_cannot_import
 from .interpreter import point_workers_here
+from .interrupted import kernel_identity
 from .live_run import LiveRun
 from .run import Listener, Run
 from .spark_logs import task_failures_logged_to
 
+REFUSALS = (InterestingNotFound, NeedsClassicSession)  # the cell's use refused, before any task
 NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an action such as "
                   "collect(), count() or a write.")
 
@@ -94,9 +98,10 @@ def _spark_settings() -> dict | None:
 
 
 def _spark_context() -> Any:
+    """The kernel's SparkContext; none on Spark Connect (the server has it)."""
     from pyspark import SparkContext
 
-    return SparkContext._active_spark_context
+    return None if is_connect() else SparkContext._active_spark_context
 
 
 def _bind_address(options: RunOptions) -> str:
@@ -115,12 +120,16 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     (from the magic): its ``line`` and the kernel's ``history`` before the cell, which
     the exported notebook re-executes."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
-    notes = point_workers_here(_spark_context())  # or refused, before any job
+    connect = is_connect()
+    notes = (connect_notes(options.lineage, options.bind) if connect
+             else point_workers_here(_spark_context()))  # or refused, before any job
     root = options.store or layout.default_root()
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
                 "options": options.manifest(), "dag": {}, "warnings": [], "error": None,
+                "session": "connect" if connect else "classic",
+                "kernel": kernel_identity(),  # a run its kernel never ended: interrupted.py
                 "version": catalog.assign(root, cell_key(code, options.cell_id)),
                 "results": [], "reused_from": None, "notes": [],
                 "spark": _spark_settings(), **(context or {})}
@@ -176,7 +185,8 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         error = coordinator.first_error
         if cell_error is not None:
             error = _cell_error(cell_error, error, bool(jobs) or bool(coordinator.workers))
-        if cell_error is None and run.options.get("checkpoint", "none") != "none":
+        if cell_error is None and run.options.get("checkpoint", "none") != "none" \
+                and not run.store.full:
             warnings.extend(_take_checkpoints(run))
         run.end("failed" if cell_error is not None else "finished", error, warnings)
         _prepare_time_travel(run)
@@ -204,6 +214,7 @@ def _prepare_time_travel(run: LiveRun) -> None:
 
     try:
         if run.status == "finished" and run.options.get("prepare", True) and \
+                not run.store.full and \
                 fork_available() and len(run.history().raw) > 1:  # records, not views
             run.debugger()
     except Exception as exc:  # the run is recorded either way; jumps start it again
@@ -241,13 +252,13 @@ def _take_checkpoints(run: LiveRun) -> list[str]:
 def _cell_error(exc: BaseException, operator_error: dict | None, ran_jobs: bool) -> dict:
     if operator_error is not None:
         return operator_error
-    if isinstance(exc, InterestingNotFound):  # refused before the job: the reason is all
+    if isinstance(exc, REFUSALS):  # refused before the job: the reason is all
         return {"operator": None, "partition": None, "record": None,
                 "exception": type(exc).__name__, "message": str(exc), "traceback": None}
     where = "" if ran_jobs else " before any Spark job"
+    message = workers_cannot_import(exc) or f"the cell raised{where}: {type(exc).__name__}: {exc}"
     return {"operator": None, "partition": None, "record": None,
-            "exception": type(exc).__name__,
-            "message": f"the cell raised{where}: {type(exc).__name__}: {exc}",
+            "exception": type(exc).__name__, "message": message,
             "traceback": "".join(traceback.format_exception(exc))}
 
 
@@ -276,10 +287,13 @@ def _jobs(run: Run, sc_before: Any) -> list[dict]:
 def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     coordinator = run.coordinator
     warnings = list(run.warnings)
-    refused = isinstance(run.cell_exception, InterestingNotFound)  # its error says why
+    if run.store.full.warning:
+        warnings.insert(0, run.store.full.warning)
+    refused = isinstance(run.cell_exception, REFUSALS)  # its error says why
     answered = bool(run.manifest.get("reused_from"))  # no job: a stored result answered
     if not jobs and not coordinator.workers and not refused and not answered:
-        warnings.append(NO_JOB_WARNING)
+        connect = run.manifest.get("session") == "connect"
+        warnings.append(NO_OPERATOR_WARNING if connect else NO_JOB_WARNING)
     warnings.extend(w for w in run.recorder.warnings() if w not in warnings)
     wanted = run.recorder.interesting
     if wanted and (run.dag.interesting is None or run.dag.interesting.name != wanted) \
@@ -290,8 +304,31 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     for reason in coordinator.local_reasons:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")
+    warnings.extend(_lost_attempts(run))
     rejected = coordinator.server.rejections
     if rejected:
         warnings.append(f"{len(rejected)} control connection(s) or message(s) were rejected: "
                         + "; ".join(rejected[:3]))
+    return warnings
+
+
+def _lost_attempts(run: LiveRun) -> list[str]:
+    """One warning per operator whose task attempts were lost with their Python worker
+    (an executor died, or Spark killed the task) and that Spark ran again."""
+    states = [state for _, state in run.coordinator.worker_states()]
+    ok = {(s["operator"], s["stage"], s["partition"]) for s in states if s["status"] == "ok"}
+    lost: dict[int, list[dict]] = {}
+    for s in states:
+        if s["status"] == "lost":
+            lost.setdefault(s["operator"], []).append(s)
+    warnings = []
+    for operator, attempts in lost.items():
+        parts = sorted({a["partition"] for a in attempts})
+        redone = all((a["operator"], a["stage"], a["partition"]) in ok for a in attempts)
+        warnings.append(
+            f"{len(attempts)} task attempt(s) of {run.dag.names().get(operator, operator)!r} "
+            f"(partition(s) {', '.join(map(str, parts))}) were lost with their Python worker: "
+            "an executor died, or Spark killed the task (a speculative copy that lost, say). "
+            + ("Spark ran them again; the run counts each partition once, from the attempt "
+               "that succeeded." if redone else "Not every one of them was run again."))
     return warnings

@@ -34,6 +34,9 @@ class LiveRun(Run):
         self._coordinator = coordinator(self.emit)
         self.recorder = Recorder(dag, self._coordinator.run_spec, interesting)
         self.thread: threading.Thread | None = None  # runs the cell: start()
+        self._manifest_lock = threading.Lock()
+        self._operators_saved: set[int] = set()  # whose workers the manifest's DAG has
+        self.subscribe(self._save_new_operators)
         self.cell_exception: BaseException | None = None  # the cell's own error, once ended
         self.tracker: Any = None  # versions: runs the cell's actions (versions/tracker.py)
 
@@ -54,9 +57,26 @@ class LiveRun(Run):
         self.warnings = warnings
         self.manifest.update(status=status, ended=time.time(), error=error, warnings=warnings,
                              dag=self.dag.to_json())
-        self.store.write_manifest(self.manifest)
-        self._done.set()
+        try:
+            with self._manifest_lock:
+                self.store.write_manifest(self.manifest)
+        except OSError as exc:  # the run has ended all the same: wait() must return
+            self.warnings.append(f"the run's manifest could not be written to "
+                                 f"{self.store.path}: {exc}")
+        finally:
+            self._done.set()
         self.emit("run", {"status": status})
+
+    def _save_new_operators(self, kind: str, data: dict) -> None:
+        """When an operator's first worker starts, the manifest gets the DAG as it is:
+        a kernel killed mid-run leaves a store whose operators can be read."""
+        operator = data.get("worker", {}).get("operator") if kind == "worker" else None
+        if operator is None or operator in self._operators_saved or self.status != "running":
+            return
+        with self._manifest_lock:
+            self._operators_saved.add(operator)
+            if self.status == "running" and not self.store.full:
+                self.store.write_manifest(dict(self.manifest, dag=self.dag.to_json()))
 
     # --- what the coordinator holds -----------------------------------------------------
     @property

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from ..dag import Dag
 from ..store.run_store import RunStore
+from .interrupted import kernel_alive, mark_interrupted
 from .run import Run
 
 LOG = logging.getLogger("icedtea_jupyter")
@@ -62,6 +63,21 @@ def get(run_id: str) -> Run:
     raise LookupError(f"no run {run_id!r} in this kernel")
 
 
+def _still_running_or_interrupted(store: RunStore, manifest: dict) -> dict:
+    """A manifest that says ``running``: its kernel still records it (the run is shown as
+    it stands), or died (the store is marked interrupted)."""
+    alive = kernel_alive(manifest.get("kernel"))
+    if alive:
+        pid = manifest["kernel"]["pid"]
+        return dict(manifest, warnings=list(manifest.get("warnings") or []) + [
+            f"Still being recorded by the kernel with pid {pid}: shown as it stands now."])
+    if alive is False:
+        return mark_interrupted(store, manifest)
+    return dict(manifest, status="interrupted", warnings=list(manifest.get("warnings") or [])
+                + ["The kernel that recorded this run stopped before it ended (it ran on "
+                   "another machine, or named no process: the store is left as it is)."])
+
+
 def open_run(path: str) -> Run:
     """Reopen a run from its store directory (for example after a kernel restart)."""
     path = os.path.abspath(os.path.expanduser(path))
@@ -71,8 +87,7 @@ def open_run(path: str) -> Run:
     store = RunStore.open(path)
     manifest = store.read_manifest()
     if manifest.get("status") == "running":
-        manifest = dict(manifest, status="failed", warnings=list(manifest.get("warnings", []))
-                        + ["The kernel that recorded this run stopped before it ended."])
+        manifest = _still_running_or_interrupted(store, manifest)
     run = Run(store, manifest, Dag.from_json(manifest.get("dag", {})))
     add(run)
     return run

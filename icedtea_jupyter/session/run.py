@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..dag import Dag
+from ..instrument.connect import NeedsClassicSession, needs_classic
 from ..lineage.trace import Lineage, Trace, trace_back, trace_forward
 from ..replay.cursor import StepRefused  # the refusal the views show
 from ..snapshots.history import History, Interaction
@@ -304,6 +305,8 @@ class Run(RunVersions):
         return trace_forward(self._lineage(), record, operator, at)
 
     def _lineage(self) -> Lineage:
+        if self.manifest.get("session") == "connect":  # reopened runs too
+            raise NeedsClassicSession(needs_classic("Lineage (run.trace_back, trace_forward)"))
         with self._lock:
             if self._lineage_cache is None:
                 self._lineage_cache = Lineage(self)

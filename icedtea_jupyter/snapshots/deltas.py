@@ -11,6 +11,7 @@ as the user reads it.
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any
 
 from ..executor.state import decode, same
@@ -73,8 +74,23 @@ def changes(previous: dict | None, current: dict) -> dict:
                 for name, keyed in change["keys"].items()}}
 
 
-def apply_delta(previous: dict | None, change: dict) -> dict:
+class PackedDelta:
+    """A delta kept in the kernel's memory as compressed JSON, unpacked when applied: a
+    long run's live history holds every worker report of every interaction."""
+
+    __slots__ = ("_packed",)
+
+    def __init__(self, change: dict) -> None:
+        self._packed = zlib.compress(json.dumps(change, separators=(",", ":")).encode(), 1)
+
+    def unpack(self) -> dict:
+        return json.loads(zlib.decompress(self._packed))
+
+
+def apply_delta(previous: dict | None, change: dict | PackedDelta) -> dict:
     """The encoded state after ``change`` (the inverse of ``delta``)."""
+    if isinstance(change, PackedDelta):
+        change = change.unpack()
     if "full" in change:
         return dict(change["full"])
     state = dict(previous or {})

@@ -66,6 +66,7 @@ class History:
         self._by_worker: dict[tuple, list] = {}
         for (op, part, task), chain in self._chains.items():
             self._by_worker.setdefault((op, part), []).append((task, chain))
+        self._position_cache: dict[int, dict[Any, int]] = {}  # id(chain) -> positions
         self._attempts: dict[tuple, list] = {}
         for w in self.workers:
             self._attempts.setdefault((w["operator"], w["partition"]), []).append(w)
@@ -87,7 +88,8 @@ class History:
         return [self._interaction(raw) for raw in self.raw]
 
     def _interaction(self, raw: dict) -> Interaction:
-        counts = {(v.operator, v.partition): v.count for v in self.views(raw["index"])}
+        counts = {(v.operator, v.partition): v.count
+                  for v in self.views(raw["index"], states=False)}
         return Interaction(raw["index"], raw["time"], raw["trigger"], counts, raw.get("record"),
                            raw.get("latency"), bool(raw.get("complete", True)))
 
@@ -107,9 +109,9 @@ class History:
             seen |= set(range(node.partitions))
         return sorted(seen)
 
-    def views(self, index: int) -> list[WorkerView]:
+    def views(self, index: int, states: bool = True) -> list[WorkerView]:
         when = self.interaction_time(index)
-        return [self.view(index, node, p, when) for node in self.dag.g_theta
+        return [self.view(index, node, p, when, states) for node in self.dag.g_theta
                 if node.kind == "python" for p in self.partitions(node)]
 
     def view(self, index: int, node: Any, partition: int, when: float | None = None,
@@ -149,31 +151,45 @@ class History:
             return WorkerView(node.name, partition, "finished", ended[-1].get("records_in"))
         return WorkerView(node.name, partition, "no snapshot", None)
 
-    @staticmethod
-    def _from_chain(chain: list[dict], index: int, operator: str, partition: int,
+    def _positions(self, chain: list[dict]) -> dict[Any, int]:
+        """Where in ``chain`` each interaction's first report is (and the final one's)."""
+        positions = self._position_cache.get(id(chain))
+        if positions is None:
+            positions = {}
+            for at, entry in enumerate(chain):
+                positions.setdefault(entry["index"], at)
+            self._position_cache[id(chain)] = positions
+        return positions
+
+    def _from_chain(self, chain: list[dict], index: int, operator: str, partition: int,
                     when: float, states: bool = True) -> WorkerView | None:
         """The worker's view at ``index`` from its own reports, in arrival order.
 
         A running worker answers interactions in order, so no report for ``index``
         means it started later (its first report is younger than the interaction), or
-        ended before its next check (then its final state is its state at ``index``)."""
-        reported = next((e for e in chain if e["index"] == index), None)
+        ended before its next check (then its final state is its state at ``index``).
+        Without ``states`` it reads one report (the interactions list of a long run
+        reads every worker at every interaction)."""
+        positions = self._positions(chain)
+        at = positions.get(index)
         first = chain[0]
-        if reported is None and first["time"] > when and first["index"] != FINAL:
+        if at is None and first["time"] > when and first["index"] != FINAL:
             initial = apply_delta(None, first["delta"]) if states and "delta" in first \
                 and first["index"] == 0 and not first.get("count") else None
             return WorkerView(operator, partition, "not started", 0, initial)
         encoded = None
-        for entry in chain:
-            if states and "delta" in entry:
-                encoded = apply_delta(encoded, entry["delta"])
-            if entry is reported:
-                if entry["status"] == "later":
-                    return WorkerView(operator, partition, OUTSIDE, entry["count"])
-                return WorkerView(operator, partition, "running", entry["count"], encoded)
-        final = next((e for e in chain if e["index"] == FINAL), None)
+        if states:
+            for entry in chain[:len(chain) if at is None else at + 1]:
+                if "delta" in entry:
+                    encoded = apply_delta(encoded, entry["delta"])
+        if at is not None:
+            reported = chain[at]
+            if reported["status"] == "later":
+                return WorkerView(operator, partition, OUTSIDE, reported["count"])
+            return WorkerView(operator, partition, "running", reported["count"], encoded)
+        final = positions.get(FINAL)
         if final is not None:
-            return WorkerView(operator, partition, "finished", final["count"], encoded)
+            return WorkerView(operator, partition, "finished", chain[final]["count"], encoded)
         return None
 
     def snapshot(self, index: int) -> Snapshot:

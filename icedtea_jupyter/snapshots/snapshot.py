@@ -74,7 +74,7 @@ class Snapshot:
     def workers(self) -> list[dict]:
         """Every worker of G(θ) at this interaction, one row per operator and partition."""
         return [{"operator": v.operator, "partition": v.partition, "status": v.status,
-                 "count": v.count} for v in self.history.views(self.index)]
+                 "count": v.count} for v in self.history.views(self.index, states=False)]
 
     def task_chains(self) -> dict[int, list[dict]]:
         """The workers that reported, grouped by Spark task: each group is one chain of

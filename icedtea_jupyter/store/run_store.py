@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.feather as feather
 
 from ..executor.worker_file import worker_schema, write_worker_file
-from . import layout
+from . import full, layout
 
 FORMAT_VERSION = 1
 
@@ -32,11 +32,13 @@ def new_run_id() -> str:
 class RunStore:
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
+        self.full = full.StoreFull(self.path)  # true once a write failed for want of space
 
     @classmethod
     def create(cls, root: str, run_id: str) -> RunStore:
         path = layout.run_dir(root, run_id)
         os.makedirs(layout.workers_dir(path), exist_ok=True)
+        full.set_aside(path)
         return cls(path)
 
     @classmethod
@@ -52,12 +54,28 @@ class RunStore:
 
     # --- manifest -----------------------------------------------------------------
     def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Write the manifest atomically. On a full store, the reserve set aside at its
+        creation is released and the write tried once more."""
         manifest = dict(manifest, format=FORMAT_VERSION)
+        try:
+            self._write_manifest(manifest)
+        except OSError as exc:
+            if not full.is_full(exc):
+                raise
+            self.full.note(exc)
+            self._write_manifest(manifest)
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
         target = layout.manifest_path(self.path)
         tmp = layout.temp_path(target)
-        with open(tmp, "w", encoding="utf-8") as out:
-            json.dump(manifest, out, indent=1, default=str)
-        os.replace(tmp, target)
+        try:
+            with open(tmp, "w", encoding="utf-8") as out:
+                json.dump(manifest, out, indent=1, default=str)
+            os.replace(tmp, target)
+        except OSError:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
 
     def read_manifest(self) -> dict[str, Any]:
         try:
@@ -118,12 +136,19 @@ class RunStore:
 
     # --- interactions and snapshots ---------------------------------------------------
     def interactions(self) -> list[dict]:
-        """The run's interactions: the final list if the run saved one, else as logged."""
+        """The run's interactions: the final list if the run saved one, else as logged
+        (a request's line, then its completion's)."""
         saved = layout.interactions_path(self.path)
         if os.path.exists(saved):
             with open(saved, encoding="utf-8") as f:
                 return json.load(f)
-        return read_lines(layout.interactions_log_path(self.path))
+        by_index: dict[int, dict] = {}
+        for row in read_lines(layout.interactions_log_path(self.path)):
+            if "trigger" in row:
+                by_index[row["index"]] = row
+            elif row.get("index") in by_index:
+                by_index[row["index"]].update(row)
+        return [by_index[i] for i in sorted(by_index)]
 
     def snapshot_reports(self) -> list[dict]:
         """Every worker's snapshot report, in arrival order."""

@@ -55,3 +55,53 @@ def test_the_magics_lineage_flag_is_a_run_option():
     options, _ = parse_options("--lineage --wait", {})
     assert options.lineage and options.manifest()["lineage"]
     assert not parse_options("--wait", {})[0].lineage
+
+
+def test_workers_that_cannot_import_icedtea_get_the_fix_not_the_workers_traceback():
+    from icedtea_jupyter.session.execution import _cell_error
+
+    worker_failure = RuntimeError(
+        "[PYTHON_EXCEPTION] An exception was thrown from the Python worker.\n"
+        "Traceback (most recent call last):\n  ...\n"
+        "ModuleNotFoundError: No module named 'icedtea_jupyter'")
+    error = _cell_error(worker_failure, None, ran_jobs=True)
+    assert error["message"].startswith("Spark's Python workers cannot import icedtea_jupyter")
+    assert "the server's PYSPARK_PYTHON" in error["message"]
+    assert "No module named 'icedtea_jupyter'" in error["traceback"]  # kept, for the details
+    other = _cell_error(RuntimeError("boom"), None, ran_jobs=False)
+    assert other["message"] == "the cell raised before any Spark job: RuntimeError: boom"
+
+
+def test_a_connect_server_on_another_machine_is_told_to_bind(monkeypatch):
+    from icedtea_jupyter.session import connect
+
+    def server_on(host):
+        session = types.SimpleNamespace(client=types.SimpleNamespace(host=host))
+        monkeypatch.setattr(connect, "connect_session", lambda: session)
+
+    server_on("spark.example.com")
+    notes = connect.connect_notes(lineage=False, bind=None)
+    assert len(notes) == 1 and notes[0].startswith(
+        "The Spark Connect server runs on spark.example.com: its Python workers cannot reach")
+    assert "--bind ADDRESS" in notes[0]
+    assert connect.connect_notes(lineage=False, bind="10.0.0.5") == []
+    server_on("127.0.0.1")
+    assert connect.connect_notes(lineage=False, bind=None) == []
+
+
+def test_a_session_of_the_connect_clients_own_builder_is_a_connect_session(monkeypatch):
+    import pyspark.sql.connect.session  # noqa: F401 - the client, imported as a session does
+    from pyspark import SparkContext
+
+    from icedtea_jupyter.session import connect
+
+    monkeypatch.delenv("SPARK_CONNECT_MODE_ENABLED", raising=False)
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+    monkeypatch.setattr(connect, "connect_session", lambda: None)
+    assert not connect.is_connect()
+    monkeypatch.setattr(connect, "connect_session", lambda: object())
+    assert connect.is_connect()
+    monkeypatch.setattr(SparkContext, "_active_spark_context", object())  # classic runs too
+    assert not connect.is_connect()
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")  # PySpark's own mark decides
+    assert connect.is_connect()

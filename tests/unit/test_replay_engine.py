@@ -669,3 +669,26 @@ def test_going_back_is_refused():
             engine.forward(1)
     finally:
         engine.close()
+
+
+def by_partition(records):
+    """θ that asks Spark which partition it is on, as operators seeding a generator do."""
+    from pyspark import TaskContext
+
+    seen = []
+    for x in records:
+        seen.append(TaskContext.get().partitionId())
+        yield x
+
+
+def test_a_replayed_operator_sees_its_partitions_task_context_and_the_kernel_none():
+    from pyspark import TaskContext
+
+    operators = {"by_partition": lambda: PartitionFunction(None, "mapPartitions", by_partition)}
+    data = {0: [1, 2], 1: [3]}
+    targets = [{0: Target(0), 1: Target(0)}, {0: Target(2), 1: Target(1)}]
+    with debugger(data, targets, chain=["by_partition"], operators=operators) as dbg:
+        jumped = dbg.jump(1)
+        assert jumped.state("by_partition", 0)["seen"] == [0, 0]
+        assert jumped.state("by_partition", 1)["seen"] == [1]
+        assert TaskContext.get() is None  # outside the operator: the driver's (none)

@@ -61,11 +61,11 @@ def test_opening_something_that_is_not_a_run_says_so(tmp_path):
         open_run(str(tmp_path))
 
 
-def test_a_run_left_running_by_a_dead_kernel_reopens_as_failed(tmp_path):
-    store = RunStore.create(str(tmp_path), "r3")
+def test_a_run_left_running_by_a_kernel_it_does_not_name_reopens_interrupted(tmp_path):
+    store = RunStore.create(str(tmp_path), "r3")  # a store of before kernels were named
     store.write_manifest({"id": "r3", "status": "running", "started": 1.0, "dag": {}})
     run = open_run(store.path)
-    assert run.status == "failed" and "stopped before it ended" in run.warnings[-1]
+    assert run.status == "interrupted" and "stopped before it ended" in run.warnings[-1]
 
 
 def test_alert_lines_survive_a_cut_last_line(tmp_path):

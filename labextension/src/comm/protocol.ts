@@ -54,7 +54,7 @@ export const EVENT_TYPES = [
 export type RequestMethod = (typeof REQUEST_METHODS)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export type RunStatus = 'running' | 'finished' | 'failed';
+export type RunStatus = 'running' | 'finished' | 'failed' | 'interrupted';
 
 /** What the runs list shows of a run (`handlers.run_item`). */
 export interface IRunListItem {

@@ -23,6 +23,7 @@ _LAZY = {
     "open_run": ("icedtea_jupyter.session.registry", "open_run"),
     "record": ("icedtea_jupyter.session.execution", "start_run"),
     "RunOptions": ("icedtea_jupyter.session.execution", "RunOptions"),
+    "store_usage": ("icedtea_jupyter.session.versions", "store_usage"),
 }
 
 __all__ = sorted(_LAZY) + ["load_ipython_extension", "unload_ipython_extension"]

@@ -64,6 +64,12 @@ def _parser() -> _Parser:
     parser.add_argument("--no-prepare", dest="prepare", action="store_false",
                         help="do not place fork checkpoints when the run ends (the first "
                              "run.debugger() call starts them)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="answer the cell's actions from an earlier run whose pipeline is "
+                             "equivalent (same operators and sources), without running Spark")
+    parser.add_argument("--cell", metavar="ID",
+                        help="the cell's identity for its versions (default: JupyterLab's "
+                             "cell id, else a hash of the cell's text)")
     return parser
 
 
@@ -84,8 +90,9 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
     options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
                          interesting=args.interesting, interact_every=args.interact_every,
                          interact_when=args.interact_when, record_inputs=args.record_inputs,
-                         lineage=args.lineage, skew=args.skew, checkpoint=args.checkpoint,
-                         tau=args.tau, replay_memory=args.replay_memory, prepare=args.prepare)
+                         lineage=args.lineage, skew=args.skew, checkpoint=args.checkpoint, tau=args.tau,
+                         replay_memory=args.replay_memory, prepare=args.prepare,
+                         reuse=args.reuse, cell_id=args.cell)
     return options, not args.no_panel
 
 
@@ -125,8 +132,10 @@ class IcedteaMagics(Magics):
         options, show_panel = parse_options(line, namespace)
         if not cell.strip():
             raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
+        options.cell_id = options.cell_id or self._cell_id()
         try:
-            run = start_run(cell, namespace, options)
+            run = start_run(cell, namespace, options,
+                            {"line": line, "history": self._history(line, cell)})
         except WorkersCannotImport as refused:  # before any job: the fix, in one line
             raise UsageError(f"%%icedtea: {refused}") from None
         if show_panel:
@@ -143,6 +152,24 @@ class IcedteaMagics(Magics):
                     raise RunFailed(failure_message(run)) from exc
                 raise exc
         return None
+
+    def _history(self, line: str, cell: str) -> list[str]:
+        """The kernel's cells before this one (raw, as typed), for the export."""
+        manager = getattr(self.shell, "history_manager", None)
+        cells = list(getattr(manager, "input_hist_raw", None) or [])[1:]
+        if cells and cells[-1].strip().endswith(cell.strip()) and "icedtea" in cells[-1]:
+            cells = cells[:-1]  # this cell itself
+        return [c for c in cells if c.strip()]
+
+    def _cell_id(self) -> str | None:
+        """JupyterLab's id of the executing cell (its execute request's metadata)."""
+        kernel = getattr(self.shell, "kernel", None)
+        try:
+            parent = kernel.get_parent() if kernel is not None else None
+        except Exception:  # an older ipykernel: the text's hash identifies the cell
+            return None
+        cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
+        return str(cell_id) if cell_id else None
 
     def _namespace(self) -> dict:
         """The user's namespace: the shell's (a magic registered with one always has it)."""

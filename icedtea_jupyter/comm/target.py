@@ -19,6 +19,7 @@ from .lineage import SLOW as LINEAGE_REQUESTS
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
 from .skew import SKEW
 from .time_travel import EVENTS, TIME_TRAVEL
+from .versions import VERSIONS
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -31,8 +32,8 @@ _WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forw
 
 
 def default_handlers() -> HandlerRegistry:
-    """Every request method's handler: the runs list, one run, time travel, skew, lineage."""
-    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW).add(LINEAGE)
+    """Every request method's handler: runs, time travel, skew, lineage, versions."""
+    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW).add(LINEAGE).add(VERSIONS)
 
 
 HANDLERS = default_handlers()

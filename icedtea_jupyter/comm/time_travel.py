@@ -209,7 +209,8 @@ def debug_progress(params: dict) -> dict:
 @TIME_TRAVEL.handles("run.actions")
 def run_actions(params: dict) -> dict:
     run = run_of(params)
-    return {"run": run.id, "actions": run.actions}
+    return {"run": run.id, "actions": [{k: v for k, v in action.items() if k != "shown"}
+                                       for action in run.actions]}  # the text stays here
 
 
 # --- events: run events forwarded to the frontends ---------------------------------------------

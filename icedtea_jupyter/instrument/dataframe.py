@@ -111,9 +111,24 @@ def _structural(api: str, flavour: DataFrameApi) -> Callable:
             inputs = [self] + [a for a in values if isinstance(a, AnyDataFrame)]
             udfs = _udf_parents(recorder, source, values, flavour)
             parents = recorder.parents(*inputs) + udfs
-            return recorder.produced(result, recorder.jvm(api, parents))
+            node = recorder.jvm(api, parents)
+            recorder.details[node.id] = {"args": [_shown(a) for a in args],
+                                         "kwargs": {k: _shown(v) for k, v in kwargs.items()}}
+            return recorder.produced(result, node)
         return patched
     return make
+
+
+def _shown(value: Any) -> Any:
+    """An argument as the DAG's fingerprints see it: a Column by its expression, a
+    DataFrame by its position among the node's inputs (versions/operators.py)."""
+    if isinstance(value, (list, tuple)):
+        return [_shown(v) for v in value]
+    if isinstance(value, Column):
+        return f"Column {value}"
+    if isinstance(value, AnyDataFrame):
+        return "DataFrame"
+    return value
 
 
 def _source(api: str) -> Callable:
@@ -125,7 +140,35 @@ def _source(api: str) -> Callable:
                 return original(self, *args, **kwargs)
             with recorder.inside():
                 result = original(self, *args, **kwargs)
-            return recorder.produced(result, recorder.jvm(api, []))
+            node = recorder.jvm(api, [])
+            values = (*args, *kwargs.values())
+            recorder.details[node.id] = {
+                "source": api, "args": [a for a in args if not _is_dataset(a)],
+                "kwargs": {k: v for k, v in kwargs.items() if not _is_dataset(v)},
+                "options": dict(getattr(self, "_icedtea_options", {})),
+                "datasets": [v for v in values if _is_dataset(v)]}
+            return recorder.produced(result, node)
+        return patched
+    return make
+
+
+def _is_dataset(value: Any) -> bool:
+    from pyspark.core.rdd import RDD
+
+    return isinstance(value, (RDD, AnyDataFrame))
+
+
+def _reader_setting(api: str) -> Callable:
+    """``format``, ``option``, ``options`` and ``schema`` of a reader: kept on it, for
+    the fingerprint of the source it reads (versions)."""
+    def make(original: Callable) -> Callable:
+        @functools.wraps(original)
+        def patched(self: DataFrameReader, *args: Any, **kwargs: Any) -> Any:
+            if active(from_pyspark=True) is not None:
+                settings = dict(getattr(self, "_icedtea_options", {}))
+                settings[f"{api}{len(settings)}"] = repr((args, sorted(kwargs.items())))
+                self._icedtea_options = settings  # type: ignore[attr-defined]
+            return original(self, *args, **kwargs)
         return patched
     return make
 
@@ -222,3 +265,5 @@ def register_api(api: DataFrameApi) -> None:
 register_api(DataFrameApi(DataFrame, GroupedData, SparkSession, DataFrameReader,
                           UserDefinedFunction))
 register(DataFrame, "rdd")(_rdd)
+for _api in ("format", "option", "options", "schema"):
+    register(DataFrameReader, _api)(_reader_setting(_api))

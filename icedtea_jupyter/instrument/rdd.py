@@ -94,6 +94,8 @@ def _structural(api: str) -> Callable:
             with recorder.inside():
                 result = original(self, *args, **kwargs)
             node = recorder.jvm(api, parents)
+            recorder.details[node.id] = {"args": [a for a in args if not isinstance(a, RDD)],
+                                         "kwargs": kwargs}
             if api == "union":
                 node.input_partitions = [rdd.getNumPartitions() for rdd in inputs]
                 node.inputs = parents  # in the union's order (``parents`` is sorted)
@@ -155,6 +157,8 @@ def _aggregate(self: RDD, recorder: Any, api: str, user_f: Any, functions: tuple
         if split is not None:
             result = _merge_salted(result, functions[2], num_partitions, partition_func)
     recorder.companions[merge.id] = [combine.id]
+    recorder.details[combine.id] = recorder.details[merge.id] = {
+        "functions": functions, "partitions": num_partitions, "partitionFunc": partition_func}
     return recorder.produced(result, merge)
 
 
@@ -209,8 +213,10 @@ def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable
             with recorder.inside():
                 result = original(self, *args, **kwargs)
             name = api
+            bound = _bind(original, self, *args, **kwargs)
+            bound.pop("self", None)
             if describe is not None:
-                name = f"{api}({describe(_bind(original, self, *args, **kwargs))})"
+                name = f"{api}({describe(bound)})"
             parents: list[int] = []
             node: OperatorNode | None = None
             if api == "union":
@@ -218,7 +224,10 @@ def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable
                 node = recorder.jvm(api, recorder.parents(*rdds), name)
                 node.input_partitions = [rdd.getNumPartitions() for rdd in rdds]
                 node.inputs = recorder.parents(*rdds)
-            return recorder.produced(result, node or recorder.jvm(api, parents, name))
+            node = node or recorder.jvm(api, parents, name)
+            recorder.details[node.id] = {
+                "source": api, "arguments": {k: v for k, v in bound.items() if k != "rdds"}}
+            return recorder.produced(result, node)
         return patched
     return make
 

@@ -43,6 +43,8 @@ class Recorder:
         self.outputs: dict[int, Any] = {}  # node -> the RDD it produces (lineage's records)
         self.shuffles: dict[int, tuple] = {}  # map side -> (partitions, partitionFunc)
         self.splits: dict[int, tuple] = {}  # map side -> (heavy keys, salts): s.mitigate()
+        self.details: dict[int, dict] = {}  # node -> what else defines it (versions' prints)
+        self.on_action: Any = None  # runs the cell's actions (instrument/actions.py)
 
     @contextmanager
     def inside(self) -> Iterator[None]:

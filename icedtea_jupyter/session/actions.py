@@ -23,6 +23,11 @@ SOURCES = ("api", "sidebar", "panel")
 _SOURCE: contextvars.ContextVar[str] = contextvars.ContextVar("icedtea_source", default="api")
 
 
+def current_source() -> str:
+    """The side the current call comes from ("api" unless a view said otherwise)."""
+    return _SOURCE.get()
+
+
 @contextlib.contextmanager
 def acting_as(source: str) -> Iterator[None]:
     """Record the API calls made inside the block as coming from ``source``."""
@@ -44,9 +49,12 @@ class ActionLog:
         self._actions = read_lines(self.path)
         self._lock = threading.RLock()
 
-    def record(self, call: str) -> dict:
-        """Append ``call`` with the current source; tells ``on_added`` in log order."""
+    def record(self, call: str, shown: str | None = None) -> dict:
+        """Append ``call`` with the current source (and, for a move, what it ``shown``:
+        the export prints it again); tells ``on_added`` in log order."""
         action = {"time": time.time(), "source": _SOURCE.get(), "call": call}
+        if shown is not None:
+            action["shown"] = shown
         with self._lock:
             self._actions.append(action)
             try:
@@ -54,7 +62,7 @@ class ActionLog:
                     out.write(json.dumps(action) + "\n")
             except OSError:  # a read-only store (someone else's run): kept in memory
                 pass
-            self.on_added(dict(action))
+            self.on_added({k: v for k, v in action.items() if k != "shown"})  # for views
         return action
 
     def list(self) -> list[dict]:

@@ -21,6 +21,9 @@ from ..instrument.connect import NeedsClassicSession
 from ..instrument.recorder import InterestingNotFound
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
+from ..versions import catalog
+from ..versions.fingerprint import digest
+from ..versions.tracker import VersionTracker
 from . import registry
 from .connect import NO_OPERATOR_WARNING, connect_notes, is_connect, workers_cannot_import
 from .interpreter import point_workers_here
@@ -76,6 +79,8 @@ class RunOptions:
     replay_memory: float | None = None  # MB for parked forks (default: min(2 GiB, RAM/4))
     prepare: bool = True  # place fork checkpoints in the background when the run ends
     splits: dict = field(default_factory=dict)  # s.mitigate(): map side -> (keys, salts)
+    reuse: bool = False  # answer actions from an equivalent earlier run's stored result
+    cell_id: str | None = None  # the notebook cell (versions); default: a hash of its text
 
     def manifest(self) -> dict:
         data = asdict(self)
@@ -83,6 +88,19 @@ class RunOptions:
         data["splits"] = {str(node): {"keys": [repr(k) for k in keys], "salts": salts}
                           for node, (keys, salts) in self.splits.items()}
         return data
+
+
+def cell_key(code: str, cell_id: str | None) -> str:
+    """A cell's identity for its versions: JupyterLab's cell id, else its text's hash."""
+    return f"id:{cell_id}" if cell_id else "text:" + digest(code.strip())[:16]
+
+
+def _spark_settings() -> dict | None:
+    """What the exported notebook's Spark session is built from."""
+    sc = _spark_context()
+    if sc is None:
+        return None
+    return {"master": sc.master, "app": sc.appName}
 
 
 def _spark_context() -> Any:
@@ -102,8 +120,11 @@ def _bind_address(options: RunOptions) -> str:
     return "127.0.0.1"
 
 
-def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
-    """Record ``code`` as a new run; returns at once (use ``run.wait()``)."""
+def start_run(code: str, namespace: dict, options: RunOptions,
+              context: dict | None = None) -> LiveRun:
+    """Record ``code`` as a new run; returns at once (use ``run.wait()``). ``context``
+    (from the magic): its ``line`` and the kernel's ``history`` before the cell, which
+    the exported notebook re-executes."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
     connect = is_connect()
     notes = (connect_notes(options.lineage, options.bind) if connect
@@ -114,7 +135,10 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     manifest = {"id": run_id, "status": "running", "started": time.time(), "cell": code,
                 "options": options.manifest(), "dag": {}, "warnings": [], "error": None,
                 "session": "connect" if connect else "classic",
-                "kernel": kernel_identity()}  # a run its kernel never ended: interrupted.py
+                "kernel": kernel_identity(),  # a run its kernel never ended: interrupted.py
+                "version": catalog.assign(root, cell_key(code, options.cell_id)),
+                "results": [], "reused_from": None, "notes": [],
+                "spark": _spark_settings(), **(context or {})}
     store.write_manifest(manifest)
     dag = Dag()
 
@@ -134,6 +158,8 @@ def start_run(code: str, namespace: dict, options: RunOptions) -> LiveRun:
     run.namespace = namespace
     if options.skew:
         run.coordinator.agents[AGENT] = SkewCoordinator()
+    run.tracker = VersionTracker(root, run_id, run.recorder, options.reuse)
+    run.recorder.on_action = run.tracker.on_action
     run.coordinator.start_agents(run)
     run.warnings.extend(notes)
     registry.add(run)
@@ -165,6 +191,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         coordinator.finish()
         jobs = _jobs(run, sc_before)
         run.manifest["jobs"] = jobs
+        _versions(run)
         warnings = _warnings(run, jobs)
         error = coordinator.first_error
         if cell_error is not None:
@@ -178,6 +205,17 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         run.end("failed", {"operator": None, "exception": type(exc).__name__,
                            "message": f"icedtea failed to conclude the run: {exc}",
                            "traceback": traceback.format_exc()}, [])
+
+
+def _versions(run: LiveRun) -> None:
+    """The versions' part of the manifest: fingerprints, results, reuse."""
+    tracker = run.tracker
+    try:
+        run.manifest.update(tracker.manifest())
+    except Exception as exc:  # the run is recorded either way; it just has no prints
+        tracker.notes.append(f"no fingerprints: {type(exc).__name__}: {exc}")
+        run.manifest.update(results=tracker.results, reused_from=tracker.reused_from)
+    run.manifest["notes"] = list(tracker.notes)
 
 
 def _prepare_time_travel(run: LiveRun) -> None:
@@ -263,7 +301,8 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
     if run.store.full.warning:
         warnings.insert(0, run.store.full.warning)
     refused = isinstance(run.cell_exception, REFUSALS)  # its error says why
-    if not jobs and not coordinator.workers and not refused:
+    answered = bool(run.manifest.get("reused_from"))  # no job: a stored result answered
+    if not jobs and not coordinator.workers and not refused and not answered:
         connect = run.manifest.get("session") == "connect"
         warnings.append(NO_OPERATOR_WARNING if connect else NO_JOB_WARNING)
     warnings.extend(w for w in run.recorder.warnings() if w not in warnings)

@@ -39,6 +39,7 @@ class LiveRun(Run):
         self.subscribe(self._save_new_operators)
         self.cell_exception: BaseException | None = None  # the cell's own error, once ended
         self.namespace: dict | None = None  # the cell's globals (a re-run, s.mitigate())
+        self.tracker: Any = None  # versions: runs the cell's actions (versions/tracker.py)
 
     @property
     def coordinator(self) -> Coordinator:

@@ -29,6 +29,13 @@ def add(run: Run) -> None:
             LOG.exception("icedtea: a view failed to take run %s", run.id)
 
 
+def forget(run: Run) -> None:
+    """Drop a deleted run from this kernel's list."""
+    with _LOCK:
+        if run in _RUNS:
+            _RUNS.remove(run)
+
+
 def on_added(callback: Callable[[Run], None]) -> None:
     with _LOCK:
         _ADDED.append(callback)

@@ -27,6 +27,8 @@ from ..store import layout
 from ..store.run_store import RunStore
 from .actions import ActionLog
 from .metrics import metrics_frame
+from .moves import LoggedSnapshot, shown_by
+from .versions import RunVersions
 
 if TYPE_CHECKING:
     from ..coordinator.coordinator import Coordinator
@@ -43,7 +45,7 @@ Listener = Callable[[str, dict], None]
 STATUSES = ("running", "finished", "failed")
 
 
-class Run:
+class Run(RunVersions):
     """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``
     or ``"failed"``. A run recorded in this kernel is a ``LiveRun`` (``live_run.py``)."""
 
@@ -196,8 +198,9 @@ class Run:
                             "run.snapshot(k)")
 
     def snapshot(self, index: int) -> Snapshot:
-        """The states of G(θ)'s workers at interaction ``index``."""
-        return self.history().snapshot(index)
+        """The states of G(θ)'s workers at interaction ``index``. The states your code
+        reads from it go to the action log (the exported notebook reads them again)."""
+        return LoggedSnapshot.of(self.history().snapshot(index), self._actions.record)
 
     def final_state(self, operator: str, partition: int) -> dict | None:
         """A worker of G(θ)'s state when its partition ended (None if it did not report)."""
@@ -226,7 +229,7 @@ class Run:
         return self._debugger
 
     def _debugger_moved(self, call: str, snapshot: DebugSnapshot) -> None:
-        self._actions.record(call)
+        self._actions.record(call, shown_by(snapshot))
         self.emit("moved", {"call": call, "index": snapshot.index, "step": snapshot.step})
 
     @property

@@ -35,6 +35,10 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     spark.log                 Spark's log lines about the run's failed tasks, kept out of
                               the cell while the run executes (session/spark_logs.py)
 
+Beside the run directories, ``<root>/.results/<digest>.arrow`` holds the cells' action
+results (collect, count, take, toPandas) as Arrow, content-addressed: equal results of
+different runs are one file (versions/results.py).
+
 ``<worker>`` is ``op<operator>-p<partition>-s<stage>-a<attempt>-t<task>``: one task
 attempt of one operator. Whole files are written under ``temp_path`` and renamed;
 JSON-lines files are appended a line at a time.
@@ -67,6 +71,8 @@ PLAN = "plan.json"
 REPLAY = "replay"
 STAGED = os.path.join(REPLAY, INPUTS)
 REPLAY_LOG = os.path.join(REPLAY, "replay.log")
+
+RESULTS = ".results"
 
 ARROW, PICKLE, LINES, JSON = ".arrow", ".pkl", ".jsonl", ".json"
 
@@ -102,6 +108,25 @@ def default_root(cwd: str | None = None) -> str:
 
 def run_dir(root: str, run_id: str) -> str:
     return os.path.join(root, run_id)
+
+
+def run_dirs(root: str) -> list[str]:
+    """The run directories under a store root (those with a manifest), by name."""
+    return [os.path.join(root, entry) for entry in _listing(root)
+            if not entry.startswith(".") and os.path.isfile(os.path.join(root, entry, MANIFEST))]
+
+
+def result_path(root: str, digest: str) -> str:
+    """A stored action result, named by the digest of its Arrow bytes."""
+    if not re.fullmatch(r"[0-9a-f]{16,64}", digest):
+        raise ValueError(f"not a result digest: {digest!r}")
+    return os.path.join(root, RESULTS, digest + ARROW)
+
+
+def result_digests(root: str) -> list[str]:
+    """The digests of the results stored under a root."""
+    return [entry[:-len(ARROW)] for entry in _listing(os.path.join(root, RESULTS))
+            if entry.endswith(ARROW)]
 
 
 def temp_path(path: str) -> str:

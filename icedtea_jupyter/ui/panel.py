@@ -188,6 +188,9 @@ class RunPanel:
             culprit = f"<br>culprit record: <code>{html.escape(record)}</code>" if record else ""
             parts.append(f"<div class='icedtea-error' style='color:#d93025'>Failed{where}: "
                          f"{html.escape(error.get('message', ''))}{culprit}</div>")
+        for note in self.run.manifest.get("notes") or []:  # versions: a reused answer
+            parts.append(f"<div class='icedtea-note' style='color:#1a73e8'>↺ "
+                         f"{html.escape(note)}</div>")
         for warning in self.run.warnings:
             parts.append(f"<div class='icedtea-warning' style='color:#b06000'>⚠ "
                          f"{html.escape(warning)}</div>")

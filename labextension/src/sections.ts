@@ -7,6 +7,13 @@ import { lineageSection } from './lineage/section';
 import { runSection } from './runs/section';
 import { skewSection } from './skew/section';
 import { timeTravelSections } from './timetravel/sections';
+import { versionsSection } from './versions/section';
 import type { ISidebarSection } from './widgets/section';
 
-export const SECTIONS: readonly ISidebarSection[] = [runSection, ...timeTravelSections, skewSection, lineageSection];
+export const SECTIONS: readonly ISidebarSection[] = [
+  runSection,
+  ...timeTravelSections,
+  skewSection,
+  lineageSection,
+  versionsSection
+];

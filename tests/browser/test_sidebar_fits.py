@@ -197,7 +197,7 @@ def test_the_sidebar_fits_its_default_width(page, lab_server, artifacts):
 
     # Every section's title is on screen: the Snapshot is one click away.
     viewport = page.viewport_size
-    for name in ("run", "interactions", "steps", "snapshot", "skew", "lineage"):
+    for name in ("run", "interactions", "steps", "snapshot", "skew", "lineage", "versions"):
         box = title_of(sidebar, name).bounding_box()
         assert box and 0 <= box["y"] and box["y"] + box["height"] <= viewport["height"], (name, box)
 

@@ -27,6 +27,17 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(scope="module")
+def shell(spark):
+    """An IPython shell with the extension loaded and the session's spark and sc."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "icedtea_jupyter")
+    ip.user_ns.update(spark=spark, sc=spark.sparkContext)
+    return ip
+
+
 @pytest.fixture
 def sc(spark):
     return spark.sparkContext

@@ -1,17 +1,8 @@
 """The %%icedtea magic in a real IPython shell: options, --wait, line commands."""
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def shell(spark):
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "icedtea_jupyter")
-    ip.user_ns.update(spark=spark, sc=spark.sparkContext)
-    return ip
 
 
 def run_magic(shell, line, cell):

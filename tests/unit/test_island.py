@@ -70,9 +70,11 @@ def test_no_module_imports_itself_back_through_others():
     assert cycles == []
 
 
-# store → snapshots, checkpoints → replay, coordinator → session → comm handlers and UI
+# store → snapshots, checkpoints → replay, coordinator, versions → session → comm handlers and UI
 ABOVE = {"store": {"snapshots", "checkpoints", "replay", "coordinator", "instrument",
-                   "session", "comm", "ui", "magic"},
+                   "session", "comm", "ui", "magic", "versions", "export"},
+         "versions": {"replay", "coordinator", "session", "comm", "ui", "magic", "export"},
+         "export": {"replay", "coordinator", "session", "comm", "ui", "magic", "instrument"},
          "snapshots": {"replay", "coordinator", "instrument", "session", "comm", "ui", "magic"},
          "checkpoints": {"replay", "coordinator", "instrument", "session", "comm", "ui",
                          "magic"},

@@ -1,6 +1,8 @@
 """The comm's one schema, ``comm/protocol.json``: well formed, the kernel's lists come from
 it, and every reply and event the kernel sends conforms to it (``FakeComm`` checks each
 message). ``labextension/test/protocolSchema.spec.ts`` checks ``protocol.ts`` against it."""
+import os
+
 import pytest
 
 from icedtea_jupyter.comm import messages, target
@@ -132,7 +134,11 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                  ("lineage.records", {"run": run, "trace": 1, "operator": "lines", "start": 0,
                                       "size": 5}),
                  ("debug.jump_to", {"run": run, "trace": 1, "operator": "lines", "partition": 0,
-                                    "position": 0})]
+                                    "position": 0}),
+                 ("versions.list", {"run": run}), ("versions.diff", {"run": run, "other": run}),
+                 ("run.export", {"run": run,
+                                 "path": os.path.join(os.path.dirname(theta_run.path),
+                                                      "export.ipynb")})]
         for method, params in asked:
             declared = fields(SCHEMA["requests"][method]["params"])
             assert {n for n, (_, required) in declared.items() if required} <= set(params) \

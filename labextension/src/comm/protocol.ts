@@ -40,7 +40,10 @@ export const REQUEST_METHODS = [
   'lineage.outputs',
   'lineage.trace_back',
   'lineage.trace_forward',
-  'lineage.records'
+  'lineage.records',
+  'versions.list',
+  'versions.diff',
+  'run.export'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -332,6 +335,57 @@ export interface IAction {
   call: string;
 }
 
+/** One version of a cell (`session/versions.versions_frame`, one row). */
+export interface IVersionRow {
+  version: string;
+  run: string;
+  /** Epoch seconds. */
+  started: number;
+  duration: number;
+  status: string;
+  /** What changed since the version before ("first version" for the first). */
+  changed: string;
+  /** The result's digests, shortened (null: the run stored no result). */
+  result: string | null;
+  same_result_as: string | null;
+  reused_from: string | null;
+  bytes_stored: number;
+}
+
+/** One action's results in two versions (`versions/diff.ResultDiff`). */
+export interface IResultChange {
+  action: string;
+  same: boolean;
+  here: string | null;
+  there: string | null;
+  only_here: Array<{ [column: string]: unknown }> | null;
+  only_there: Array<{ [column: string]: unknown }> | null;
+}
+
+/** What changed between two versions (`versions/diff.VersionDiff.to_json`). */
+export interface IVersionDiff {
+  here: string;
+  there: string;
+  added: string[];
+  removed: string[];
+  changed: { [operator: string]: string[] };
+  sources: string[];
+  code: string;
+  summary: string;
+  results: IResultChange[];
+  /** Each Python operator's records in and out in both versions (null: not in one). */
+  counts: IOperatorCounts[];
+}
+
+/** One operator's records in two versions (`session/versions.side_by_side`). */
+export interface IOperatorCounts {
+  operator: string;
+  here_in: number | null;
+  here_out: number | null;
+  there_in: number | null;
+  there_out: number | null;
+}
+
 /** Requests that act on a run carry where they come from, for its action log. */
 export interface IActionParams {
   run: string;
@@ -500,6 +554,9 @@ export interface IRequestParams {
   'lineage.trace_back': IActionParams & { partition: number; position: number; size?: number };
   'lineage.trace_forward': IActionParams & { operator: string; partition: number; position: number; size?: number };
   'lineage.records': { run: string; trace: number; operator?: string; start?: number; size?: number };
+  'versions.list': { run: string };
+  'versions.diff': { run: string; other: string };
+  'run.export': { run: string; path: string };
 }
 
 /** Result of each request method. */
@@ -531,6 +588,9 @@ export interface IRequestResults {
   'lineage.trace_back': ILineageTrace;
   'lineage.trace_forward': ILineageTrace;
   'lineage.records': { run: string; trace: number; page: ILineagePage };
+  'versions.list': { run: string; versions: IVersionRow[] };
+  'versions.diff': IVersionDiff;
+  'run.export': { path: string; hand: string[] };
 }
 
 /** Data of each event. */

@@ -100,6 +100,15 @@ export class RunsModel implements IDisposable {
     await this._load(id);
   }
 
+  /** A request on the followed kernel's comm (for the views of other features). */
+  request<M extends RequestMethod>(
+    method: M,
+    params: IRequestParams[M],
+    timeout?: number
+  ): Promise<IRequestResults[M]> {
+    return this._source.request(method, params, timeout);
+  }
+
   /** Per-partition rows of one operator of the selected run, fetched on demand. */
   async partitions(operator: string): Promise<IPartitionRow[]> {
     const run = this._selectedId;

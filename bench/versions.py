@@ -1,0 +1,102 @@
+"""Versions and reuse (issue 16): a reused answer's latency, fingerprinting's cost.
+
+1. A cell whose action returns a 1M-row result (``toPandas`` of a DataFrame, and an
+   RDD's ``collect``) is recorded once, then again with ``--reuse``: the action's time
+   in the cell is measured in both (budget: the reused answer in <= 0.2 s).
+2. A cell of ten operators (RDD: six Python operators and four structural ones; and a
+   DataFrame of ten transformations) is recorded; the tracker's own clock gives the
+   seconds spent fingerprinting (its sinks at each action, every node at the end;
+   budget <= 0.05 s).
+
+    .venv/bin/python bench/versions.py [--rows 1000000] [--repeat 5]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+from pyspark.sql import SparkSession  # noqa: E402
+
+from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
+
+TIMED = "import time\n_t = time.perf_counter()\n{action}\nSECONDS = time.perf_counter() - _t\n"
+PANDAS = "out = spark.range(ROWS, numPartitions=4).selectExpr('id', 'id % 97 AS k').toPandas()"
+COLLECT = "out = sc.parallelize(range(ROWS), 4).map(lambda x: x * 3).collect()"
+RDD_TEN = """
+out = (sc.parallelize(DATA, 4).map(lambda x: (x % 13, x)).filter(lambda kv: kv[1] > 3)
+       .mapValues(lambda v: v * 2).flatMap(lambda kv: [kv, kv]).keyBy(lambda kv: kv[0])
+       .values().repartition(4).map(lambda kv: (kv[0], kv[1] + 1))
+       .reduceByKey(lambda a, b: a + b).sortByKey().collect())
+"""
+FRAME_TEN = """
+from pyspark.sql import functions as F
+df = spark.createDataFrame([(i, i % 7, float(i)) for i in range(2000)], 'a long, b long, c double')
+out = (df.filter('a > 10').withColumn('d', F.col('c') * 2).select('a', 'b', 'd')
+       .filter('b < 5').withColumnRenamed('d', 'e').where('e > 30').groupBy('b')
+       .agg(F.sum('e').alias('s'), F.count('*').alias('n')).orderBy('b').limit(10)
+       .collect())
+"""
+
+
+def record(code: str, namespace: dict, store: str, **options: object) -> dict:
+    run = start_run(code, namespace, RunOptions(store=store, wait=True, **options))
+    run.wait(600)
+    assert run.status == "finished", run.error
+    return {"run": run, "seconds": namespace.get("SECONDS"),
+            "fingerprint": run.manifest.get("fingerprint_seconds")}
+
+
+def reuse_latency(spark: SparkSession, action: str, rows: int, repeat: int) -> dict:
+    store = tempfile.mkdtemp(prefix="icedtea-bench-versions-")
+    base = {"spark": spark, "sc": spark.sparkContext, "ROWS": rows}
+    code = TIMED.format(action=action)
+    first = record(code, dict(base), store, cell_id="bench")
+    answered = []
+    for _ in range(repeat):
+        again = record(code, dict(base), store, cell_id="bench", reuse=True)
+        assert again["run"].reused_from == first["run"].id, (first["run"].results,
+                                                             again["run"].results)
+        answered.append(again["seconds"])
+    return {"computed": first["seconds"], "reused median": statistics.median(answered),
+            "reused max": max(answered),
+            "stored bytes": first["run"].results[0]["bytes"]}
+
+
+def fingerprint_cost(spark: SparkSession, code: str, repeat: int) -> dict:
+    store = tempfile.mkdtemp(prefix="icedtea-bench-versions-")
+    base = {"spark": spark, "sc": spark.sparkContext, "DATA": list(range(20_000))}
+    costs = [record(code, dict(base), store)["fingerprint"] for _ in range(repeat)]
+    run = record(code, dict(base), store)["run"]
+    return {"operators": len(run.dag.operators), "median seconds": statistics.median(costs),
+            "max seconds": max(costs)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    spark = (SparkSession.builder.master("local[2]").appName("bench versions")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    for name, action in (("toPandas", PANDAS), ("RDD collect", COLLECT)):
+        result = reuse_latency(spark, action, args.rows, args.repeat)
+        print(f"reuse, {args.rows:,} rows, {name}: computed {result['computed']:.3f} s; "
+              f"answered from the store: median {result['reused median']:.3f} s, max "
+              f"{result['reused max']:.3f} s; {result['stored bytes']:,} bytes stored")
+    for name, code in (("RDD", RDD_TEN), ("DataFrame", FRAME_TEN)):
+        result = fingerprint_cost(spark, code, args.repeat)
+        print(f"fingerprints, {name} cell of {result['operators']} DAG nodes: median "
+              f"{result['median seconds'] * 1000:.1f} ms, max {result['max seconds'] * 1000:.1f} ms")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""A debugging session exported as a notebook that re-executes (export_notebook)."""

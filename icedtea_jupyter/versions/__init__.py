@@ -1,0 +1,1 @@
+"""Versions of a pipeline (Drove): fingerprints, results stored once, reuse, equivalence."""

@@ -1,0 +1,180 @@
+"""A run's versions bookkeeping while its cell executes: each action's sink is
+fingerprinted, answered from an equivalent earlier run (``--reuse``) or run with Spark,
+and its result stored once (``results.py``)."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from . import catalog, plans
+from .fingerprint import digest
+from .operators import NodePrints, _is_dataframe
+from .results import ResultStore
+
+LOG = logging.getLogger("icedtea_jupyter")
+
+
+class VersionTracker:
+    """Runs the actions of one recording cell (the recorder's ``on_action``)."""
+
+    def __init__(self, root: str, run_id: str, recorder: Any, reuse: bool) -> None:
+        self.root, self.run_id, self.reuse = root, run_id, reuse
+        self.recorder = recorder
+        self.prints = NodePrints(recorder)
+        self.results: list[dict] = []
+        self.reused_from: str | None = None
+        self.notes: list[str] = []
+        self.fingerprint_seconds = 0.0
+        self._canonical: dict[int, Any] = {}  # id(sink) -> its canonical plan's digest
+
+    # --- the hook ------------------------------------------------------------------------
+    def on_action(self, call: Any) -> Any:
+        if call.kind == "write":  # noted by its path; what it wrote is not stored
+            value = call.run()
+            self.results.append({"action": _describe(call), "kind": "write",
+                                 "path": call.path, "reusable": False, "sink": None,
+                                 "blockers": ["a write: its files are the result"]})
+            return value
+        began = time.perf_counter()
+        try:
+            sink = self.sink(call)
+        except Exception as exc:  # noqa: BLE001 - never break the cell: it just runs
+            LOG.debug("icedtea: no fingerprint for %s: %s", call.name, exc, exc_info=True)
+            sink = {"sink": None, "reusable": False,
+                    "blockers": [f"no fingerprint: {type(exc).__name__}: {exc}"]}
+        sink["action"] = _describe(call)
+        self.fingerprint_seconds += time.perf_counter() - began
+        if self.reuse and sink["reusable"]:
+            answer = self._answer(sink)
+            if answer is not None:
+                return answer
+        value = call.run()
+        self._store(sink, value, call.kind)
+        return value
+
+    def _answer(self, sink: dict) -> Any:
+        found = find_equivalent(self.root, self.run_id, sink, self.canonical)
+        if found is None:
+            return None
+        entry, result, reason = found
+        try:
+            value = ResultStore(self.root).get(result["digest"])
+        except Exception as exc:  # noqa: BLE001 - a damaged result: run instead
+            self.notes.append(f"could not read {entry.label}'s result: {exc}")
+            return None
+        origin = result.get("reused_from") or entry.id  # the run that computed it
+        self.reused_from = self.reused_from or origin
+        sink.update({k: result[k] for k in ("digest", "bytes", "rows", "kind")},
+                    reused_from=origin, reason=reason)
+        self.results.append(sink)
+        where = entry.label if origin == entry.id else f"{entry.label}, stored by run {origin}"
+        self.notes.append(f"{sink['action']} answered from {where} (run {entry.id}): {reason}")
+        return value
+
+    def _store(self, sink: dict, value: Any, kind: str) -> None:
+        try:
+            stored = ResultStore(self.root).put(value, kind)
+        except Exception as exc:  # noqa: BLE001 - the cell has its value either way
+            self.notes.append(f"the result of {sink['action']} was not stored: "
+                              f"{type(exc).__name__}: {exc}")
+            stored = {}
+        sink.update(stored)
+        self.results.append(sink)
+
+    # --- fingerprints ----------------------------------------------------------------------
+    def sink(self, call: Any) -> dict:
+        """The fingerprint of what the action reads, and whether it may be reused."""
+        from ..instrument.patching import node_of
+
+        action = digest(call.name, call.kind, repr(call.args))
+        target = call.target
+        if _is_dataframe(target):
+            return self._dataframe_sink(target, action)
+        node = node_of(target, self.run_id)
+        if node is None:
+            return {"sink": None, "reusable": False,
+                    "blockers": ["the action's RDD was made by PySpark's own methods, "
+                                 "which icedtea does not follow"]}
+        blockers = self.prints.blockers(node)
+        return {"sink": digest(action, self.prints.tree(node)), "reusable": not blockers,
+                "blockers": blockers, "operator": self.recorder.dag.node(node).name}
+
+    def _dataframe_sink(self, df: Any, action: str) -> dict:
+        prints = self.prints
+        plan = plans.analyzed(df)
+        leaf_prints = prints.leaf_prints()
+        python, blockers = prints.python_parts()
+        blockers += [r for r in prints.unknown.reasons if r not in blockers]
+        if not plans.deterministic(df):
+            blockers.append("the plan has non-deterministic expressions")
+        sink = {"sink": digest(action, plans.plan_fingerprint(plan, leaf_prints), *python),
+                "reusable": not blockers, "blockers": blockers, "canonical": None}
+        leaves = [leaf_prints.get(plans.leaf_ids(leaf)) for leaf in plans.leaves(plan)]
+        if None not in leaves:  # Spark's canonical plan: on demand, or at the run's end
+            self._canonical[id(sink)] = lambda: digest(action, canonical_plan(df), *leaves,
+                                                       *python)
+        try:
+            sink["segment"] = plans.segment(plan, leaf_prints).to_json()
+        except plans.Unsupported as why:
+            sink["segment"], sink["segment_why"] = None, str(why)
+        return sink
+
+    def canonical(self, sink: dict) -> str | None:
+        """The digest of the sink's canonical plan (Spark's sameSemantics compares them)."""
+        if sink.get("canonical") is None and id(sink) in self._canonical:
+            sink["canonical"] = self._canonical.pop(id(sink))()
+        return sink.get("canonical")
+
+    def manifest(self) -> dict:
+        """What goes into the run's manifest at its end."""
+        started = time.perf_counter()
+        for result in self.results:
+            try:
+                self.canonical(result)
+            except Exception as exc:  # noqa: BLE001 - no canonical plan: not compared so
+                LOG.debug("icedtea: no canonical plan: %s", exc)
+        operators = self.prints.manifest()
+        self.fingerprint_seconds += time.perf_counter() - started
+        return {"fingerprints": operators, "results": self.results,
+                "reused_from": self.reused_from,
+                "fingerprint_seconds": round(self.fingerprint_seconds, 4)}
+
+
+def find_equivalent(root: str, run_id: str, sink: dict,
+                    canonical: Any = None) -> tuple[Any, dict, str] | None:
+    """An earlier run's stored result for an equivalent sink, in Drove's order: identical
+    fingerprints, then Spark's canonical plans (sameSemantics), then the SMT check."""
+    later: list[tuple[Any, dict]] = []
+    for entry, result in catalog.reusable(root, run_id):
+        if result.get("action") != sink["action"]:
+            continue
+        if sink["sink"] is not None and result.get("sink") == sink["sink"]:
+            return entry, result, "same operators, same sources"
+        later.append((entry, result))
+    mine = canonical(sink) if canonical is not None and later else sink.get("canonical")
+    for entry, result in later:
+        if mine and result.get("canonical") == mine:
+            return entry, result, "the same plan by Spark's sameSemantics, same sources"
+    if sink.get("segment") is None:
+        return None
+    from .equivalence import equivalent  # z3: loaded when a segment is to be proven
+
+    segment = plans.Segment.from_json(sink["segment"])
+    for entry, result in later:
+        theirs = result.get("segment")
+        if theirs and equivalent(segment, plans.Segment.from_json(theirs)):
+            return entry, result, "equivalent plans (proven by z3), same sources"
+    return None
+
+
+def canonical_plan(df: Any) -> str:
+    """Spark's canonical form of the analyzed plan (what ``sameSemantics`` compares)."""
+    analyzed = df._jdf.queryExecution().analyzed()
+    return plans.plan_fingerprint(plans.tree(json.loads(analyzed.canonicalized().toJSON())), {})
+
+
+def _describe(call: Any) -> str:
+    args = ", ".join(repr(a) for a in call.args)
+    return f"{call.name}({args})"

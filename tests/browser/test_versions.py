@@ -1,0 +1,85 @@
+"""The versions dashboard in the IcedTea sidebar, in real JupyterLab and headless Chromium.
+
+A cell is run twice with a global it reads changed in between: JupyterLab's cell id
+makes the two runs versions 1 and 2 of one cell. The Versions section (opened in the main
+area) lists them; ticking
+both compares them (the filter's globals changed, the counts differ); "Export session"
+writes the selected run's debugging session as a notebook beside this one.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import notebook_json
+from test_sidebar import KERNEL_READY, RUN_FINISHED, open_notebook, show_sidebar
+
+pytestmark = pytest.mark.browser
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+NOTEBOOK = "versions.ipynb"
+CELLS = [
+    "%load_ext icedtea_jupyter\n"
+    "import os\n"
+    "os.environ.setdefault('SPARK_LOCAL_IP', '127.0.0.1')\n"
+    "from pyspark.sql import SparkSession\n"
+    "spark = (SparkSession.builder.master('local[2]')\n"
+    "         .config('spark.ui.showConsoleProgress', 'false').getOrCreate())\n"
+    "sc = spark.sparkContext\n"
+    "LIMIT = 100",
+    "%%icedtea --wait --no-panel\n"
+    "sevens = sc.parallelize(range(1000), 2).filter(lambda x: x % 7 == 0 and x > LIMIT).collect()",
+    "LIMIT = 500",
+]
+
+
+def test_two_versions_compared_and_a_session_exported(page, lab_server, artifacts):
+    (lab_server.root / NOTEBOOK).write_text(json.dumps(notebook_json(CELLS), indent=1))
+    notebook = open_notebook(page, lab_server, NOTEBOOK)
+    cells = notebook.locator(".jp-Cell")
+    cells.first.click()
+    for _ in CELLS:
+        page.keyboard.press("Shift+Enter")
+    prompt = cells.nth(2).locator(".jp-InputPrompt")
+    expect(prompt).to_have_text(re.compile(r"\[\d+\]"), timeout=RUN_FINISHED + KERNEL_READY)
+    cells.nth(1).locator(".jp-InputPrompt").click()  # the %%icedtea cell again: version 2
+    page.keyboard.press("Control+Enter")
+    expect(cells.nth(1).locator(".jp-InputPrompt")).to_have_text("[4]:", timeout=RUN_FINISHED)
+
+    sidebar = show_sidebar(page)
+    expect(sidebar.locator(".jp-icedtea-run-item")).to_have_count(2, timeout=60_000)
+    # The section starts collapsed, under the others: its view opens in the main area.
+    sidebar.locator('.jp-icedtea-open-wide[data-section="versions"]').click()
+    view = page.locator("#jp-main-dock-panel .jp-icedtea-VersionsView")
+    expect(view).to_be_visible(timeout=30_000)
+    rows = view.locator(".jp-icedtea-version")
+    expect(rows).to_have_count(2, timeout=60_000)
+    expect(view.locator(".jp-icedtea-versions-status")).to_have_text("cell 1: 2 versions")
+    assert [rows.nth(i).get_attribute("data-version") for i in range(2)] == [
+        "cell 1, v1", "cell 1, v2"]
+    expect(rows.nth(1).locator(".jp-icedtea-version-changed")).to_have_text(
+        "filter: globals read")
+
+    for i in range(2):
+        rows.nth(i).locator("input[type=checkbox]").check()
+    diff = view.locator(".jp-icedtea-version-diff")
+    expect(diff.locator(".jp-icedtea-diff-title")).to_have_text("cell 1, v2 against cell 1, v1",
+                                                                 timeout=30_000)
+    expect(diff.locator(".jp-icedtea-diff-changed")).to_have_text("filter: globals read")
+    counts = diff.locator('.jp-icedtea-diff-count[data-operator="filter"] td')
+    expect(counts).to_have_text(["filter", "1,000", "71", "1,000", "128"])
+    result = diff.locator(".jp-icedtea-diff-result")
+    expect(result).to_have_attribute("data-same", "false")
+    older_only = [str(x) for x in range(105, 501, 7)]  # the sevens between 100 and 500
+    expect(result.locator("caption")).to_have_text(f"{len(older_only)} rows only there")
+    page.screenshot(path=str(artifacts / "versions.png"))
+
+    view.locator(".jp-icedtea-export-path").fill("exported-session.ipynb")
+    view.locator(".jp-icedtea-export").click()
+    expect(view.locator(".jp-icedtea-exported")).to_contain_text("Wrote", timeout=60_000)
+    exported = json.loads((lab_server.root / "exported-session.ipynb").read_text())
+    sources = [c["source"] for c in exported["cells"] if c["cell_type"] == "code"]
+    assert any("LIMIT = 100" in s for s in sources)
+    assert any(s.startswith("%%icedtea --wait --no-panel") for s in sources)

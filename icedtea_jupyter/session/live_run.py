@@ -19,6 +19,7 @@ from ..coordinator.coordinator import Coordinator
 from ..dag import Dag
 from ..instrument import Recorder
 from ..snapshots.history import History, Interaction
+from ..store.full import release
 from ..store.run_store import RunStore
 from .run import Listener, Run
 
@@ -65,6 +66,7 @@ class LiveRun(Run):
             self.warnings.append(f"the run's manifest could not be written to "
                                  f"{self.store.path}: {exc}")
         finally:
+            release(self.store.path)  # the reserve kept room for this write: done with
             self._done.set()
         self.emit("run", {"status": status})
 

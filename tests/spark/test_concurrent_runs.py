@@ -53,6 +53,8 @@ def test_a_second_run_started_while_the_first_runs_records_separately(spark, tmp
     first.wait(120)
 
     assert (first.status, second.status) == ("finished", "finished")
+    assert not any(os.path.exists(os.path.join(run.path, ".reserve"))  # room kept for the
+                   for run in (first, second))  # final manifest (store/full.py): released
     assert second_ns["second"] == list(range(300))
     assert [n.name for n in first.dag.python_operators] == ["held", "double"]
     assert [n.name for n in second.dag.python_operators] == ["total"]

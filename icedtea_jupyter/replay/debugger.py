@@ -420,7 +420,7 @@ class Debugger:
     def _source(self, fed: Fed, q: int) -> Any:
         kind, *where = fed.sources[q]
         if kind == "origins":
-            return OriginOrder(getattr(self.logs.log(fed.names[0], q), "order", None), where[0])
+            return OriginOrder(getattr(self.logs.log(where[1], q), "order", None), where[0])
         return StraightFeed(where[0], where[1])
 
     @staticmethod
@@ -455,6 +455,8 @@ class Debugger:
                   for name in generators]
         if self.why_in_kernel:
             notes.append(self.why_in_kernel)
+        if self.logs.not_replayed:
+            notes.append(self.logs.not_replayed)
         rerun = sorted(self.logs.rerun)
         if rerun:
             notes.append(f"θ's partitions {rerun} were computed by several jobs of the cell; the "

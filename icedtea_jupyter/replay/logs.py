@@ -64,6 +64,7 @@ class Logs(Protocol):
     rerun: set[int]  # θ's partitions that several jobs computed (the last one replays)
     failure: Failure | None  # the run's failure in θ's tree (replayed up to it), or None
     no_failure: str  # why there is none to jump to
+    not_replayed: str  # the operators of G(θ) replay does not compute, and why ("": none)
 
     def operator(self, name: str) -> Callable[[], Any]: ...
     def log(self, name: str, partition: int, path: int = 0) -> ReplayLog | None: ...
@@ -112,6 +113,7 @@ class RunLogs:
         self.paths = paths_of(self.chain, children)
         self.partitions = self.history.partitions(theta)
         self.fed = fed_stages(run.dag, self.chain, children, self.history.partitions)
+        self.not_replayed = not_replayed(run.dag, self.chain, self.fed)
         self.interactions = len(self.history.raw)
         ok: dict[tuple[int, int], list[int]] = {}  # (operator, partition) -> its ok tasks
         rows = run.store.worker_table().to_pylist()
@@ -294,8 +296,9 @@ def reduce_side_of(dag: Any, last: Any) -> Any:
 @dataclass
 class Fed:
     """Workers fed by θ's cursors: ``names`` (head first, a chain), their partitions, and
-    where each partition's records come from: ``("origins", leaf)`` — the shuffle, in
-    logged order — or ``("straight", θ partition, leaf)`` — after a union."""
+    where each partition's records come from: ``("origins", leaf, reader)`` — the
+    shuffle, in the order ``reader``'s log gives — or ``("straight", θ partition, leaf)``
+    — after a union."""
 
     names: list[str]
     partitions: list[int]
@@ -338,7 +341,8 @@ def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callab
         if merge is not None:
             parts = partitions_of(merge)
             stages.append(Fed([n.name for n in chain_of(dag, merge)], parts,
-                              {q: ("origins", leaf.name) for q in parts}))
+                              {q: ("origins", leaf.name, merge.name) for q in parts}))
+        stages.extend(_after_partition_by(dag, leaf, partitions_of))
     leaf_ids = {leaf.id for leaf in leaves}
     for union in dag.operators:
         if union.kind != "jvm" or not union.input_partitions or len(union.parents) < 2 \
@@ -354,6 +358,49 @@ def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callab
                 stages.append(Fed([n.name for n in chain_of(dag, head)], sorted(sources),
                                   sources))
     return stages
+
+
+def _after_partition_by(dag: Any, leaf: Any, partitions_of: Callable) -> list[Fed]:
+    """The operators after a ``partitionBy`` of ``leaf``'s outputs whose reads were
+    logged (its ``ShuffleRead`` workers, whose log gives the order of the records)."""
+    stages = []
+    for shuffle in dag.operators:
+        if shuffle.kind != "jvm" or shuffle.api != "partitionBy" or \
+                shuffle.parents != [leaf.id] or not partitions_of(shuffle):
+            continue
+        parts = partitions_of(shuffle)
+        for head in dag.python_operators:
+            if head.parents == [shuffle.id] and head.in_g:
+                stages.append(Fed([n.name for n in chain_of(dag, head)], parts,
+                                  {q: ("origins", leaf.name, shuffle.name) for q in parts}))
+    return stages
+
+
+_JOINS = ("join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup", "groupWith")
+_DATAFRAME = ("mapInPandas", "mapInArrow", "applyInPandas", "udf")
+
+
+def not_replayed(dag: Any, chain: list[str], fed: list[Fed]) -> str:
+    """What the debugger says of the Python operators of G(θ) it does not replay (none:
+    ""): which, why, and what to record to debug them."""
+    replayed = set(chain) | {name for stage in fed for name in stage.names}
+    missing = [n for n in dag.python_operators if n.in_g and n.name not in replayed]
+    if not missing:
+        return ""
+    first = missing[0]
+    if first.api in _JOINS:
+        why = (f"they come after {first.api!r}, whose other input replay does not "
+               "regenerate yet")
+    elif first.api in _DATAFRAME:
+        why = "a DataFrame operator after θ runs in a Python worker of its own, whose " \
+              "inputs (θ's outputs through Spark's JVM operators) replay does not rebuild yet"
+    else:
+        why = f"they read {first.api!r}'s records through Spark operators replay does " \
+              "not rebuild yet"
+    names = ", ".join(repr(n.name) for n in missing)
+    return (f"{names} in G(θ) are not replayed: {why}. Their states are not in this view "
+            f"(run.snapshot(k) shows how far they got in the run); to step through "
+            f"{first.name!r}, record the cell again with --interesting {first.name!r}")
 
 
 def chain_of(dag: Any, theta: Any) -> list[Any]:
@@ -381,6 +428,7 @@ class MemoryLogs:
     rerun: set[int] = field(default_factory=set)
     failure: Failure | None = None
     no_failure: str = "the run did not fail: there is no failure to jump to"
+    not_replayed: str = ""
 
     @property
     def paths(self) -> list[list[str]]:

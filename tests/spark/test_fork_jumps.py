@@ -99,6 +99,10 @@ SHAPES = {
         "out = sc.parallelize(PURCHASES, 3).mapPartitions(Points()).setName('points')"
         ".map(lambda r: (r[0], r[1])).reduceByKey(lambda a, b: a + b).setName('sum')"
         ".mapPartitions(running_max).setName('after').collect()", "points"),
+    "partitionBy between two generators": (
+        "out = sc.parallelize(PURCHASES, 3).mapPartitions(Points()).setName('points')"
+        ".map(lambda r: (r[0], r[2])).partitionBy(4).mapPartitions(running_max)"
+        ".setName('after').collect()", "points"),
 }
 NAMESPACE = {"Points": Points, "tier": tier, "running_max": running_max,
              "make_counter": make_counter, "PURCHASES": PURCHASES}

@@ -1,0 +1,66 @@
+"""A ``partitionBy`` after θ's chain: where each record the reduce side reads came from.
+
+A shuffle delivers a reduce partition's records map partition after map partition, in
+fetch order, which varies from run to run. While recording, the map side tags each
+record's value with its map partition and position (C iterators: nothing of ours runs
+per record there) and the reduce side's ``ShuffleRead`` host strips the tags, logging
+them (``input_order.Origins``, kind ``"origins"``): replay feeds the operators after the
+shuffle exactly the records θ's chain emitted, in the order the run read them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from functools import partial
+from itertools import count, repeat, tee
+from operator import itemgetter
+
+from .host import WorkerHost
+from .input_order import Origins
+from .shipping import Shipped
+from .spec import OperatorSpec
+
+_KEY, _VALUE = itemgetter(0), itemgetter(1)
+
+
+def tag_positions(split: int, records: Iterable) -> Iterator[tuple]:
+    """``(key, value)`` records to ``(key, (split, position, value))``, in C."""
+    keys, values = tee(records)
+    return zip(map(_KEY, keys), zip(repeat(split), count(), map(_VALUE, values)))
+
+
+class _Arrivals(Origins):
+    """The origins of the records read, noted as each one is untagged."""
+
+    def untag(self, record: tuple) -> tuple:
+        key, (split, position, value) = record
+        self.pairs.append(split)
+        self.pairs.append(position)
+        return key, value
+
+
+def _untag(order: _Arrivals, records: Iterable) -> Iterator:
+    return map(order.untag, records)  # not a generator: the worker has no state
+
+
+def _as_read(records: Iterable) -> Iterable:
+    return records
+
+
+class ShuffleRead(Shipped):
+    """The reduce side of a tagged ``partitionBy``: a stateless worker that strips the
+    tags and logs their order; in replay (untagged records, in that order) it passes
+    them on."""
+
+    def __init__(self, spec: OperatorSpec) -> None:
+        self.spec = spec
+
+    def __call__(self, split: int, records: Iterable) -> Iterator:
+        host = WorkerHost(self.spec, split)
+        host.order = order = _Arrivals()
+        host.user_function = _as_read  # stateless, in the run as in replay
+        return host.run_partition(partial(_untag, order), records)
+
+    def replay(self, partition: int, records: Iterable) -> Iterator:
+        host = WorkerHost(self.spec, partition)
+        host.user_function = _as_read
+        return host.run_partition(_as_read, records)

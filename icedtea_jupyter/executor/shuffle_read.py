@@ -5,7 +5,8 @@ fetch order, which varies from run to run. While recording, the map side tags ea
 record's value with its map partition and position (C iterators: nothing of ours runs
 per record there) and the reduce side's ``ShuffleRead`` host strips the tags, logging
 them (``input_order.Origins``, kind ``"origins"``): replay feeds the operators after the
-shuffle exactly the records θ's chain emitted, in the order the run read them.
+shuffle exactly the records θ's chain emitted, in the order the run read them. A join
+or cogroup after θ's chain does the same with its map side's combiners (``OriginMerge``).
 """
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from itertools import count, repeat, tee
 from operator import itemgetter
 
 from .host import WorkerHost
-from .input_order import Origins
+from .input_order import InputOrder, Origins
 from .shipping import Shipped
 from .spec import OperatorSpec
+from .wrappers import GroupMerge, TaggedCombine
 
 _KEY, _VALUE = itemgetter(0), itemgetter(1)
 
@@ -64,3 +66,21 @@ class ShuffleRead(Shipped):
         host = WorkerHost(self.spec, partition)
         host.user_function = _as_read
         return host.run_partition(_as_read, records)
+
+
+class OriginMerge(GroupMerge):
+    """The reduce side of a join or cogroup that reads θ's chain: it logs where each
+    combiner came from (map partition of the inputs' union, position). Replay rebuilds
+    θ's side's combiners with ``combine`` from θ's replayed outputs (``offsets``: where
+    each input's partitions start in the union) and hands the merge untagged ones."""
+
+    def __init__(self, merge: GroupMerge, combine: TaggedCombine, offsets: list[int]) -> None:
+        super().__init__(merge.spec, merge.dispatch, merge.flat, merge.memory,
+                         merge.serializer)
+        self.combine, self.offsets = combine, offsets
+
+    def __call__(self, split: int, iterator: Iterable) -> Iterator:
+        return self.merged(split, iterator, Origins())
+
+    def replay(self, partition: int, combiners: Iterable) -> Iterator:
+        return self.merged(partition, combiners, InputOrder())

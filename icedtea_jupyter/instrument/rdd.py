@@ -92,7 +92,7 @@ def _structural(api: str) -> Callable:
                 return original(self, *args, **kwargs)
             inputs = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, RDD)]
             parents = recorder.parents(*inputs)
-            if api == "partitionBy" and _after_theta(self, recorder):
+            if api == "partitionBy" and joins.after_theta(self, recorder):
                 return _tagged_partition_by(recorder, original, self, args, kwargs)
             with recorder.inside():
                 result = original(self, *args, **kwargs)
@@ -107,13 +107,6 @@ def _structural(api: str) -> Callable:
 
 for _api in _STRUCTURAL:
     register(RDD, _api)(_structural(_api))
-
-
-def _after_theta(rdd: RDD, recorder: Any) -> bool:
-    """Whether ``rdd`` is the output of a Python operator of G(θ), in its worker."""
-    node = node_of(rdd, recorder.run.run_id)
-    return node is not None and recorder.dag.node(node).kind == "python" and \
-        recorder.dag.node(node).in_g and _pipelines_into(rdd, recorder)
 
 
 def _tagged_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tuple,

@@ -31,6 +31,7 @@ class ReplayInputs:
         self.source: dict[int, str] = {}  # partition -> "recorded" | "regenerated"
         self._staged: set[int] = set()  # partitions whose regenerated inputs are on disk
         self.pinned: dict[str, tuple] = {}  # SQL settings set to the run's to regenerate
+        self._sides: dict[tuple[int, int], list] = {}  # (join, union partition) -> combiners
 
     def records(self, partition: int) -> list:
         if partition not in self._cache:
@@ -45,6 +46,39 @@ class ReplayInputs:
             if self.source[partition] == "regenerated" and partition not in self._staged:
                 write_staged_inputs(self.run.path, partition, self._cache[partition])
                 self._staged.add(partition)
+        self.stage_sides()
+
+    def side(self, join: str, partition: int) -> list:
+        """The combiners the map side of ``join`` (after θ's chain) made on union
+        partition ``partition`` of an input outside G(θ): staged, or regenerated with
+        Spark (the run's own map side, for that partition alone)."""
+        node = self.run.dag.node(join)
+        if (node.id, partition) not in self._sides:
+            try:
+                combiners = read_staged_inputs(self.run.path, partition, node.id)
+            except LookupError:
+                upstream = self.run.upstream_rdd(node.id)
+                if upstream is None:
+                    raise LookupError(
+                        f"the other input of {join!r} (its map side on partition {partition}) "
+                        "was not kept and this kernel no longer has the pipeline that "
+                        "produced it: run the cell again and debug the new run in that "
+                        "kernel (its first jump keeps it in the run store)") from None
+                combiners = list(upstream.context.runJob(upstream, lambda c: c, [partition]))
+                write_staged_inputs(self.run.path, partition, combiners, node.id)
+            self._sides[(node.id, partition)] = combiners
+        return self._sides[(node.id, partition)]
+
+    def stage_sides(self) -> None:
+        """Regenerate and keep the map sides of the joins after θ's chain (the inputs
+        outside G(θ)) for the replay process."""
+        for stage in self.logs.fed:
+            for source in {s for s in stage.sources.values() if s[0] == "join"}:
+                _, join, sides, offsets = source
+                ends = [*offsets[1:], sum(self.run.dag.node(join).input_partitions or [])]
+                for leaf, start, end in zip(sides, offsets, ends):
+                    for m in range(start, end) if leaf is None else ():
+                        self.side(join, m)
 
     def _load(self, partition: int) -> list:
         try:

@@ -9,24 +9,26 @@ from tests.spark.test_fork_jumps import NAMESPACE, SHAPES
 
 pytestmark = pytest.mark.spark
 
-OTHER = [(f"c{i}", i * 10) for i in range(23)]
-JOIN = ("theta = sc.parallelize(PURCHASES, 3).mapPartitions(Points()).setName('points')\n"
-        "out = theta.map(lambda r: (r[0], r[2])).join(sc.parallelize(OTHER, 2))"
-        ".mapPartitions(running_max).setName('after').collect()")
+
+
+EDGES = {"partitionBy": [("parallelize", "points"), ("points", "map"), ("map", "partitionBy"),
+                         ("partitionBy", "after")],
+         "join": [("map", "join"), ("parallelize", "points"), ("parallelize#2", "join"),
+                  ("points", "map"), ("join", "after")]}
 
 
 @pytest.mark.parametrize("engine", ["process", "kernel"])
-def test_after_a_partition_by_replay_ends_as_the_run_ended(record, sc, monkeypatch, engine):
+@pytest.mark.parametrize("shuffle", sorted(EDGES))
+def test_after_a_shuffle_replay_ends_as_the_run_ended(record, sc, monkeypatch, shuffle,
+                                                      engine):
     monkeypatch.setenv("ICEDTEA_REPLAY", engine)
-    code, theta = SHAPES["partitionBy between two generators"]
+    code, theta = SHAPES[f"{shuffle} between two generators"]
     run = record(code, NAMESPACE, interesting=theta, interact_every=0.12)
     assert run.status == "finished", run.error
     plain = dict(NAMESPACE, sc=sc)
     exec(code, plain)  # noqa: S102 - the same cell without %%icedtea
     assert sorted(run.namespace["out"]) == sorted(plain["out"])  # the tags change nothing
-    assert [(a, b) for a, b in run.dag.edges] == [
-        ("parallelize", "points"), ("points", "map"), ("map", "partitionBy"),
-        ("partitionBy", "after")]
+    assert sorted(run.dag.edges) == sorted(EDGES[shuffle])
     dbg = run.debugger()
     assert isinstance(dbg, Debugger) == (engine == "kernel")
     last = len(run.interactions) - 1
@@ -35,23 +37,14 @@ def test_after_a_partition_by_replay_ends_as_the_run_ended(record, sc, monkeypat
         while not dbg.ended(p):
             dbg.step_over(p)
     ended = dbg.snapshot()
-    for q in range(4):  # 'x', the last record read, depends on the shuffle's order
-        assert ended.state("after", q) == run.final_state("after", q), q
-        assert ended.count("after", q) == next(
-            w["records_in"] for w in run.partitions("after") if w["partition"] == q)
+    fed = ["after"] + (["join"] if shuffle == "join" else [])
+    for name, q in [(op, w["partition"]) for op in fed for w in run.partitions(op)]:
+        # 'x', the last record 'after' read, depends on the shuffle's order
+        assert ended.state(name, q) == run.final_state(name, q), (name, q)
+        assert ended.count(name, q) == next(
+            w["records_in"] for w in run.partitions(name) if w["partition"] == q)
     assert not [n for n in ended.notes if "not replayed" in n]
     dbg.close()
-
-
-def test_operators_after_a_join_are_named_as_not_replayed(record):
-    run = record(JOIN, dict(NAMESPACE, OTHER=OTHER), interesting="points",
-                 interact_every=0.12)
-    assert run.status == "finished", run.error
-    jumped = run.debugger().jump(1)
-    (note,) = [n for n in jumped.notes if "not replayed" in n]
-    assert "'join', 'after' in G(θ) are not replayed" in note
-    assert "--interesting 'join'" in note and "--record-inputs" not in note
-    assert jumped.state("points", 0) == run.snapshot(1).state("points", 0)  # θ still is
 
 
 DATAFRAME = """

@@ -1,7 +1,8 @@
-"""Operators of G(θ) after θ's Python worker: a user's ``partitionBy`` between two of
-them replays exactly (the jumps are in test_fork_jumps.py's SHAPES; here the run's end
-and the pipeline's results), and what replay does not compute yet is named, with what
-to record instead: the operators after a join, and DataFrame operators after θ."""
+"""Operators of G(θ) after θ's Python worker, across a shuffle: after a user's
+``partitionBy`` and after a join, replay ends each worker as the run ended it, in both
+engines, and recording changes no result (the jumps to every interaction are checked
+in test_fork_jumps.py's SHAPES). What replay does not compute yet, DataFrame operators
+after θ, is named in the notes of every jump, with what to record instead."""
 import pytest
 
 from icedtea_jupyter.replay.debugger import Debugger

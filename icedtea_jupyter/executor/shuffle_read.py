@@ -10,9 +10,10 @@ or cogroup after θ's chain does the same with its map side's combiners (``Origi
 """
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator
 from functools import partial
-from itertools import count, repeat, tee
+from itertools import count, filterfalse, repeat, tee
 from operator import itemgetter
 
 from .host import WorkerHost
@@ -21,7 +22,7 @@ from .shipping import Shipped
 from .spec import OperatorSpec
 from .wrappers import GroupMerge, TaggedCombine
 
-_KEY, _VALUE = itemgetter(0), itemgetter(1)
+_KEY, _VALUE, _THIRD, _PAIR = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(0, 1)
 
 
 def tag_positions(split: int, records: Iterable) -> Iterator[tuple]:
@@ -31,17 +32,29 @@ def tag_positions(split: int, records: Iterable) -> Iterator[tuple]:
 
 
 class _Arrivals(Origins):
-    """The origins of the records read, noted as each one is untagged."""
+    """The origins of the records read, noted as each one is untagged: C iterators
+    only (a tee per field, ``array.append`` as a filter that keeps everything)."""
 
-    def untag(self, record: tuple) -> tuple:
-        key, (split, position, value) = record
-        self.pairs.append(split)
-        self.pairs.append(position)
-        return key, value
+    def __init__(self) -> None:
+        super().__init__()
+        self.splits, self.positions = array("I"), array("I")
+
+    def untag_all(self, records: Iterable) -> Iterator:
+        keys, tagged = tee(records)
+        splits, positions, values = tee(map(_VALUE, tagged), 3)
+        noted = zip(filterfalse(self.splits.append, map(_KEY, splits)),
+                    filterfalse(self.positions.append, map(_VALUE, positions)))
+        return map(_PAIR, zip(map(_KEY, keys), map(_THIRD, values), noted))
+
+    def replay_log(self, log: dict | None, consumed: int) -> tuple[dict, bytes]:
+        n = min(consumed, len(self.splits), len(self.positions))
+        self.pairs = array("I", bytes(8 * n))
+        self.pairs[0::2], self.pairs[1::2] = self.splits[:n], self.positions[:n]
+        return super().replay_log(log, consumed)
 
 
 def _untag(order: _Arrivals, records: Iterable) -> Iterator:
-    return map(order.untag, records)  # not a generator: the worker has no state
+    return order.untag_all(records)  # not a generator: the worker has no state
 
 
 def _as_read(records: Iterable) -> Iterable:

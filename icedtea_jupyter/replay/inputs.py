@@ -121,6 +121,14 @@ class ReplayInputs:
                     "and debug the new run")
         return "run the cell again with --record-inputs to keep what θ saw"
 
+    def _pushed_filter(self) -> str:
+        """For a UDF θ: the other way its calls differ from its input DataFrame's rows."""
+        if self.run.dag.require_interesting().api != "udf":
+            return ""
+        return (", or Spark ran a filter of the cell before θ (it moves filters on other "
+                "columns below a UDF column, so θ was called on fewer rows than the "
+                "DataFrame it is computed on has)")
+
     def _checked(self, partition: int, records: list) -> list:
         log = self.logs.log(self.logs.chain[0], partition)
         if log is None:
@@ -139,7 +147,7 @@ class ReplayInputs:
                     f"record #{index} of θ's input on partition {partition} differs from the "
                     f"one θ processed in the run (now: {records[index]!r:.200}). The source "
                     "changed since the run, or its order is not deterministic (a shuffle "
-                    f"read): {self._advice()}")
+                    f"read){self._pushed_filter()}: {self._advice()}")
         return records[:log.records_in]
 
     def _check_batches(self, partition: int, batches: list, planned: int | None,
@@ -159,7 +167,7 @@ class ReplayInputs:
             raise InputsChanged(
                 f"partition {partition} of θ's input now comes in {_batches(rows, unit)}; "
                 f"in the run θ took {_batches(run_rows, unit)}. "
-                f"{_why(planned, self.logs, pinned)}{self._advice()}")
+                f"{_why(planned, self.logs, pinned, self._pushed_filter())}{self._advice()}")
         for index, crc in log.checks():
             if index < len(frames) and batch_checksum(frames[index]) != crc:
                 start = sum(run_rows[:index])
@@ -182,15 +190,15 @@ def _batches(rows: list[int], unit: str) -> str:
     return f"{len(rows)} {plural} of {sum(rows)} rows ({shown})"
 
 
-def _why(planned: int | None, logs: Logs, pinned: dict) -> str:
-    """What replay knows of why the batches differ."""
+def _why(planned: int | None, logs: Logs, pinned: dict, pushed: str = "") -> str:
+    """What replay knows of why the batches differ (``pushed``: a UDF's other cause)."""
     why = []
     if planned is not None and logs.partitions and planned != max(logs.partitions) + 1:
         why.append(f"Spark now plans θ's input in {planned} partitions, the run had "
                    f"{max(logs.partitions) + 1} (adaptive query execution sizes shuffle "
                    "partitions by the data: the source changed)")
     else:
-        why.append("the source changed since the run")
+        why.append(f"the source changed since the run{pushed}")
     if pinned:
         why.append("the run's settings " + ", ".join(
             f"{k}={run!s}" for k, (_, run) in pinned.items()) + " were restored for it")

@@ -77,8 +77,10 @@ def test_a_shuffle_read_gives_the_records_untagged_and_logs_where_each_came_from
     assert tagged[0][2] == ("a", (0, 2, 3)) and tagged[1] == [("c", (1, 0, 4))]
     arrived = [tagged[1][0], tagged[0][0], tagged[0][2]]  # a reduce side's fetch order
     order = _Arrivals()
-    assert list(map(order.untag, arrived)) == [("c", 4), ("a", 1), ("a", 3)]
-    assert order.pairs.tolist() == [1, 0, 0, 0, 0, 2]
+    assert list(order.untag_all(iter(arrived))) == [("c", 4), ("a", 1), ("a", 3)]
+    log, body = order.replay_log(None, 3)
+    assert log["kind"] == "origins" and order.pairs.tolist() == [1, 0, 0, 0, 0, 2]
+    assert zlib.decompress(body) == order.pairs.tobytes()
     # a join's origins, by the union partition its inputs' partitions start at (0 and 3)
     assert input_runs([(0, 0), (2, 1), (3, 0), (4, 0), (1, 5)], [0, 3]) == [
         (0, 2), (1, 2), (0, 1)]

@@ -87,3 +87,17 @@ class Origins:
         log = dict(log or {"results": []}, kind=ORIGINS)
         pairs = self.pairs[:2 * consumed]
         return log, zlib.compress(pairs.tobytes(), 1) if len(pairs) else b""
+
+
+def input_runs(origins: Iterable[tuple[int, int]], offsets: list[int]) -> list[tuple[int, int]]:
+    """(map partition, position) origins of a join's combiners to (input index, combiners)
+    runs, the inputs' partitions starting at ``offsets`` in the union the join shuffled."""
+    runs: list[tuple[int, int]] = []
+    for m, _ in origins:
+        index = max(i for i, start in enumerate(offsets) if start <= m)
+        if runs and runs[-1][0] == index:
+            runs[-1] = (index, runs[-1][1] + 1)
+        else:
+            runs.append((index, 1))
+    return runs
+

@@ -112,12 +112,16 @@ class GroupMerge(Shipped):
         self.memory, self.serializer = memory, serializer
 
     def __call__(self, split: int, iterator: Iterable) -> Iterator:
+        return self.merged(split, iterator, InputOrder())
+
+    def merged(self, split: int, iterator: Iterable, order: Any) -> Iterator:
+        """The hosted merge, ``order`` logging (and stripping) what it reads."""
         from pyspark.shuffle import Aggregator, ExternalGroupBy
 
         host = WorkerHost(self.spec, split)
         merger: Any = ExternalGroupBy(Aggregator(*_LISTS), self.memory, self.serializer)
         host.state_source = merger
-        host.order = order = InputOrder()
+        host.order = order
         dispatch = self.dispatch
 
         def merge(combiners: Iterator) -> Iterator:

@@ -18,7 +18,8 @@ from pyspark.core.rdd import RDD
 
 from ..executor import wrappers as w
 from ..executor.lineage import JoinOrigins
-from .patching import active, register
+from ..executor.shuffle_read import OriginMerge, tag_positions
+from .patching import active, node_of, register
 
 # api -> (left outer, right outer)
 _JOINS = {"join": (False, False), "leftOuterJoin": (True, False),
@@ -41,17 +42,38 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
         mixed = union.partitioner is not None  # partitioner-aware: inputs share partitions
         # PySpark's stub says mapPartitions' function takes an Iterable; it is given an
         # iterator, which is what TaggedCombine declares
+        offsets = list(itertools.accumulate([0] + [r.getNumPartitions() for r in rdds]))
         if recorder.run.lineage:  # each record its own combiner, tagged with its origin
-            offsets = list(itertools.accumulate([0] + [r.getNumPartitions() for r in rdds]))
             combined = union.mapPartitionsWithIndex(JoinOrigins(offsets[:-1], mixed), True)
         else:
             combined = union.mapPartitions(
                 w.TaggedCombine(memory * 0.9, serializer, mixed), True)  # type: ignore[arg-type]
-        shuffled = combined.partitionBy(num_partitions)
         merge = w.GroupMerge(spec, dispatch, flat, memory, serializer)
-        recorder.keep_for_replay(node.id, merge, shuffled)
+        upstream = combined
+        if not recorder.run.lineage and not mixed and \
+                any(after_theta(rdd, recorder) for rdd in rdds):
+            # replay feeds it: its map side's combiners are tagged with their origins,
+            # and the map side (θ's side rebuilt by replay, the others regenerated) kept
+            merge = OriginMerge(merge, w.TaggedCombine(memory * 0.9, serializer, False),
+                                offsets[:-1])
+            node.input_partitions = [r.getNumPartitions() for r in rdds]
+            combined = combined.mapPartitionsWithIndex(tag_positions, True)
+        shuffled = combined.partitionBy(num_partitions)
+        recorder.keep_for_replay(node.id, merge, upstream if upstream is not combined
+                                 else shuffled)
         result = shuffled.mapPartitionsWithIndex(merge, True)
     return recorder.produced(result, node)
+
+
+def after_theta(rdd: RDD, recorder: Any) -> bool:
+    """Whether ``rdd`` is the output of a Python operator of G(θ), in its worker (an
+    operator applied to it runs in the same Python worker: PySpark pipelines them)."""
+    from pyspark.core.rdd import PipelinedRDD
+
+    node = node_of(rdd, recorder.run.run_id)
+    return node is not None and recorder.dag.node(node).kind == "python" and \
+        recorder.dag.node(node).in_g and isinstance(rdd, PipelinedRDD) and \
+        rdd._is_pipelinable()
 
 
 def _two_inputs(api: str, dispatch: Callable, flat: bool) -> Callable:

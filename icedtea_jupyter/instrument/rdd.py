@@ -13,6 +13,8 @@ from pyspark.core.rdd import RDD
 from ..dag import OperatorNode
 from ..executor import wrappers as w
 from ..executor.salting import Salt, is_salted, not_salted, unsalt
+from ..executor.shuffle_read import ShuffleRead, tag_positions
+from ..executor.spec import OperatorSpec
 from . import joins  # noqa: F401 - registers join, the outer joins, cogroup, groupWith
 from .naming import default_name
 from .patching import active, current, node_of, register
@@ -91,6 +93,8 @@ def _structural(api: str) -> Callable:
                 return original(self, *args, **kwargs)
             inputs = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, RDD)]
             parents = recorder.parents(*inputs)
+            if api == "partitionBy" and joins.after_theta(self, recorder):
+                return _tagged_partition_by(recorder, original, self, args, kwargs)
             with recorder.inside():
                 result = original(self, *args, **kwargs)
             node = recorder.jvm(api, parents)
@@ -106,6 +110,21 @@ def _structural(api: str) -> Callable:
 
 for _api in _STRUCTURAL:
     register(RDD, _api)(_structural(_api))
+
+
+def _tagged_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tuple,
+                         kwargs: dict) -> RDD:
+    """``partitionBy`` after θ's chain: the same shuffle, each record tagged with its map
+    partition and position on the way, and a worker that reads the tags (logging the
+    order the shuffle delivered the records in) before anything else sees them."""
+    node = recorder.jvm("partitionBy", recorder.parents(rdd))
+    spec = OperatorSpec(node.id, recorder.run, "partitionBy", node.name, in_g=node.in_g)
+    with recorder.inside():
+        tagged = rdd.mapPartitionsWithIndex(tag_positions, True)
+        shuffled = original(tagged, *args, **kwargs)
+        result = shuffled.mapPartitionsWithIndex(ShuffleRead(spec), True)
+    result.partitioner = shuffled.partitioner
+    return recorder.produced(result, node)
 
 
 @register(RDD, "setName")

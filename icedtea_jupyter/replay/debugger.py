@@ -19,11 +19,12 @@ from ..checkpoints.file import CheckpointStore
 from ..checkpoints.restore import base_checkpoint, restore_paths
 from ..snapshots.debug_snapshot import DebugSnapshot
 from .cursor import PartitionCursor, StepRefused
-from .fed_workers import FedWorkers
+from .fed_workers import FedWorkers, source_of
 from .inputs import ReplayInputs
-from .logs import Failure, Fed, Logs, RunLogs
-from .order import OriginOrder, OutputCheck, ResultFeed, StraightFeed
+from .logs import Failure, Logs, RunLogs
+from .order import OutputCheck, ResultFeed
 from .paths import PartitionPaths
+from .stages import Fed
 from .worker import RecordedFailure, ReplayError, ReplayWorker, replay_spec
 
 OnMove = Callable[[str, DebugSnapshot], None]  # (the equivalent Python call, the new view)
@@ -415,13 +416,7 @@ class Debugger:
 
     def _fed_stage(self, fed: Fed) -> FedWorkers:
         return FedWorkers(fed.partitions, lambda q: self._chain(q, fed.names, []),
-                          lambda q: self._source(fed, q))
-
-    def _source(self, fed: Fed, q: int) -> Any:
-        kind, *where = fed.sources[q]
-        if kind == "origins":
-            return OriginOrder(getattr(self.logs.log(fed.names[0], q), "order", None), where[0])
-        return StraightFeed(where[0], where[1])
+                          lambda q: source_of(fed, q, self.logs, self.inputs))
 
     @staticmethod
     def _encode(*groups: dict[int, Any]) -> tuple[dict, dict]:
@@ -455,6 +450,8 @@ class Debugger:
                   for name in generators]
         if self.why_in_kernel:
             notes.append(self.why_in_kernel)
+        if self.logs.not_replayed:
+            notes.append(self.logs.not_replayed)
         rerun = sorted(self.logs.rerun)
         if rerun:
             notes.append(f"θ's partitions {rerun} were computed by several jobs of the cell; the "

@@ -1,8 +1,10 @@
 """Fed workers: the workers of G(θ) outside θ's Python worker, fed what θ's cursors emit.
 
 An aggregation's reduce side (after the shuffle) gets the combiners the map sides
-emitted, in the order the shuffle delivered them in the run (``OriginOrder``); the
-operators after a union get one path's outputs on one partition (``StraightFeed``).
+emitted, in the order the shuffle delivered them in the run (``OriginOrder``), and so do
+the operators after a user's ``partitionBy`` of θ's outputs; a join's reduce side gets
+its inputs' combiners in the logged order (``JoinFeed``); the operators after a union
+get one path's outputs on one partition (``StraightFeed``).
 They process what arrives at once — a step's scope runs to its end, across the shuffle
 or the union — and end when their sources have ended and everything has arrived.
 """
@@ -12,7 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .cursor import PartitionCursor
+from .order import JoinFeed, OriginOrder, StraightFeed
 from .paths import PartitionPaths
+from .stages import Fed
 
 
 class FedWorkers:
@@ -42,3 +46,17 @@ class FedWorkers:
     def abandon(self) -> None:
         for cursor in self.cursors.values():
             cursor.abandon()
+
+
+def source_of(fed: Fed, q: int, logs: Any, inputs: Any) -> Any:
+    """What hands partition ``q`` of ``fed`` its records (``Fed.sources``): the logged
+    order of a shuffle's reads, a join's combiners, or a path's outputs after a union."""
+    kind, *where = fed.sources[q]
+    if kind == "origins":
+        return OriginOrder(getattr(logs.log(where[1], q), "order", None), where[0])
+    if kind == "join":
+        reader = where[0]
+        return JoinFeed(getattr(logs.log(reader, q), "order", None), fed.sources[q],
+                        logs.operator(reader)().combine, lambda m: inputs.side(reader, m))
+    return StraightFeed(where[0], where[1])
+

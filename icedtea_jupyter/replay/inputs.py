@@ -31,6 +31,7 @@ class ReplayInputs:
         self.source: dict[int, str] = {}  # partition -> "recorded" | "regenerated"
         self._staged: set[int] = set()  # partitions whose regenerated inputs are on disk
         self.pinned: dict[str, tuple] = {}  # SQL settings set to the run's to regenerate
+        self._sides: dict[tuple[int, int], list] = {}  # (join, union partition) -> combiners
 
     def records(self, partition: int) -> list:
         if partition not in self._cache:
@@ -45,6 +46,39 @@ class ReplayInputs:
             if self.source[partition] == "regenerated" and partition not in self._staged:
                 write_staged_inputs(self.run.path, partition, self._cache[partition])
                 self._staged.add(partition)
+        self.stage_sides()
+
+    def side(self, join: str, partition: int) -> list:
+        """The combiners the map side of ``join`` (after θ's chain) made on union
+        partition ``partition`` of an input outside G(θ): staged, or regenerated with
+        Spark (the run's own map side, for that partition alone)."""
+        node = self.run.dag.node(join)
+        if (node.id, partition) not in self._sides:
+            try:
+                combiners = read_staged_inputs(self.run.path, partition, node.id)
+            except LookupError:
+                upstream = self.run.upstream_rdd(node.id)
+                if upstream is None:
+                    raise LookupError(
+                        f"the other input of {join!r} (its map side on partition {partition}) "
+                        "was not kept and this kernel no longer has the pipeline that "
+                        "produced it: run the cell again and debug the new run in that "
+                        "kernel (its first jump keeps it in the run store)") from None
+                combiners = list(upstream.context.runJob(upstream, lambda c: c, [partition]))
+                write_staged_inputs(self.run.path, partition, combiners, node.id)
+            self._sides[(node.id, partition)] = combiners
+        return self._sides[(node.id, partition)]
+
+    def stage_sides(self) -> None:
+        """Regenerate and keep the map sides of the joins after θ's chain (the inputs
+        outside G(θ)) for the replay process."""
+        for stage in self.logs.fed:
+            for source in {s for s in stage.sources.values() if s[0] == "join"}:
+                _, join, sides, offsets = source
+                ends = [*offsets[1:], sum(self.run.dag.node(join).input_partitions or [])]
+                for leaf, start, end in zip(sides, offsets, ends):
+                    for m in range(start, end) if leaf is None else ():
+                        self.side(join, m)
 
     def _load(self, partition: int) -> list:
         try:
@@ -87,6 +121,14 @@ class ReplayInputs:
                     "and debug the new run")
         return "run the cell again with --record-inputs to keep what θ saw"
 
+    def _pushed_filter(self) -> str:
+        """For a UDF θ: the other way its calls differ from its input DataFrame's rows."""
+        if self.run.dag.require_interesting().api != "udf":
+            return ""
+        return (", or Spark ran a filter of the cell before θ (it moves filters on other "
+                "columns below a UDF column, so θ was called on fewer rows than the "
+                "DataFrame it is computed on has)")
+
     def _checked(self, partition: int, records: list) -> list:
         log = self.logs.log(self.logs.chain[0], partition)
         if log is None:
@@ -105,7 +147,7 @@ class ReplayInputs:
                     f"record #{index} of θ's input on partition {partition} differs from the "
                     f"one θ processed in the run (now: {records[index]!r:.200}). The source "
                     "changed since the run, or its order is not deterministic (a shuffle "
-                    f"read): {self._advice()}")
+                    f"read){self._pushed_filter()}: {self._advice()}")
         return records[:log.records_in]
 
     def _check_batches(self, partition: int, batches: list, planned: int | None,
@@ -125,7 +167,7 @@ class ReplayInputs:
             raise InputsChanged(
                 f"partition {partition} of θ's input now comes in {_batches(rows, unit)}; "
                 f"in the run θ took {_batches(run_rows, unit)}. "
-                f"{_why(planned, self.logs, pinned)}{self._advice()}")
+                f"{_why(planned, self.logs, pinned, self._pushed_filter())}{self._advice()}")
         for index, crc in log.checks():
             if index < len(frames) and batch_checksum(frames[index]) != crc:
                 start = sum(run_rows[:index])
@@ -148,15 +190,15 @@ def _batches(rows: list[int], unit: str) -> str:
     return f"{len(rows)} {plural} of {sum(rows)} rows ({shown})"
 
 
-def _why(planned: int | None, logs: Logs, pinned: dict) -> str:
-    """What replay knows of why the batches differ."""
+def _why(planned: int | None, logs: Logs, pinned: dict, pushed: str = "") -> str:
+    """What replay knows of why the batches differ (``pushed``: a UDF's other cause)."""
     why = []
     if planned is not None and logs.partitions and planned != max(logs.partitions) + 1:
         why.append(f"Spark now plans θ's input in {planned} partitions, the run had "
                    f"{max(logs.partitions) + 1} (adaptive query execution sizes shuffle "
                    "partitions by the data: the source changed)")
     else:
-        why.append("the source changed since the run")
+        why.append(f"the source changed since the run{pushed}")
     if pinned:
         why.append("the run's settings " + ", ".join(
             f"{k}={run!s}" for k, (_, run) in pinned.items()) + " were restored for it")

@@ -16,6 +16,7 @@ import numpy as np
 from ..store import layout
 from ..store.operator_images import read_operator_image
 from ..store.replay_logs import ReplayLog, read_replay_log
+from .stages import Fed, fed_stages, not_replayed, paths_of, tree_of
 
 if TYPE_CHECKING:
     from ..dag import Dag
@@ -64,6 +65,7 @@ class Logs(Protocol):
     rerun: set[int]  # θ's partitions that several jobs computed (the last one replays)
     failure: Failure | None  # the run's failure in θ's tree (replayed up to it), or None
     no_failure: str  # why there is none to jump to
+    not_replayed: str  # the operators of G(θ) replay does not compute, and why ("": none)
 
     def operator(self, name: str) -> Callable[[], Any]: ...
     def log(self, name: str, partition: int, path: int = 0) -> ReplayLog | None: ...
@@ -112,6 +114,7 @@ class RunLogs:
         self.paths = paths_of(self.chain, children)
         self.partitions = self.history.partitions(theta)
         self.fed = fed_stages(run.dag, self.chain, children, self.history.partitions)
+        self.not_replayed = not_replayed(run.dag, self.chain, self.fed)
         self.interactions = len(self.history.raw)
         ok: dict[tuple[int, int], list[int]] = {}  # (operator, partition) -> its ok tasks
         rows = run.store.worker_table().to_pylist()
@@ -280,93 +283,6 @@ def refuse_unreplayable(run: Any, theta: Any) -> None:
         f"applyInPandas, @udf and scalar @pandas_udf columns): {instead}")
 
 
-def reduce_side_of(dag: Any, last: Any) -> Any:
-    """The reduce side of the aggregation whose map side ends θ's chain, or None."""
-    if last.phase != "combine":
-        return None
-    for node in dag.python_operators:
-        if node.phase == "merge" and node.parents and \
-                dag.node(node.parents[0]).parents == [last.id]:
-            return node
-    return None
-
-
-@dataclass
-class Fed:
-    """Workers fed by θ's cursors: ``names`` (head first, a chain), their partitions, and
-    where each partition's records come from: ``("origins", leaf)`` — the shuffle, in
-    logged order — or ``("straight", θ partition, leaf)`` — after a union."""
-
-    names: list[str]
-    partitions: list[int]
-    sources: dict[int, tuple]
-
-
-def tree_of(dag: Any, theta: Any) -> tuple[list[str], dict[str, list[str]]]:
-    """θ and the operators PySpark pipelines after it, upstream first, and who feeds whom
-    (θ feeding two paths makes a tree: PySpark runs θ once per path, the same way)."""
-    names, children, queue = [], {}, [theta]
-    while queue:
-        node = queue.pop(0)
-        names.append(node.name)
-        followers = [n for n in dag.python_operators if n.chained and n.in_g
-                     and n.parents == [node.id]]
-        children[node.name] = [n.name for n in followers]
-        queue.extend(followers)
-    return names, children
-
-
-def paths_of(names: list[str], children: dict[str, list[str]]) -> list[list[str]]:
-    """The root-to-leaf chains of θ's tree, leaves in the tree's order."""
-    paths, stack = [], [[names[0]]]
-    while stack:
-        path = stack.pop(0)
-        below = children.get(path[-1], [])
-        if not below:
-            paths.append(path)
-        stack[:0] = [path + [child] for child in below]
-    return paths
-
-
-def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callable) -> list[Fed]:
-    """The reduce sides after map sides in θ's tree, and the operators after a union of
-    its leaves."""
-    leaves = [dag.node(n) for n in names if not children[n]]
-    stages = []
-    for leaf in leaves:
-        merge = reduce_side_of(dag, leaf)
-        if merge is not None:
-            parts = partitions_of(merge)
-            stages.append(Fed([n.name for n in chain_of(dag, merge)], parts,
-                              {q: ("origins", leaf.name) for q in parts}))
-    leaf_ids = {leaf.id for leaf in leaves}
-    for union in dag.operators:
-        if union.kind != "jvm" or not union.input_partitions or len(union.parents) < 2 \
-                or not set(union.parents) <= leaf_ids:
-            continue
-        sources, q = {}, 0
-        for parent, count in zip(union.parents, union.input_partitions):
-            for p in range(count):
-                sources[q] = ("straight", p, dag.node(parent).name)
-                q += 1
-        for head in dag.python_operators:
-            if head.parents == [union.id] and head.in_g:
-                stages.append(Fed([n.name for n in chain_of(dag, head)], sorted(sources),
-                                  sources))
-    return stages
-
-
-def chain_of(dag: Any, theta: Any) -> list[Any]:
-    """θ and the Python operators PySpark pipelines after it in the same worker."""
-    chain = [theta]
-    while True:
-        follower = next((n for n in dag.python_operators if n.chained and n.in_g
-                         and n.parents == [chain[-1].id]), None)
-        if follower is None:
-            return chain
-        chain.append(follower)
-
-
 @dataclass
 class MemoryLogs:
     """Logs held in memory: operators as factories, targets as θ counts per interaction."""
@@ -381,6 +297,7 @@ class MemoryLogs:
     rerun: set[int] = field(default_factory=set)
     failure: Failure | None = None
     no_failure: str = "the run did not fail: there is no failure to jump to"
+    not_replayed: str = ""
 
     @property
     def paths(self) -> list[list[str]]:

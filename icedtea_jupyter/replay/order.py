@@ -104,11 +104,15 @@ class OriginOrder:
         self.leaf = leaf
         self.position = 0
 
+    def emitted(self, m: int, cursors: dict) -> Any:
+        """What map partition ``m`` has emitted so far."""
+        return cursors[m].sinks[self.leaf] if m in cursors else ()
+
     def next_records(self, cursors: dict) -> list:
         records = []
         while self.position < len(self.origins):
             m, j = self.origins[self.position]
-            emitted = cursors[m].sinks[self.leaf] if m in cursors else ()
+            emitted = self.emitted(m, cursors)
             if j >= len(emitted):
                 break
             records.append(emitted[j])
@@ -117,6 +121,34 @@ class OriginOrder:
 
     def complete(self, cursors: dict) -> bool:
         return self.position >= len(self.origins) and all(c.ended for c in cursors.values())
+
+
+class JoinFeed(OriginOrder):
+    """The combiners a join's or cogroup's reduce side read, in the logged order of their
+    origins (map partition of the inputs' union, position). An input of θ's tree gives
+    its combiners once θ's partition has ended (the map side combines a whole
+    partition), rebuilt with the run's ``combine`` from what the leaf emitted; any other
+    input's come from ``side(map partition)`` (its map side, regenerated)."""
+
+    def __init__(self, origins: Any, source: tuple, combine: Any, side: Any) -> None:
+        super().__init__(origins, "")
+        _, _, self.sides, self.offsets = source
+        self.combine, self.side = combine, side
+        self.built: dict[int, list] = {}
+
+    def emitted(self, m: int, cursors: dict) -> Any:
+        if m not in self.built:
+            index = max(i for i, start in enumerate(self.offsets) if start <= m)
+            leaf = self.sides[index]
+            if leaf is None:
+                self.built[m] = list(self.side(m))
+            else:
+                cursor = cursors.get(m - self.offsets[index])
+                if cursor is None or not cursor.ended:
+                    return ()
+                tagged = ((key, (index, value)) for key, value in cursor.sinks[leaf])
+                self.built[m] = list(self.combine(tagged))
+        return self.built[m]
 
 
 class StraightFeed:

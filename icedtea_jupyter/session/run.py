@@ -258,6 +258,7 @@ class Run(RunVersions):
     def _merge_order(self, op: int, inputs: list[int], partition: int) -> list[tuple[str, int]]:
         import os
 
+        from ..executor.input_order import input_runs
         from ..store.replay_logs import read_replay_log
 
         names = [self.dag.node(i).name for i in inputs]
@@ -265,9 +266,13 @@ class Run(RunVersions):
                 if r["operator"] == op and r["partition"] == partition and r["status"] == "ok"]
         for row in sorted(rows, key=lambda r: r["started"] or 0.0):
             path = layout.replay_log_path(self.path, row)
-            order = read_replay_log(path).order if os.path.exists(path) else None
-            if order is not None:
-                return [(names[int(i)], int(n)) for i, n in order]
+            log = read_replay_log(path) if os.path.exists(path) else None
+            if log is not None and log.order is not None and log.kind == "origins":
+                offsets = [sum((self.dag.node(op).input_partitions or [])[:i])
+                           for i in range(len(names))]  # a join after θ logs origins
+                return [(names[i], n) for i, n in input_runs(log.order.tolist(), offsets)]
+            if log is not None and log.order is not None:
+                return [(names[int(i)], int(n)) for i, n in log.order]
         raise LookupError(f"no input order of {self.dag.node(op).name!r} on partition "
                           f"{partition}: no successful task attempt logged one")
 

@@ -31,6 +31,7 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     checkpoints/plan.json     the checkpoint plan taken, with its measured costs
     replay/inputs/p<p>.pkl    θ's regenerated inputs, staged for the replay process
                               (store/staged_inputs.py)
+    replay/inputs/side<op>-p<m>.pkl   the regenerated map side of join <op> after θ
     replay/replay.log         what the replay processes print
     spark.log                 Spark's log lines about the run's failed tasks, kept out of
                               the cell while the run executes (session/spark_logs.py)
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
@@ -130,8 +132,9 @@ def result_digests(root: str) -> list[str]:
 
 
 def temp_path(path: str) -> str:
-    """Where a whole file is written before it is renamed to ``path`` (per process)."""
-    return f"{path}.{os.getpid()}.tmp"
+    """Where a whole file is written before it is renamed to ``path`` (per process and
+    thread: two debuggers of one run may stage the same inputs at once)."""
+    return f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
 
 
 def with_parent(path: str) -> str:
@@ -274,8 +277,11 @@ def checkpoint_plan_path(run: str) -> str:
     return os.path.join(run, CHECKPOINTS, PLAN)
 
 
-def staged_inputs_path(run: str, partition: int) -> str:
-    return os.path.join(run, STAGED, f"p{partition}{PICKLE}")
+def staged_inputs_path(run: str, partition: int, side: int | None = None) -> str:
+    """θ's inputs on ``partition``, or (``side``: a join's node id) the combiners of that
+    join's map side on union partition ``partition``."""
+    name = f"p{partition}" if side is None else f"side{side}-p{partition}"
+    return os.path.join(run, STAGED, f"{name}{PICKLE}")
 
 
 def replay_log_file(run: str) -> str:

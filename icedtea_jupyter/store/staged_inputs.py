@@ -14,24 +14,26 @@ from typing import Any
 from . import layout
 
 
-def write_staged_inputs(store_path: str, partition: int, records: list) -> None:
+def write_staged_inputs(store_path: str, partition: int, records: list,
+                        side: int | None = None) -> None:
+    """Keep ``records``: θ's inputs on ``partition``, or a join's map side (``side``)."""
     from pyspark import cloudpickle
 
-    path = layout.with_parent(layout.staged_inputs_path(store_path, partition))
+    path = layout.with_parent(layout.staged_inputs_path(store_path, partition, side))
     tmp = layout.temp_path(path)
     with open(tmp, "wb") as out:
         cloudpickle.dump(records, out)
     os.replace(tmp, path)
 
 
-def read_staged_inputs(store_path: str, partition: int) -> list[Any]:
+def read_staged_inputs(store_path: str, partition: int, side: int | None = None) -> list[Any]:
     """The staged records; ``LookupError`` when none were staged for ``partition``."""
     import pickle
 
     from pyspark import cloudpickle  # noqa: F401 - registers what the records need
 
     try:
-        with open(layout.staged_inputs_path(store_path, partition), "rb") as f:
+        with open(layout.staged_inputs_path(store_path, partition, side), "rb") as f:
             return pickle.load(f)
     except FileNotFoundError:
         raise LookupError(f"no staged inputs for partition {partition}") from None

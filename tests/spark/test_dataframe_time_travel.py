@@ -396,3 +396,25 @@ def test_udf_columns_a_record_is_a_row_or_a_batch(record, sql_conf, code, record
         rows_now, total = udf_state(moved.state(name, p))
         assert rows_now == rows + (step + 1) * unit
         assert total == pytest.approx(oracle_total(p, rows_now))
+
+
+PUSHED_BELOW = ROW_UDF.replace(
+    'out = df.select(running(col("v")).alias("t")).collect()',
+    'out = df.select(col("v"), running(col("v")).alias("t")).filter("v > 100").collect()')
+
+
+def test_a_filter_spark_runs_before_a_udf_theta_is_named_in_the_refusal(record):
+    from icedtea_jupyter.replay.inputs import InputsChanged
+
+    run = record(PUSHED_BELOW, {"ROWS": ROWS}, interact_every=0.1)
+    assert run.status == "finished", run.error
+    assert run.final_state("Running", 0)["rows"] < ROWS // 2  # called after the filter
+    with pytest.raises(InputsChanged, match="filter of the cell before θ") as refused:
+        run.debugger().jump(0)
+    assert "--record-inputs" in str(refused.value)
+    kept = record(PUSHED_BELOW, {"ROWS": ROWS}, interact_every=0.1, record_inputs=True)
+    last = len(kept.interactions) - 1
+    for p in (0, 1):  # the calls θ got, kept: replay works
+        if kept.snapshot(last).status("Running", p) == "running":
+            assert kept.debugger().jump(last).state("Running", p) == \
+                kept.snapshot(last).state("Running", p)

@@ -99,9 +99,18 @@ SHAPES = {
         "out = sc.parallelize(PURCHASES, 3).mapPartitions(Points()).setName('points')"
         ".map(lambda r: (r[0], r[1])).reduceByKey(lambda a, b: a + b).setName('sum')"
         ".mapPartitions(running_max).setName('after').collect()", "points"),
+    "join between two generators": (
+        "theta = sc.parallelize(PURCHASES, 3).mapPartitions(Points()).setName('points')\n"
+        "out = theta.map(lambda r: (r[0], r[2])).join(sc.parallelize(OTHER, 2))"
+        ".mapPartitions(running_max).setName('after').collect()", "points"),
+    "partitionBy between two generators": (
+        "out = sc.parallelize(PURCHASES, 3).mapPartitions(Points()).setName('points')"
+        ".map(lambda r: (r[0], r[2])).partitionBy(4).mapPartitions(running_max)"
+        ".setName('after').collect()", "points"),
 }
+OTHER = [(f"c{i}", i * 10) for i in range(0, 23, 2)]  # another input of a join
 NAMESPACE = {"Points": Points, "tier": tier, "running_max": running_max,
-             "make_counter": make_counter, "PURCHASES": PURCHASES}
+             "make_counter": make_counter, "PURCHASES": PURCHASES, "OTHER": OTHER}
 
 
 def in_kernel(run):

@@ -1,0 +1,160 @@
+"""G(θ)'s shape as replay runs it: θ's tree (θ and the operators PySpark pipelines after
+it), its root-to-leaf paths, the workers fed by them across a shuffle, a join or a
+union (``Fed``), and what replay does not compute (``not_replayed``)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+def reduce_side_of(dag: Any, last: Any) -> Any:
+    """The reduce side of the aggregation whose map side ends θ's chain, or None."""
+    if last.phase != "combine":
+        return None
+    for node in dag.python_operators:
+        if node.phase == "merge" and node.parents and \
+                dag.node(node.parents[0]).parents == [last.id]:
+            return node
+    return None
+
+
+@dataclass
+class Fed:
+    """Workers fed by θ's cursors: ``names`` (head first, a chain), their partitions, and
+    where each partition's records come from: ``("origins", leaf, reader)`` — the
+    shuffle, in the order ``reader``'s log gives —, ``("join", …)`` (``_after_join``) or
+    ``("straight", θ partition, leaf)`` — after a union."""
+
+    names: list[str]
+    partitions: list[int]
+    sources: dict[int, tuple]
+
+
+def tree_of(dag: Any, theta: Any) -> tuple[list[str], dict[str, list[str]]]:
+    """θ and the operators PySpark pipelines after it, upstream first, and who feeds whom
+    (θ feeding two paths makes a tree: PySpark runs θ once per path, the same way)."""
+    names, children, queue = [], {}, [theta]
+    while queue:
+        node = queue.pop(0)
+        names.append(node.name)
+        followers = [n for n in dag.python_operators if n.chained and n.in_g
+                     and n.parents == [node.id]]
+        children[node.name] = [n.name for n in followers]
+        queue.extend(followers)
+    return names, children
+
+
+def paths_of(names: list[str], children: dict[str, list[str]]) -> list[list[str]]:
+    """The root-to-leaf chains of θ's tree, leaves in the tree's order."""
+    paths, stack = [], [[names[0]]]
+    while stack:
+        path = stack.pop(0)
+        below = children.get(path[-1], [])
+        if not below:
+            paths.append(path)
+        stack[:0] = [path + [child] for child in below]
+    return paths
+
+
+def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callable) -> list[Fed]:
+    """The reduce sides after map sides in θ's tree, and the operators after a union of
+    its leaves."""
+    leaves = [dag.node(n) for n in names if not children[n]]
+    stages = []
+    for leaf in leaves:
+        merge = reduce_side_of(dag, leaf)
+        if merge is not None:
+            parts = partitions_of(merge)
+            stages.append(Fed([n.name for n in chain_of(dag, merge)], parts,
+                              {q: ("origins", leaf.name, merge.name) for q in parts}))
+        stages.extend(_after_partition_by(dag, leaf, partitions_of))
+    leaf_ids = {leaf.id for leaf in leaves}
+    stages.extend(_after_join(dag, leaf_ids, partitions_of))
+    for union in dag.operators:
+        if union.kind != "jvm" or not union.input_partitions or len(union.parents) < 2 \
+                or not set(union.parents) <= leaf_ids:
+            continue
+        sources, q = {}, 0
+        for parent, count in zip(union.parents, union.input_partitions):
+            for p in range(count):
+                sources[q] = ("straight", p, dag.node(parent).name)
+                q += 1
+        for head in dag.python_operators:
+            if head.parents == [union.id] and head.in_g:
+                stages.append(Fed([n.name for n in chain_of(dag, head)], sorted(sources),
+                                  sources))
+    return stages
+
+
+def _after_join(dag: Any, leaf_ids: set[int], partitions_of: Callable) -> list[Fed]:
+    """Joins and cogroups reading θ's leaves that logged their combiners' origins
+    (``input_partitions`` set), and the operators pipelined after them: each partition
+    fed ``("join", reader, sides, offsets)``, ``sides`` naming the leaf of each input
+    (None: an input outside G(θ)), ``offsets`` where its partitions start in the union."""
+    stages = []
+    for join in dag.python_operators:
+        parts = partitions_of(join) if join.api in _JOINS and join.inputs and \
+            join.input_partitions and set(join.inputs) & leaf_ids else []
+        if not parts:
+            continue
+        sides = tuple(dag.node(i).name if i in leaf_ids else None for i in join.inputs)
+        offsets = tuple(sum(join.input_partitions[:i]) for i in range(len(join.inputs)))
+        stages.append(Fed([n.name for n in chain_of(dag, join)], parts,
+                          {q: ("join", join.name, sides, offsets) for q in parts}))
+    return stages
+
+
+def _after_partition_by(dag: Any, leaf: Any, partitions_of: Callable) -> list[Fed]:
+    """The operators after a ``partitionBy`` of ``leaf``'s outputs whose reads were
+    logged (its ``ShuffleRead`` workers, whose log gives the order of the records)."""
+    stages = []
+    for shuffle in dag.operators:
+        if shuffle.kind != "jvm" or shuffle.api != "partitionBy" or \
+                shuffle.parents != [leaf.id] or not partitions_of(shuffle):
+            continue
+        parts = partitions_of(shuffle)
+        for head in dag.python_operators:
+            if head.parents == [shuffle.id] and head.in_g:
+                stages.append(Fed([n.name for n in chain_of(dag, head)], parts,
+                                  {q: ("origins", leaf.name, shuffle.name) for q in parts}))
+    return stages
+
+
+_JOINS = ("join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup", "groupWith")
+_DATAFRAME = ("mapInPandas", "mapInArrow", "applyInPandas", "udf")
+
+
+def not_replayed(dag: Any, chain: list[str], fed: list[Fed]) -> str:
+    """What the debugger says of the Python operators of G(θ) it does not replay (none:
+    ""): which, why, and what to record to debug them."""
+    replayed = set(chain) | {name for stage in fed for name in stage.names}
+    missing = [n for n in dag.python_operators if n.in_g and n.name not in replayed]
+    if not missing:
+        return ""
+    first = missing[0]
+    reads = [dag.node(p).name for p in first.parents]
+    if first.api in _JOINS:
+        why = (f"{first.name!r}'s map side logged no origins for replay (its inputs "
+               "were partitioned alike, or lineage capture tagged them its own way)")
+    elif first.api in _DATAFRAME:
+        why = "a DataFrame operator after θ runs in a Python worker of its own, whose " \
+              "inputs (θ's outputs through Spark's JVM operators) replay does not rebuild yet"
+    else:
+        why = f"{first.name!r} reads {', '.join(map(repr, reads))}, which replay does " \
+              "not rebuild from θ's outputs yet"
+    names = ", ".join(repr(n.name) for n in missing)
+    return (f"{names} in G(θ) are not replayed: {why}. Their states are not in this view "
+            f"(run.snapshot(k) shows how far they got in the run); to step through "
+            f"{first.name!r}, record the cell again with --interesting {first.name!r}")
+
+
+def chain_of(dag: Any, theta: Any) -> list[Any]:
+    """θ and the Python operators PySpark pipelines after it in the same worker."""
+    chain = [theta]
+    while True:
+        follower = next((n for n in dag.python_operators if n.chained and n.in_g
+                         and n.parents == [chain[-1].id]), None)
+        if follower is None:
+            return chain
+        chain.append(follower)

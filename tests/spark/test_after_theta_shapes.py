@@ -1,0 +1,76 @@
+"""Operators of G(θ) after θ's Python worker, across a shuffle: after a user's
+``partitionBy`` and after a join, replay ends each worker as the run ended it, in both
+engines, and recording changes no result (the jumps to every interaction are checked
+in test_fork_jumps.py's SHAPES). What replay does not compute yet, DataFrame operators
+after θ, is named in the notes of every jump, with what to record instead."""
+import pytest
+
+from icedtea_jupyter.replay.debugger import Debugger
+from tests.spark.test_fork_jumps import NAMESPACE, SHAPES
+
+pytestmark = pytest.mark.spark
+
+
+
+EDGES = {"partitionBy": [("parallelize", "points"), ("points", "map"), ("map", "partitionBy"),
+                         ("partitionBy", "after")],
+         "join": [("map", "join"), ("parallelize", "points"), ("parallelize#2", "join"),
+                  ("points", "map"), ("join", "after")]}
+
+
+@pytest.mark.parametrize("engine", ["process", "kernel"])
+@pytest.mark.parametrize("shuffle", sorted(EDGES))
+def test_after_a_shuffle_replay_ends_as_the_run_ended(record, sc, monkeypatch, shuffle,
+                                                      engine):
+    monkeypatch.setenv("ICEDTEA_REPLAY", engine)
+    code, theta = SHAPES[f"{shuffle} between two generators"]
+    run = record(code, NAMESPACE, interesting=theta, interact_every=0.12)
+    assert run.status == "finished", run.error
+    plain = dict(NAMESPACE, sc=sc)
+    exec(code, plain)  # noqa: S102 - the same cell without %%icedtea
+    assert sorted(run.namespace["out"]) == sorted(plain["out"])  # the tags change nothing
+    assert sorted(run.dag.edges) == sorted(EDGES[shuffle])
+    dbg = run.debugger()
+    assert isinstance(dbg, Debugger) == (engine == "kernel")
+    last = len(run.interactions) - 1
+    dbg.jump(last)
+    for p in range(3):
+        while not dbg.ended(p):
+            dbg.step_over(p)
+    ended = dbg.snapshot()
+    fed = ["after"] + (["join"] if shuffle == "join" else [])
+    for name, q in [(op, w["partition"]) for op in fed for w in run.partitions(op)]:
+        # 'x', the last record 'after' read, depends on the shuffle's order
+        assert ended.state(name, q) == run.final_state(name, q), (name, q)
+        assert ended.count(name, q) == next(
+            w["records_in"] for w in run.partitions(name) if w["partition"] == q)
+    assert not [n for n in ended.notes if "not replayed" in n]
+    dbg.close()
+
+
+DATAFRAME = """
+def running(batches):
+    total = 0.0
+    for pdf in batches:
+        total += float(pdf.v.sum())
+        yield pdf.assign(total=total)
+def later(batches):
+    seen = 0
+    for pdf in batches:
+        seen += len(pdf)
+        yield pdf
+df = spark.range(0, 4000, numPartitions=2).selectExpr("id", "id % 3 AS k", "CAST(id AS DOUBLE) AS v")
+theta = df.mapInPandas(running, "id long, k long, v double, total double")
+out = theta{between}.mapInPandas(later, "id long, k long, v double, total double").count()
+"""
+
+
+@pytest.mark.parametrize("between", ["", ".repartition(3)"], ids=["pipelined", "exchange"])
+def test_dataframe_operators_after_theta_are_named_with_what_works(record, between):
+    run = record(DATAFRAME.format(between=between), interesting="running",
+                 interact_every=0.1)
+    assert run.status == "finished", run.error
+    jumped = run.debugger().jump(0)
+    (note,) = [n for n in jumped.notes if "not replayed" in n]
+    assert "'later' in G(θ) are not replayed" in note and "own" in note
+    assert note.endswith("--interesting 'later'")

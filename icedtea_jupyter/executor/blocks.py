@@ -118,6 +118,7 @@ class BlockFeed:
             self._base = self.count()  # ``first`` is not counted yet: nobody has it
             self._start_block(first)
             step = min(self._boundary(first), RUN + 1)
+            source = self.source  # a check may have wrapped it (a breakpoint armed live)
             self._base += 1
             yield (first,)
             if step > 1 and (yield from self._rest_of_block(source, step - 1)):

@@ -25,10 +25,8 @@ from functools import partial
 from time import perf_counter
 from typing import Any
 
-from . import blocks, task_failures
-from .agent import AgentPlugin
+from . import blocks, features, task_failures
 from .channel import channel_for
-from .lineage import LineageCapture
 from .loops import record_loop
 from .plugin import PluginSet
 from .records import NO_RECORD as _NO_RECORD
@@ -36,7 +34,6 @@ from .records import describe_record
 from .spec import OperatorSpec
 from .state import capture
 from .status import ENDED_EVENT, EXHAUSTED_EVENT, FAILED_EVENT, WorkerStatus
-from .timetravel import TimeTravel
 
 CHECK_PERIOD = 0.05
 HEARTBEAT_PERIOD = 0.25
@@ -109,12 +106,9 @@ class WorkerHost:
                            "pid": os.getpid(), "started": self.started})
 
     def _start_plugins(self) -> None:
-        """What lives beside this worker (plugin.py): features register here."""
-        if self.spec.in_g:
-            self.plugins.add(TimeTravel(self))
-        if self.spec.run.lineage:
-            self.plugins.add(LineageCapture(self))
-        self.plugins.add(AgentPlugin(self))
+        """What lives beside this worker (plugin.py): features register in features.py."""
+        for plugin in features.plugins_of(self):
+            self.plugins.add(plugin)
 
     def alert(self, source: str, hook: str, exc: BaseException, kind: str = "agent") -> None:
         """Tell the run that ``source`` (an agent, a plugin, a part of one) failed."""

@@ -18,6 +18,7 @@ class RunSpec:
     record_inputs: bool = False  # --record-inputs: keep θ's input records in the store
     checkpoint: str = "none"  # --checkpoint: "all"/"online" make workers write checkpoints
     lineage: bool = False  # --lineage: workers capture record-level lineage
+    on_error: str = "fail"  # --on-error: "pause" makes an operator's exception a hit
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..control.api import RecordedControl
 from ..dag import Dag
 from ..lineage.trace import Lineage, Trace, trace_back, trace_forward
 from ..replay.cursor import StepRefused  # the refusal the views show
@@ -38,12 +39,13 @@ LOG = logging.getLogger("icedtea_jupyter")
 __all__ = ["Run", "STATUSES", "StepRefused"]
 
 Listener = Callable[[str, dict], None]
-STATUSES = ("running", "finished", "failed")
+STATUSES = ("running", "finished", "failed", "stopped")
 
 
-class Run:
-    """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``
-    or ``"failed"``. A run recorded in this kernel is a ``LiveRun`` (``live_run.py``)."""
+class Run(RecordedControl):
+    """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``,
+    ``"failed"`` or ``"stopped"`` (``run.stop()``, a breakpoint's ``stop()``). A run
+    recorded in this kernel is a ``LiveRun`` (``live_run.py``)."""
 
     def __init__(self, store: RunStore, manifest: dict, dag: Dag) -> None:
         self.store = store

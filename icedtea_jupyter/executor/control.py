@@ -1,0 +1,360 @@
+"""Live control beside a worker (Amber): pause and resume, conditional and exception
+breakpoints, skipping or replacing the record, global COUNT/SUM breakpoints.
+
+``LiveControl`` is a worker plugin (``plugin.py``) on every host. With no breakpoint on
+its operator and no ``--on-error pause`` it adds nothing per record: a pause arrives as a
+control message, which the host hands over at its next check (``host.box[0] = 0``), a
+record boundary of the whole task chain. There the worker acknowledges (``paused``) and
+holds, handling control messages of every host of its task (``live_state`` answers from
+the states of suspended workers), until the pause ends.
+
+With a breakpoint on its operator the host runs record by record, its input wrapped
+(``_watched``): each record is tested before the operator takes it. A conditional hit
+sends the record and the worker's state (``hit``) and holds until the user decides
+(``decide``: skip, replace, resume, stop). A global breakpoint adds each record to the
+worker's count or sum; at its local target the worker reports (``global_report``) and
+holds until the coordinator gives it a new target (Amber's protocol, ``control/``).
+``--on-error pause`` wraps a per-record function: an exception becomes a hit.
+
+Records skipped or replaced at a conditional breakpoint never reach the operator: the
+host does not count them, and replay applies the same edits to its inputs. A record
+skipped after an exception was counted (it produced no output): replay meets a
+``SkippedRecord`` in its place and gives no output for it either.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from .control_state import CONTROL_TYPES as _HANDLED
+from .control_state import TaskControl, compile_expression, state_for
+from .plugin import WorkerPlugin
+from .records import describe_record
+from .state import bounded_state, decode, encode, encode_state
+
+_HITS = itertools.count(1)
+_SKIP = object()  # a watch's "drop this record"
+MAX_STATE_BYTES = 256 * 1024  # a hit's state beyond this travels as names only
+HOLD_POLL = 0.25  # seconds between two looks while holding (a wake-up comes sooner)
+
+
+class RunStopped(Exception):
+    """The user stopped the run while this worker was held: its task ends."""
+
+
+class SkippedRecord:
+    """In replay's input, a record skipped after it made the operator raise."""
+
+    def __repr__(self) -> str:
+        return "<skipped record>"
+
+
+def _row(fields: dict) -> Any:
+    try:
+        from pyspark.sql import Row
+    except ImportError:  # pragma: no cover - workers always have pyspark
+        return fields
+    return Row(**fields)
+
+
+class Watch:
+    """One armed breakpoint on this worker's operator."""
+
+    def __init__(self, item: dict) -> None:
+        self.item = item
+        self.id: int = item["id"]
+        self.kind: str = item["kind"]  # condition | count | sum
+        expression = item.get("when") if self.kind == "condition" else item.get("sum_of")
+        self.fn: Callable[[Any], Any] | None = \
+            compile_expression(expression, "breakpoint") if expression else None
+        self.value: float = 0  # a global breakpoint: this worker's count or sum so far
+        self.target: float = 0.0  # ... and its local target (0: report at once)
+        self.seq = 0  # the coordinator's target message last applied
+
+
+class LiveControl(WorkerPlugin):
+    name = "live control"
+    essential = True  # a stop must end the task; its own failures become alerts
+
+    def __init__(self, host: Any) -> None:
+        self.host = host
+        self.state: TaskControl = state_for(host.spec.run.run_id)
+        self.on_error = host.spec.run.on_error == "pause"
+        self.replaying = host.spec.run.run_id == "icedtea-replay"
+        self.watches: list[Watch] = []
+        self.version = -1
+        self.raw = 0  # records taken from the operator's input, edits not applied
+        self.wrapped = False
+        self._refresh()
+
+    # --- the host's hooks ----------------------------------------------------------------
+    def needs_records(self, host: Any) -> bool:
+        return bool(self.watches) or self.on_error
+
+    def records(self, host: Any, records: Iterable) -> Iterable:
+        if not (self.watches or self.on_error):
+            return records
+        self.wrapped = True
+        return self._watched(records)
+
+    def first_record(self, host: Any) -> None:
+        if self.state.paused is not None:
+            self._pause(self.state.paused)
+
+    def boundary(self, host: Any, inputs: int, outputs: int) -> None:
+        if self.state.version != self.version:
+            self._refresh()
+
+    def accepts(self, host: Any, message: dict) -> bool:
+        task = message.get("task")
+        return message["type"] in _HANDLED and (task is None or task == host.worker["task"])
+
+    def control(self, host: Any, message: dict) -> bool:
+        """Acts on live control's messages; False: other plugins may see them too."""
+        kind = message["type"]
+        if kind == "pause" and isinstance(message.get("pause"), int):
+            self._pause(message["pause"])
+        elif kind == "breakpoints":
+            self._refresh()
+        elif kind == "live_state":
+            self._send_state(message["request"])
+        elif kind == "query":
+            watch = self._watch(message["breakpoint"])
+            if watch is not None:
+                self._report(watch, reached=False)  # a tally asked for, then a target
+        if self.state.stopped:
+            raise RunStopped("the run was stopped")
+        return False
+
+    def end(self, host: Any, message: dict) -> None:
+        for watch in self.watches:
+            if watch.kind != "condition":
+                self._report(watch, reached=False, final=True, hold=False)
+
+    # --- pause ----------------------------------------------------------------------------
+    def _pause(self, pause: int) -> None:
+        """Acknowledge pause ``pause`` (once per task) and hold until it ends."""
+        state, host = self.state, self.host
+        key = (host.worker["task"], pause)
+        if state.paused != pause or key in state.acked:
+            return
+        state.acked.add(key)
+        base = {"type": "paused", "worker": host.worker, "pause": pause}
+        host.channel.send(dict(base, paused=True, processed=host.live_count()))
+        self.hold(lambda: state.paused != pause)
+        host.channel.send(dict(base, paused=False, processed=host.live_count()))
+
+    def hold(self, until: Callable[[], bool]) -> None:
+        """Stay between two records, handling the control messages of every host of this
+        task (they are all suspended), until ``until()`` or the run is stopped."""
+        state, host = self.state, self.host
+        task = host.worker["task"]
+        while not (until() or state.stopped):
+            state.wake.clear()
+            for other in list(host.channel.hosts):
+                if other.worker["task"] == task:
+                    other.handle_control()
+            if until() or state.stopped:
+                break
+            state.wake.wait(HOLD_POLL)
+        if state.stopped:
+            raise RunStopped("the run was stopped")
+
+    def _send_state(self, request: int) -> None:
+        host = self.host
+        host.channel.send({"type": "live_state", "worker": host.worker, "request": request,
+                           "processed": host.live_count(), "state": self._state()})
+
+    def _state(self) -> dict:
+        try:
+            state = encode_state(bounded_state(self.host.state()))
+        except Exception as exc:  # never fail the task for a view of its state
+            return {"$error": f"{type(exc).__name__}: {exc}"}
+        if len(json.dumps(state, default=str)) > MAX_STATE_BYTES:
+            return {name: {"$t": "summary", "note": "too large to send while running"}
+                    for name in state}
+        return state
+
+    # --- breakpoints -----------------------------------------------------------------------
+    def _refresh(self) -> None:
+        """The breakpoints on this operator, as armed now (a global one keeps its counts)."""
+        self.version = self.state.version
+        old = {w.id: w for w in self.watches}
+        watches = []
+        for item in self.state.breakpoints.values():
+            if item.get("operator") != self.host.spec.op_id:
+                continue
+            watch = old.get(item["id"])
+            if watch is None:
+                try:
+                    watch = Watch(item)
+                except SyntaxError as exc:
+                    self.host.alert(f"breakpoint {item['id']}", "compile", exc)
+                    continue
+            watches.append(watch)
+        self.watches = watches
+        feed = getattr(self.host, "feed", None)
+        if watches and not self.wrapped and feed is not None and feed.owner is self.host \
+                and feed.started and not feed.ended:
+            # armed while running in blocks: the feed's next blocks come through the watch
+            self.wrapped = True
+            self.raw = feed.count() + 1  # its block's first record was pulled
+            feed.source = self._watched(feed.source)
+
+    def _watch(self, bp: int) -> Watch | None:
+        return next((w for w in self.watches if w.id == bp), None)
+
+    def _watched(self, records: Iterable) -> Iterator:
+        """The operator's input, each record tested by the armed breakpoints first."""
+        for record in records:
+            self.raw += 1
+            for watch in self.watches:
+                record = self._test(watch, record)
+                if record is _SKIP:
+                    break
+            if record is not _SKIP:
+                yield record
+
+    def _test(self, watch: Watch, record: Any) -> Any:
+        """``record``, its replacement, or _SKIP."""
+        try:
+            if watch.kind == "condition":
+                if watch.fn is not None and watch.fn(record) \
+                        and watch.id in self.state.breakpoints:  # not removed meanwhile
+                    return self.ask("condition", record, watch.id)
+                return record
+            if watch.kind == "count":
+                while watch.value >= watch.target and watch in self.watches:
+                    self._report(watch, reached=True)  # a new target of 0 more: hold on
+                watch.value += 1
+            else:
+                watch.value += watch.fn(record) if watch.fn is not None else 0
+                if watch.value >= watch.target:
+                    self._report(watch, reached=True)
+        except (RunStopped, GeneratorExit):
+            raise
+        except Exception as exc:  # a condition that raises: disarmed here, said once
+            self.host.alert(f"breakpoint {watch.id}", "evaluate", exc)
+            self.watches = [w for w in self.watches if w is not watch]
+        return record
+
+    def ask(self, kind: str, record: Any, bp: int, error: dict | None = None) -> Any:
+        """A hit: send the record and the state, hold until the user decides; returns
+        the record to process, its replacement, or _SKIP."""
+        host, state = self.host, self.state
+        hit, task = next(_HITS), host.worker["task"]
+        try:
+            encoded = encode(record)
+        except Exception:
+            encoded = None
+        host.channel.send({"type": "hit", "worker": host.worker, "hit": hit, "kind": kind,
+                           "breakpoint": bp, "index": self.raw - 1, "record": encoded,
+                           "described": describe_record(record), "error": error,
+                           "state": self._state(), "processed": host.live_count(),
+                           "time": time.time()})
+        self.hold(lambda: (task, hit) in state.decisions)
+        decision = state.decisions.pop((task, hit))
+        action = decision["action"]
+        if action == "stop":
+            raise RunStopped("the run was stopped at a breakpoint")
+        if action == "skip":
+            return _SKIP
+        if action == "replace":
+            return decode(decision.get("record"), _row)
+        return record
+
+    def _report(self, watch: Watch, reached: bool, final: bool = False,
+                hold: bool = True) -> None:
+        """A global breakpoint's count or sum to the coordinator; if ``hold``, wait for a
+        new local target (or the breakpoint's end)."""
+        host, state = self.host, self.state
+        key = (watch.id, host.worker["task"])
+        host.channel.send({"type": "global_report", "worker": host.worker,
+                           "breakpoint": watch.id, "value": watch.value, "reached": reached,
+                           "final": final})
+        if not hold:
+            return
+
+        asked = watch.seq  # a nested report (a query while held) may move watch.seq
+
+        def answered() -> bool:
+            seq, _ = state.targets.get(key, (0, 0.0))
+            return seq > asked or watch.id not in state.breakpoints
+        self.hold(answered)
+        watch.seq, watch.target = state.targets.get(key, (watch.seq, watch.target))
+        if state.version != self.version:
+            self._refresh()  # it may have been hit (and disarmed) or removed
+
+    # --- exceptions (--on-error pause) -------------------------------------------------------
+    def guard(self, kind: str, f: Callable) -> tuple[str, Callable]:
+        """``kind``, ``f`` for the per-record loop: an exception in ``f`` pauses the run
+        and the user skips the record, replaces it, or stops; a map becomes a flatMap of
+        one output or none. In replay, a ``SkippedRecord`` gives no output."""
+        call = self._on_error(f) if self.on_error else _replayed(f)
+        if kind == "map":
+            return "flatMap", _one_or_none(call)
+        if kind == "filter":
+            return kind, lambda record: _kept(call(record))
+        if kind == "flatMap":
+            return kind, lambda record: _outputs(call(record))
+        return kind, call
+
+    def _on_error(self, f: Callable) -> Callable:
+        def call(record: Any) -> Any:
+            try:
+                return f(record)
+            except Exception as exc:
+                error = {"exception": type(exc).__name__, "message": str(exc)[:2000]}
+                outcome = self.ask("error", record, -1, error)
+                if outcome is _SKIP:
+                    return _SKIP
+                if outcome is record:  # resume: the task fails as without the flag
+                    raise
+                return call(outcome)
+        return call
+
+
+def _replayed(f: Callable) -> Callable:
+    def call(record: Any) -> Any:
+        return _SKIP if isinstance(record, SkippedRecord) else f(record)
+    return call
+
+
+def _one_or_none(call: Callable) -> Callable:
+    def one(record: Any) -> tuple:
+        out = call(record)
+        return () if out is _SKIP else (out,)
+    return one
+
+
+def _kept(out: Any) -> bool:
+    return False if out is _SKIP else bool(out)
+
+
+def _outputs(out: Any) -> Iterable:
+    return () if out is _SKIP else out
+
+
+class GuardedOperator:
+    """An ``Operator`` whose ``process`` is guarded (``LiveControl.guard``)."""
+
+    def __init__(self, op: Any, process: Callable) -> None:
+        self.op, self.process = op, process
+
+    def open(self) -> None:
+        self.op.open()
+
+    def close(self) -> Any:
+        return self.op.close()
+
+
+def guard_operator(control: LiveControl, op: Any) -> GuardedOperator:
+    _, process = control.guard("operator", op.process)
+    return GuardedOperator(op, lambda record: _none_if_skipped(process(record)))
+
+
+def _none_if_skipped(out: Any) -> Any:
+    return None if out is _SKIP else out

@@ -202,6 +202,7 @@ class LiveControl(WorkerPlugin):
             # armed while running in blocks: the feed's next blocks come through the watch
             self.wrapped = True
             self.raw = feed.count() + 1  # its block's first record was pulled
+            feed.read_ahead = False  # a record meets the watch as the operator takes it
             feed.source = self._watched(feed.source)
 
     def _watch(self, bp: int) -> Watch | None:
@@ -246,6 +247,7 @@ class LiveControl(WorkerPlugin):
         the record to process, its replacement, or _SKIP."""
         host, state = self.host, self.state
         hit, task = next(_HITS), host.worker["task"]
+        host.processed = host.live_count()  # the records before this one: all processed
         try:
             encoded = encode(record)
         except Exception:
@@ -277,7 +279,7 @@ class LiveControl(WorkerPlugin):
                            "final": final})
         if not hold:
             return
-
+        host.processed = host.live_count()
         asked = watch.seq  # a nested report (a query while held) may move watch.seq
 
         def answered() -> bool:

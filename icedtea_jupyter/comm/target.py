@@ -13,9 +13,11 @@ from ..replay.client import ReplayCancelled
 from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
+from .control import CONTROL, CONTROL_EVENTS
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
-from .time_travel import EVENTS, TIME_TRAVEL
+from .time_travel import EVENTS as TIME_TRAVEL_EVENTS
+from .time_travel import TIME_TRAVEL
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -28,11 +30,12 @@ _WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forw
 
 
 def default_handlers() -> HandlerRegistry:
-    """Every request method's handler: the runs list, one run, time travel."""
-    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL)
+    """Every request method's handler: the runs list, one run, time travel, control."""
+    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(CONTROL)
 
 
 HANDLERS = default_handlers()
+EVENTS = {**TIME_TRAVEL_EVENTS, **CONTROL_EVENTS}  # run events forwarded as they happen
 
 # requests that may take seconds (a replay): answered from a thread of their own, in order,
 # so that the kernel goes on answering the others (and ``debug.cancel``) meanwhile

@@ -152,7 +152,8 @@ class LiveController:
                                         f"{exc.msg}") from None
         if kind in ("count", "sum") and (target is None or target <= 0):
             raise BadBreakpoint("a global breakpoint needs a target above 0")
-        bp = Breakpoint(next(self._ids), operator, kind, when, sum_of, target)
+        bp = Breakpoint(next(self._ids), operator, kind, when, sum_of,
+                        None if target is None else float(target))
         with self._cond:
             self.breakpoints[bp.id] = bp
         edits.append(self.path, "breakpoints", {"event": "armed", **bp.to_json()})
@@ -179,7 +180,7 @@ class LiveController:
     def _global_hit(self, glob: GlobalBreakpoint, total: float) -> None:
         bp = self.breakpoints[glob.id]
         bp.armed = False
-        hit = Hit(len(self.hits), bp.kind, bp.operator, None, bp.id, total=total,
+        hit = Hit(len(self.hits), bp.kind, bp.operator, None, bp.id, total=float(total),
                   time=time.time(), _controller=self)
         self.pause(wait=False)
         self._add_hit(hit)

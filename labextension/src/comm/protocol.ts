@@ -34,7 +34,14 @@ export const REQUEST_METHODS = [
   'debug.state',
   'debug.cancel',
   'debug.progress',
-  'run.actions'
+  'run.actions',
+  'control.get',
+  'control.pause',
+  'control.resume',
+  'control.live_state',
+  'control.add_breakpoint',
+  'control.remove_breakpoint',
+  'control.decide'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -45,13 +52,14 @@ export const EVENT_TYPES = [
   'run.interaction',
   'debug.moved',
   'debug.preparing',
-  'run.action'
+  'run.action',
+  'run.control'
 ] as const;
 
 export type RequestMethod = (typeof REQUEST_METHODS)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export type RunStatus = 'running' | 'finished' | 'failed';
+export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped';
 
 /** What the runs list shows of a run (`handlers.run_item`). */
 export interface IRunListItem {
@@ -332,6 +340,53 @@ export interface IActionParams {
   source?: 'sidebar' | 'panel';
 }
 
+/** A breakpoint set on a run (`control/hits.py` `Breakpoint`). */
+export interface IBreakpointItem {
+  id: number;
+  operator: string;
+  /** `condition`, or a global one: `count`, `sum`. */
+  kind: string;
+  when: string | null;
+  sum_of: string | null;
+  target: number | null;
+  armed: boolean;
+  hits: number;
+}
+
+/** A breakpoint met (`control/hits.py` `Hit`). */
+export interface IHitItem {
+  index: number;
+  /** `condition`, `error`, `count` or `sum`. */
+  kind: string;
+  operator: string;
+  partition: number | null;
+  breakpoint: number | null;
+  record: Tagged;
+  state: { [variable: string]: Tagged };
+  error: { [key: string]: unknown } | null;
+  total: number | null;
+  time: number;
+  /** Null while the user has not decided: skip, replace, resume or stop. */
+  decision: string | null;
+  input_index: number;
+}
+
+/** A run's live control (`comm/control.py` `control_view`). */
+export interface IControlView {
+  run: string;
+  running: boolean;
+  paused: boolean;
+  stopped: boolean;
+  breakpoints: IBreakpointItem[];
+  hits: IHitItem[];
+}
+
+export interface IPauseResult {
+  seconds: number;
+  acknowledged: number;
+  pending: number;
+}
+
 export interface IHelloResult {
   protocol: number;
   version: string;
@@ -373,6 +428,13 @@ export interface IRequestParams {
   'debug.cancel': IActionParams;
   'debug.progress': { run: string };
   'run.actions': { run: string };
+  'control.get': { run: string };
+  'control.pause': IActionParams;
+  'control.resume': IActionParams;
+  'control.live_state': { run: string; operator: string; partition: number };
+  'control.add_breakpoint': IActionParams & { operator: string; when: string };
+  'control.remove_breakpoint': IActionParams & { breakpoint: number };
+  'control.decide': IActionParams & { hit: number; action: string; record?: Tagged };
 }
 
 /** Result of each request method. */
@@ -398,6 +460,13 @@ export interface IRequestResults {
   /** Null when the run has no debugger yet. */
   'debug.progress': { progress: IReplayProgress | null };
   'run.actions': { run: string; actions: IAction[] };
+  'control.get': IControlView;
+  'control.pause': IPauseResult;
+  'control.resume': { seconds: number };
+  'control.live_state': { state: { [variable: string]: Tagged } };
+  'control.add_breakpoint': IControlView;
+  'control.remove_breakpoint': IControlView;
+  'control.decide': IControlView;
 }
 
 /** Data of each event. */
@@ -410,6 +479,7 @@ export interface IEventData {
   'debug.moved': { run: string; view: IDebugView };
   'debug.preparing': { run: string; progress: IReplayProgress };
   'run.action': { run: string; action: IAction };
+  'run.control': { run: string; view: IControlView };
 }
 
 /** Frontend -> kernel. */

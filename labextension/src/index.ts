@@ -4,6 +4,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { IcedteaClient } from './comm/client';
 import { NotebookFollower } from './runs/follower';
+import { ControlModel } from './control/model';
 import { RunsModel } from './runs/model';
 import { IcedteaSidebar } from './sidebar';
 import { TimeTravelModel } from './timetravel/timeTravel';
@@ -42,7 +43,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
       app.shell.activateById(widget.id);
     };
-    const sidebar = new IcedteaSidebar(runs, new TimeTravelModel(runs, client), { openWide });
+    const control = new ControlModel(runs, client);
+    const sidebar = new IcedteaSidebar(runs, new TimeTravelModel(runs, client), { openWide, control });
+    // A hit waits for the user: show it (the live-control section is open by default).
+    control.hitArrived.connect(() => app.shell.activateById(sidebar.id));
     app.shell.add(sidebar, 'left', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
     new NotebookFollower(tracker, client, sidebar);

@@ -1,6 +1,7 @@
 import { launchIcon, Toolbar } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
+import type { ControlModel } from '../control/model';
 import type { RunsModel } from '../runs/model';
 import type { TimeTravelModel } from '../timetravel/timeTravel';
 import { el } from './format';
@@ -9,6 +10,8 @@ import { el } from './format';
 export interface ISectionContext {
   runs: RunsModel;
   timeTravel: TimeTravelModel;
+  /** Live control of the selected run (null: no kernel connection to act through). */
+  control: ControlModel | null;
 }
 
 /**

@@ -107,6 +107,10 @@ class LiveControl(WorkerPlugin):
     def boundary(self, host: Any, inputs: int, outputs: int) -> None:
         if self.state.version != self.version:
             self._refresh()
+        if not self.wrapped:  # a global COUNT armed live on a host it cannot wrap: coarse
+            for watch in self.watches:
+                if watch.kind == "count" and inputs >= watch.target:
+                    self._report(watch, reached=True)
 
     def accepts(self, host: Any, message: dict) -> bool:
         task = message.get("task")
@@ -204,6 +208,10 @@ class LiveControl(WorkerPlugin):
             self.raw = feed.count() + 1  # its block's first record was pulled
             feed.read_ahead = False  # a record meets the watch as the operator takes it
             feed.source = self._watched(feed.source)
+            for watch in watches:
+                if watch.kind == "count" and watch.value == 0:
+                    watch.value = self.raw  # the records it took before
+
 
     def _watch(self, bp: int) -> Watch | None:
         return next((w for w in self.watches if w.id == bp), None)
@@ -274,6 +282,8 @@ class LiveControl(WorkerPlugin):
         new local target (or the breakpoint's end)."""
         host, state = self.host, self.state
         key = (watch.id, host.worker["task"])
+        if not self.wrapped and watch.kind == "count":
+            watch.value = host.live_count()
         host.channel.send({"type": "global_report", "worker": host.worker,
                            "breakpoint": watch.id, "value": watch.value, "reached": reached,
                            "final": final})

@@ -7,8 +7,8 @@ dask.distributed's scheduler plugins: a plain object whose hooks are no-ops here
 overriding only the ones it needs. Time travel (``timetravel.TimeTravel``, registered
 for workers of G(θ)) and the run's agents (``agent.AgentPlugin``, which hosts the
 progress agent and the user's agents) and lineage capture (``lineage.LineageCapture``,
-with ``--lineage``) are plugins; skew counting and breakpoints are meant to plug in the
-same way.
+with ``--lineage``) and live control (``control.LiveControl``: pause, breakpoints) are
+plugins; skew counting is meant to plug in the same way.
 
 When each hook is called (``host`` is the ``WorkerHost``; "between two records" means
 the operator has finished one input and not started the next, at a record boundary of
@@ -57,9 +57,9 @@ Plugins are entered in order and unwound in reverse: ``records`` wraps the input
 registration order (the first plugin's wrapper is innermost: it sees each record first),
 ``end`` runs in reverse registration order; every other hook in registration order.
 
-The host registers its plugins when it starts (``WorkerHost._start_plugins``: time travel
-in G(θ), the agents always; a new feature adds its own there, on a flag of the run's
-spec), or later with ``host.plugins.add(plugin)``.
+The host registers its plugins when it starts (``features.plugins_of``: live control
+always, time travel in G(θ), lineage, the agents always; a new feature adds its own
+there, on a flag of the run's spec), or later with ``host.plugins.add(plugin)``.
 
 What the host offers its plugins: ``spec``, ``worker``, ``channel``, ``loop_kind`` (the
 kind of its loop, known at ``needs_records``), ``status``

@@ -1,0 +1,142 @@
+"""Live control (Amber): what an armed breakpoint that never hits costs, and how fast a
+pause and a resume take effect.
+
+``--part overhead`` (local[2]): ``overhead.py``'s pipeline (an ``Operator`` θ, a filter, a
+map, a reduceByKey; a few million records) plain, under ``%%icedtea``, with a conditional
+breakpoint on θ that never hits (``--break-when "running max: row[1] < 0"``), and with a
+global COUNT breakpoint on θ whose target is never reached; side by side in one process,
+alternating the order. Ratios of the medians to the plain run (budget <= 1.05 each).
+
+``--part latency`` (local[8]): a job of 8 tasks that run for minutes; ``run.pause()``
+repeatedly: the seconds from the request until the last of the 8 tasks held (``seconds``
+of its report) and the call's wall time; ``run.resume()`` likewise (budgets 0.1 s, 0.05 s).
+
+    .venv/bin/python bench/live_control.py --part overhead [--records 3000000] [--repeat 5]
+    .venv/bin/python bench/live_control.py --part latency [--pauses 20]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+from overhead import PIPELINE, measured, namespace, plain  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
+
+from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
+
+THETA = "running max"
+
+
+def recorded(ns: dict, store: str, global_count: int | None = None, **options) -> float:
+    """Wall seconds of one recorded run; with ``global_count``, a global COUNT breakpoint
+    on θ armed as soon as the cell has built θ (before its tasks start)."""
+    def run_it() -> None:
+        run = start_run(PIPELINE, dict(ns), RunOptions(store=store, prepare=False,
+                                                       interesting=THETA, **options))
+        if global_count is not None:
+            while THETA not in run.dag.names().values():
+                time.sleep(0.001)
+            run.add_global_breakpoint(THETA, count_at_least=global_count)
+        run.wait()
+        assert run.status == "finished" and not run.breakpoints, (run.error, run.breakpoints)
+    wall, _ = measured(run_it)
+    return wall
+
+
+def session(master: str) -> SparkSession:
+    spark = (SparkSession.builder.master(master).appName("icedtea live control bench")
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def overhead(args: argparse.Namespace) -> dict:
+    spark = session("local[2]")
+    ns = namespace(spark, args.records, args.partitions)
+    store = tempfile.mkdtemp(prefix="icedtea-bench-")
+    variants = {
+        "plain": lambda: plain(ns),
+        "icedtea": lambda: recorded(ns, store),
+        "breakpoint": lambda: recorded(ns, store, break_when=[f"{THETA}: row[1] < 0"]),
+        "global count": lambda: recorded(ns, store, global_count=args.records * 10),
+    }
+    for fn in variants.values():  # warm up workers and caches
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for i in range(args.repeat):
+        names = list(variants) if i % 2 == 0 else list(variants)[::-1]
+        for name in names:
+            times[name].append(variants[name]())
+            print(f"  rep {i + 1} {name:12s} {times[name][-1]:.2f} s", flush=True)
+    medians = {name: statistics.median(v) for name, v in times.items()}
+    ratios = {name: medians[name] / medians["plain"] for name in variants}
+    for name in variants:
+        print(f"{name:12s} median {medians[name]:.2f} s  ratio {ratios[name]:.3f}")
+    spark.stop()
+    return {"bench": "live_control_overhead", "records": args.records, "medians": medians,
+            "ratios": ratios, "times": times}
+
+
+def slow(x: int) -> int:
+    time.sleep(0.0005)
+    return x
+
+
+def latency(args: argparse.Namespace) -> dict:
+    spark = session("local[8]")
+    ns = {"sc": spark.sparkContext, "slow": slow}
+    code = "n = sc.parallelize(range(8 * 400_000), 8).map(slow).setName('slow').count()"
+    run = start_run(code, ns, RunOptions(store=tempfile.mkdtemp(prefix="icedtea-bench-"),
+                                         prepare=False))
+    while len([w for w in (run.partitions("slow") if "slow" in run.dag.names().values()
+                           else []) if w["status"] == "running"]) < 8:
+        time.sleep(0.05)
+    time.sleep(2.0)  # every task past its first records
+    pauses, pause_calls, resumes, resume_calls = [], [], [], []
+    for _ in range(args.pauses):
+        start = time.perf_counter()
+        report = run.pause()
+        pause_calls.append(time.perf_counter() - start)
+        assert report.complete and report.acknowledged == 8, report
+        pauses.append(report.seconds)
+        time.sleep(0.2)
+        start = time.perf_counter()
+        resumes.append(run.resume())
+        resume_calls.append(time.perf_counter() - start)
+        time.sleep(0.3)
+    run.stop()
+    run.wait(120)
+    spark.stop()
+    result = {"bench": "live_control_latency", "tasks": 8, "pauses": args.pauses}
+    for name, values in (("pause", pauses), ("pause call", pause_calls),
+                         ("resume", resumes), ("resume call", resume_calls)):
+        result[name] = {"median": statistics.median(values), "max": max(values)}
+        print(f"{name:12s} median {statistics.median(values) * 1000:6.1f} ms  "
+              f"max {max(values) * 1000:6.1f} ms")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("overhead", "latency"), required=True)
+    parser.add_argument("--records", type=int, default=3_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--pauses", type=int, default=20)
+    args = parser.parse_args()
+    result = overhead(args) if args.part == "overhead" else latency(args)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -50,6 +50,7 @@ class LiveController:
         self._states: dict[int, dict] = {}
         self._cond = threading.Condition()
         self.record_action: Callable[[str], Any] = lambda call: None  # the run's action log
+        self._announced: list[dict] = []  # the breakpoints as last broadcast
 
     # --- what the workers learn on connecting ------------------------------------------
     def sticky(self) -> dict:
@@ -64,9 +65,17 @@ class LiveController:
 
     def _announce(self) -> None:
         with self._cond:
-            items = self._items()
+            items = self._announced = self._items()
         self.broadcast({"type": "breakpoints", "items": items})
         self.emit("control", self.summary())
+
+    def operators_changed(self) -> None:
+        """A worker of a new operator started: breakpoints named before it was built
+        (``--break-when`` in a cell of several jobs) reach the processes connected earlier."""
+        with self._cond:
+            changed = self.breakpoints and self._items() != self._announced
+        if changed:
+            self._announce()
 
     # --- pause and resume ----------------------------------------------------------------
     def pause(self, timeout: float = 5.0, wait: bool = True) -> PauseReport:

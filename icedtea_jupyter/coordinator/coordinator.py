@@ -134,6 +134,7 @@ class Coordinator:
         with self._lock:
             self.workers.setdefault(worker_key(worker), {"status": "running", **worker,
                                                          "started": message.get("started")})
+        self.control.operators_changed()
         self.emit("worker", {"worker": worker, "status": "running"})
 
     def _worker_ended(self, message: dict, local: bool = False, body: bytes = b"") -> None:

@@ -8,13 +8,15 @@ record boundary of the whole task chain. There the worker acknowledges (``paused
 holds, handling control messages of every host of its task (``live_state`` answers from
 the states of suspended workers), until the pause ends.
 
-With a breakpoint on its operator the host runs record by record, its input wrapped
-(``_watched``): each record is tested before the operator takes it. A conditional hit
-sends the record and the worker's state (``hit``) and holds until the user decides
-(``decide``: skip, replace, resume, stop). A global breakpoint adds each record to the
-worker's count or sum; at its local target the worker reports (``global_report``) and
-holds until the coordinator gives it a new target (Amber's protocol, ``control/``).
-``--on-error pause`` wraps a per-record function: an exception becomes a hit.
+With a breakpoint on its operator, the host's input goes through one handler per
+breakpoint (a C ``map``: one Python call a record; ``_wrap``): its per-record loop's input,
+or in blocks the input of a feed of its own (``feed_input``), taken in step with the
+function. A conditional hit sends the record and the worker's state (``hit``) and holds
+until the user decides (``decide``: skip, replace, resume, stop). A global breakpoint adds
+each record to the worker's count or sum; at its local target the worker reports
+(``global_report``) and holds until the coordinator gives it a new target (Amber's
+protocol, ``control/``). ``--on-error pause`` wraps a per-record function: an exception
+becomes a hit.
 
 Records skipped or replaced at a conditional breakpoint never reach the operator: the
 host does not count them, and replay applies the same edits to its inputs. A record
@@ -27,8 +29,12 @@ import itertools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from itertools import filterfalse
+from operator import is_
 from typing import Any
 
+from .blocks import Counter
 from .control_state import CONTROL_TYPES as _HANDLED
 from .control_state import TaskControl, compile_expression, state_for
 from .plugin import WorkerPlugin
@@ -37,12 +43,14 @@ from .state import bounded_state, decode, encode, encode_state
 
 _HITS = itertools.count(1)
 _SKIP = object()  # a watch's "drop this record"
+_IS_SKIP = partial(is_, _SKIP)  # in C
 MAX_STATE_BYTES = 256 * 1024  # a hit's state beyond this travels as names only
 HOLD_POLL = 0.25  # seconds between two looks while holding (a wake-up comes sooner)
 
 
-class RunStopped(Exception):
-    """The user stopped the run while this worker was held: its task ends."""
+class RunStopped(BaseException):
+    """The user stopped the run while this worker was held: its task ends (a
+    BaseException: no ``except Exception`` of the user's holds it up)."""
 
 
 class SkippedRecord:
@@ -61,18 +69,63 @@ def _row(fields: dict) -> Any:
 
 
 class Watch:
-    """One armed breakpoint on this worker's operator."""
+    """One armed breakpoint on this worker's operator; ``handler(record)`` (one Python
+    call a record) gives the record, its replacement or _SKIP."""
 
-    def __init__(self, item: dict) -> None:
-        self.item = item
+    def __init__(self, item: dict, control: LiveControl) -> None:
+        self.item, self.control = item, control
         self.id: int = item["id"]
         self.kind: str = item["kind"]  # condition | count | sum
-        expression = item.get("when") if self.kind == "condition" else item.get("sum_of")
-        self.fn: Callable[[Any], Any] | None = \
-            compile_expression(expression, "breakpoint") if expression else None
+        self.armed = True  # False once removed, hit (global) or broken
         self.value: float = 0  # a global breakpoint: this worker's count or sum so far
         self.target: float = 0.0  # ... and its local target (0: report at once)
         self.seq = 0  # the coordinator's target message last applied
+        self.fn: Callable[[Any], Any] | None = None
+        self.handler: Callable[[Any], Any]
+        if self.kind == "condition":
+            self.handler = _condition_handler(item.get("when") or "False", self, control)
+        elif self.kind == "count":
+            self.handler = self.count_step
+        else:
+            self.fn = compile_expression(item.get("sum_of") or "0", "breakpoint")
+            self.handler = self.sum_step
+
+    def count_step(self, record: Any) -> Any:
+        if self.value >= self.target and self.armed:
+            self.control.reach(self)
+        self.value += 1
+        return record
+
+    def sum_step(self, record: Any) -> Any:
+        if self.armed:
+            try:
+                self.value += self.fn(record)  # type: ignore[misc]
+            except Exception as exc:
+                return self.control.broken(self, record, exc)
+            if self.value >= self.target:
+                self.control.reach(self)
+        return record
+
+
+_HANDLER = """
+def handler(row):
+    if _watch.armed:
+        try:
+            hit = ({expression})
+        except Exception as exc:
+            return _broken(_watch, row, exc)
+        if hit:
+            return _hit(_watch, row)
+    return row
+"""
+
+
+def _condition_handler(expression: str, watch: Watch, control: LiveControl) -> Callable:
+    """A conditional breakpoint's test, its expression inlined: one call a record."""
+    compile_expression(expression, "breakpoint")  # a SyntaxError names the expression
+    names: dict = {"_watch": watch, "_hit": control.hit, "_broken": control.broken}
+    exec(compile(_HANDLER.format(expression=expression), "<breakpoint>", "exec"), names)
+    return names["handler"]
 
 
 class LiveControl(WorkerPlugin):
@@ -85,20 +138,24 @@ class LiveControl(WorkerPlugin):
         self.on_error = host.spec.run.on_error == "pause"
         self.replaying = host.spec.run.run_id == "icedtea-replay"
         self.watches: list[Watch] = []
+        self.applied: set[int] = set()  # the watches its input goes through
         self.version = -1
-        self.raw = 0  # records taken from the operator's input, edits not applied
-        self.wrapped = False
+        self.counter: Counter | None = None  # counts the input the watches see ...
+        self.base = 0  # ... from this index
+        self.skipped = 0  # records skipped at conditional breakpoints
         self._refresh()
 
     # --- the host's hooks ----------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
-        return bool(self.watches) or self.on_error
+        """``--on-error pause`` guards a per-record function; breakpoints wrap the input
+        of the per-record loop or, in blocks, the host's feed (``feed_input``)."""
+        return self.on_error
 
     def records(self, host: Any, records: Iterable) -> Iterable:
-        if not (self.watches or self.on_error):
-            return records
-        self.wrapped = True
-        return self._watched(records)
+        return records if not self.watches else self._wrap(records, self.watches, 0)
+
+    def feed_input(self, host: Any, iterator: Iterable) -> Iterable | None:
+        return None if not self.watches else self._wrap(iterator, self.watches, 0)
 
     def first_record(self, host: Any) -> None:
         if self.state.paused is not None:
@@ -107,10 +164,10 @@ class LiveControl(WorkerPlugin):
     def boundary(self, host: Any, inputs: int, outputs: int) -> None:
         if self.state.version != self.version:
             self._refresh()
-        if not self.wrapped:  # a global COUNT armed live on a host it cannot wrap: coarse
-            for watch in self.watches:
-                if watch.kind == "count" and inputs >= watch.target:
-                    self._report(watch, reached=True)
+        for watch in self.watches:  # a global COUNT armed live on a host it cannot wrap
+            if watch.id not in self.applied and watch.kind == "count" and watch.armed \
+                    and inputs >= watch.target:
+                self._report(watch, reached=True)  # coarse: at its checks
 
     def accepts(self, host: Any, message: dict) -> bool:
         task = message.get("task")
@@ -184,71 +241,79 @@ class LiveControl(WorkerPlugin):
 
     # --- breakpoints -----------------------------------------------------------------------
     def _refresh(self) -> None:
-        """The breakpoints on this operator, as armed now (a global one keeps its counts)."""
+        """The breakpoints on this operator, as armed now (a global one keeps its counts);
+        one armed while the host runs in blocks wraps its feed's next blocks."""
         self.version = self.state.version
         old = {w.id: w for w in self.watches}
         watches = []
         for item in self.state.breakpoints.values():
             if item.get("operator") != self.host.spec.op_id:
                 continue
-            watch = old.get(item["id"])
+            watch = old.pop(item["id"], None)
             if watch is None:
                 try:
-                    watch = Watch(item)
+                    watch = Watch(item, self)
                 except SyntaxError as exc:
                     self.host.alert(f"breakpoint {item['id']}", "compile", exc)
                     continue
             watches.append(watch)
+        for gone in old.values():
+            gone.armed = False
+        fresh = [w for w in watches if w.id not in self.applied]
         self.watches = watches
         feed = getattr(self.host, "feed", None)
-        if watches and not self.wrapped and feed is not None and feed.owner is self.host \
-                and feed.started and not feed.ended:
-            # armed while running in blocks: the feed's next blocks come through the watch
-            self.wrapped = True
-            self.raw = feed.count() + 1  # its block's first record was pulled
+        if fresh and feed is not None and feed.owner is self.host and feed.started \
+                and not feed.ended:
+            base = feed.count() + 1  # its block's first record was pulled already
             feed.read_ahead = False  # a record meets the watch as the operator takes it
-            feed.source = self._watched(feed.source)
-            for watch in watches:
+            feed.source = self._wrap(feed.source, fresh, base)
+            for watch in fresh:
                 if watch.kind == "count" and watch.value == 0:
-                    watch.value = self.raw  # the records it took before
-
+                    watch.value = base  # the records it took before
 
     def _watch(self, bp: int) -> Watch | None:
         return next((w for w in self.watches if w.id == bp), None)
 
-    def _watched(self, records: Iterable) -> Iterator:
-        """The operator's input, each record tested by the armed breakpoints first."""
-        for record in records:
-            self.raw += 1
-            for watch in self.watches:
-                record = self._test(watch, record)
-                if record is _SKIP:
-                    break
-            if record is not _SKIP:
-                yield record
+    def _wrap(self, records: Iterable, watches: list[Watch], base: int) -> Iterator:
+        """``records`` through the watches' handlers, in C but for their one call each;
+        the first wrap counts the input (a hit's index)."""
+        if self.counter is None:
+            self.counter, self.base = Counter(), base
+            records = self.counter.tap(records)
+        for watch in watches:
+            records = map(watch.handler, records)
+            self.applied.add(watch.id)
+        if any(w.kind == "condition" for w in watches):
+            records = filterfalse(_IS_SKIP, records)
+        return iter(records)
 
-    def _test(self, watch: Watch, record: Any) -> Any:
-        """``record``, its replacement, or _SKIP."""
-        try:
-            if watch.kind == "condition":
-                if watch.fn is not None and watch.fn(record) \
-                        and watch.id in self.state.breakpoints:  # not removed meanwhile
-                    return self.ask("condition", record, watch.id)
-                return record
-            if watch.kind == "count":
-                while watch.value >= watch.target and watch in self.watches:
-                    self._report(watch, reached=True)  # a new target of 0 more: hold on
-                watch.value += 1
-            else:
-                watch.value += watch.fn(record) if watch.fn is not None else 0
-                if watch.value >= watch.target:
-                    self._report(watch, reached=True)
-        except (RunStopped, GeneratorExit):
-            raise
-        except Exception as exc:  # a condition that raises: disarmed here, said once
+    def raw_index(self) -> int:
+        """The input index of the record being tested (edits not applied)."""
+        if self.counter is not None:
+            return self.base + self.counter.value() - 1
+        return self.host.live_count() - 1 + self.skipped
+
+    def hit(self, watch: Watch, record: Any) -> Any:
+        """A conditional breakpoint's condition held: ask, unless it was removed."""
+        if watch.id not in self.state.breakpoints:
+            return record
+        out = self.ask("condition", record, watch.id)
+        self.skipped += out is _SKIP
+        return out
+
+    def broken(self, watch: Watch, record: Any, exc: Exception) -> Any:
+        """An expression raised: said once, that breakpoint off on this worker."""
+        if watch.armed:
+            watch.armed = False
             self.host.alert(f"breakpoint {watch.id}", "evaluate", exc)
-            self.watches = [w for w in self.watches if w is not watch]
         return record
+
+    def reach(self, watch: Watch) -> None:
+        """A global breakpoint's local target: report and hold (a COUNT given no more
+        to take holds on)."""
+        self._report(watch, reached=True)
+        while watch.kind == "count" and watch.value >= watch.target and watch.armed:
+            self._report(watch, reached=True)
 
     def ask(self, kind: str, record: Any, bp: int, error: dict | None = None) -> Any:
         """A hit: send the record and the state, hold until the user decides; returns
@@ -261,7 +326,7 @@ class LiveControl(WorkerPlugin):
         except Exception:
             encoded = None
         host.channel.send({"type": "hit", "worker": host.worker, "hit": hit, "kind": kind,
-                           "breakpoint": bp, "index": self.raw - 1, "record": encoded,
+                           "breakpoint": bp, "index": self.raw_index(), "record": encoded,
                            "described": describe_record(record), "error": error,
                            "state": self._state(), "processed": host.live_count(),
                            "time": time.time()})
@@ -282,7 +347,7 @@ class LiveControl(WorkerPlugin):
         new local target (or the breakpoint's end)."""
         host, state = self.host, self.state
         key = (watch.id, host.worker["task"])
-        if not self.wrapped and watch.kind == "count":
+        if watch.id not in self.applied and watch.kind == "count":
             watch.value = host.live_count()
         host.channel.send({"type": "global_report", "worker": host.worker,
                            "breakpoint": watch.id, "value": watch.value, "reached": reached,
@@ -298,7 +363,7 @@ class LiveControl(WorkerPlugin):
         self.hold(answered)
         watch.seq, watch.target = state.targets.get(key, (watch.seq, watch.target))
         if state.version != self.version:
-            self._refresh()  # it may have been hit (and disarmed) or removed
+            self._refresh()  # it may have been hit or removed: then disarmed
 
     # --- exceptions (--on-error pause) -------------------------------------------------------
     def guard(self, kind: str, f: Callable) -> tuple[str, Callable]:

@@ -20,6 +20,10 @@ the whole task chain — a tuple-consistent moment):
 ``records(host, records) -> iterable``
     Per-record loop only, once: wrap its input. The wrapper runs per record: keep it
     cheap, and do not raise (the host cannot wrap it without a cost per record).
+``feed_input(host, iterator) -> iterable | None``
+    In blocks, once, before the loop: a wrapper of the host's input (runs per record:
+    keep it cheap, in C where it can be); a host whose input a plugin wraps reads it
+    through a feed of its own, in step with its function (not read ahead).
 ``partition_outputs(host, outputs) -> iterable``
     Once, when a whole-partition function has returned its outputs: wrap them (runs
     per output: keep it cheap, and do not raise).
@@ -101,6 +105,10 @@ class WorkerPlugin:
         """The per-record loop's input, wrapped (runs per record: keep it cheap)."""
         return records
 
+    def feed_input(self, host: Any, iterator: Iterable) -> Iterable | None:
+        """In blocks: the input of the host's feed, wrapped, or None (not wrapped)."""
+        return None
+
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
         """A whole-partition function's outputs, wrapped (runs per output: keep it cheap)."""
         return outputs
@@ -139,7 +147,7 @@ class WorkerPlugin:
         return None
 
 
-HOOKS = ("needs_records", "records", "partition_outputs", "outputs_log", "first_record",
+HOOKS = ("needs_records", "records", "feed_input", "partition_outputs", "outputs_log", "first_record",
          "boundary", "sample", "batch", "beat", "accepts", "control", "end")
 
 

@@ -80,11 +80,15 @@ def overhead(args: argparse.Namespace) -> dict:
             print(f"  rep {i + 1} {name:12s} {times[name][-1]:.2f} s", flush=True)
     medians = {name: statistics.median(v) for name, v in times.items()}
     ratios = {name: medians[name] / medians["plain"] for name in variants}
+    # each repetition against the plain run beside it: cancels a drifting load
+    paired = {name: statistics.median(t / p for t, p in zip(times[name], times["plain"]))
+              for name in variants}
     for name in variants:
-        print(f"{name:12s} median {medians[name]:.2f} s  ratio {ratios[name]:.3f}")
+        print(f"{name:12s} median {medians[name]:.2f} s  ratio {ratios[name]:.3f}  "
+              f"paired {paired[name]:.3f}")
     spark.stop()
     return {"bench": "live_control_overhead", "records": args.records, "medians": medians,
-            "ratios": ratios, "times": times}
+            "ratios": ratios, "paired": paired, "times": times}
 
 
 def slow(x: int) -> int:

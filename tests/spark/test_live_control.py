@@ -188,6 +188,21 @@ def test_stop_at_a_hit_ends_the_job_cleanly(live):
     assert set(reopened.metrics()["operator"]) <= {"square"}
 
 
+def test_stopping_a_paused_run_ends_its_job_and_leaves_the_store_consistent(live):
+    code = "out = sc.parallelize(range(4000), 2).map(slow_square).setName('square').collect()"
+    run = live(code)
+    both_started(run, "square")
+    assert run.pause().complete
+    run.stop()  # what the kernel's interrupt does under %%icedtea --wait
+    run.wait(120)
+    assert run.status == "stopped" and run.error is None
+    reopened = registry.open_run(run.path)
+    assert reopened.status == "stopped"
+    metrics = reopened.metrics()  # the workers' files read whole: each ended once
+    assert set(metrics["partition"]) <= {0, 1} and (metrics["records_in"] < 2000).all()
+    assert [a["call"] for a in reopened.actions] == ["run.pause()", "run.stop()"]
+
+
 def test_a_global_count_breakpoint_stops_at_its_target(live, gate):
     code = ("out = sc.parallelize(range(4000), 4).map(gated_identity(gate, 1000))"
             ".setName('ident').count()")

@@ -166,3 +166,44 @@ def test_bad_breakpoints_are_refused_and_change_nothing(wire, tmp_path):
         wire.controller.add("op0", kind="count", target=0)
     assert wire.controller.breakpoints == {}
     assert control_files.read(str(tmp_path), "breakpoints") == []
+
+
+def test_the_magics_live_control_flags_and_their_refusals():
+    from IPython.core.error import UsageError
+
+    from icedtea_jupyter.magic import parse_options
+
+    options, _ = parse_options('--break-when "detect: row.amount > 10_000" --break-when '
+                               '"enrich: row.currency == \'¥\'" --on-error pause', {})
+    assert options.break_when == ["detect: row.amount > 10_000", "enrich: row.currency == '¥'"]
+    assert options.on_error == "pause" and parse_options("", {})[0].on_error == "fail"
+    with pytest.raises(UsageError, match="write it as"):
+        parse_options('--break-when "row.amount > 1"', {})
+    with pytest.raises(UsageError, match="is not a Python expression"):
+        parse_options('--break-when "detect: row.amount >"', {})
+    with pytest.raises(UsageError, match="invalid choice"):
+        parse_options("--on-error skip", {})
+
+
+def test_the_kernels_interrupt_under_wait_stops_the_run(monkeypatch):
+    from icedtea_jupyter import magic
+
+    class InterruptedRun:
+        stopped, waits = False, 0
+
+        def wait(self, timeout=None):
+            self.waits += 1
+            if self.waits == 1:
+                raise KeyboardInterrupt  # the user interrupts the kernel while it waits
+            return self
+
+        def stop(self):
+            self.stopped = True
+
+    run = InterruptedRun()
+    monkeypatch.setattr(magic, "start_run", lambda cell, ns, options: run)
+    magics = magic.IcedteaMagics(shell=None)
+    monkeypatch.setattr(magics, "_namespace", lambda: {})
+    with pytest.raises(KeyboardInterrupt):
+        magics.icedtea("--wait --no-panel", "sc.parallelize([1]).count()")
+    assert run.stopped and run.waits == 2  # stopped, then waited for its end

@@ -74,3 +74,29 @@ def test_the_sidebar_pauses_decides_and_edits_breakpoints_through_the_comm(tmp_p
     answered = {comm.methods[m["id"]] for m in comm.sent if m["kind"] == "reply" and m["ok"]}
     assert answered == {m for m in SCHEMA["requests"] if m.startswith("control.")}
     assert "run.control" in {m["event"] for m in comm.sent if m["kind"] == "event"}
+
+
+def test_the_panels_buttons_pause_resume_and_skip_as_api_calls(tmp_path, monkeypatch):
+    from icedtea_jupyter.ui.control import ControlBar
+
+    store = RunStore.create(str(tmp_path), "run-p")
+    wire = Wire(monkeypatch, store.path)
+    run = WiredRun(store, {"id": "run-p", "status": "running", "started": 1.0, "cell": "",
+                           "dag": wire.dag.to_json()}, wire)
+    wire.controller.add("op0", when="row == 500")
+    wire.run("map", slow_square, range(3000), partition=0)
+    bar = ControlBar(run)
+    wait_until(lambda: len(wire.outputs[0]) > 10, 10, "the task producing")
+    bar.pause_button.click()
+    wait_until(lambda: run.paused and "held" in bar.status.value, 10, "paused from the panel")
+    assert bar.pause_button.description == "Resume"
+    bar.pause_button.click()
+    wait_until(lambda: run.breakpoints, 10, "the hit")
+    bar.update()
+    assert "op0" in bar.hit.value and "500" in bar.hit.value
+    bar.hit_buttons[0].click()  # Skip
+    wire.join()
+    assert 500 * 500 not in wire.outputs[0] and len(wire.outputs[0]) == 2999
+    assert [(a["source"], a["call"]) for a in run.actions] == [
+        ("panel", "run.pause()"), ("panel", "run.resume()"),
+        ("panel", "run.breakpoints[0].skip()")]

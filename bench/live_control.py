@@ -7,12 +7,16 @@ breakpoint on θ that never hits (``--break-when "running max: row[1] < 0"``), a
 global COUNT breakpoint on θ whose target is never reached; side by side in one process,
 alternating the order. Ratios of the medians to the plain run (budget <= 1.05 each).
 
+``--part inprocess``: θ alone over the same records in this process, no Spark, in CPU
+seconds: hosted without and with the breakpoints, against PySpark's own call.
+
 ``--part latency`` (local[8]): a job of 8 tasks that run for minutes; ``run.pause()``
 repeatedly: the seconds from the request until the last of the 8 tasks held (``seconds``
 of its report) and the call's wall time; ``run.resume()`` likewise (budgets 0.1 s, 0.05 s).
 
     .venv/bin/python bench/live_control.py --part overhead [--records 3000000] [--repeat 5]
     .venv/bin/python bench/live_control.py --part latency [--pauses 20]
+    .venv/bin/python bench/live_control.py --part inprocess [--records N] [--repeat 5]
 """
 from __future__ import annotations
 
@@ -130,15 +134,87 @@ def latency(args: argparse.Namespace) -> dict:
     return result
 
 
+class _NullChannel:
+    """Where the in-process hosts report: nowhere."""
+
+    connected = True
+    operator_names: dict = {}
+
+    def __init__(self) -> None:
+        self.hosts: list = []
+
+    def send(self, message: dict, body: bytes = b"") -> None:
+        pass
+
+    def end_worker(self, message: dict, body: bytes = b"") -> None:
+        pass
+
+    def register(self, host: object) -> None:
+        self.hosts.append(host)
+
+    def unregister(self, host: object) -> None:
+        self.hosts.remove(host)
+
+
+def inprocess(args: argparse.Namespace) -> dict:
+    """θ alone (``overhead.py``'s ``RunningMax``) over the same records in this process,
+    in CPU seconds (less swayed by other tenants than wall time): PySpark's way (the
+    ``Operator`` called on the iterator), hosted, hosted with a conditional breakpoint
+    that never hits, hosted with a global COUNT never reached; alternating."""
+    from overhead import RunningMax, payment
+
+    from icedtea_jupyter.executor import control_state
+    from icedtea_jupyter.executor import host as host_module
+    from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec
+    from icedtea_jupyter.executor.wrappers import PartitionFunction
+
+    host_module.channel_for = lambda run: _NullChannel()  # type: ignore[assignment]
+    run = RunSpec("bench-live-control", ("127.0.0.1", 1), b"", tempfile.mkdtemp())
+    data = [payment(i) for i in range(args.records)]
+    armed = {"hosted": [], "breakpoint": [{"id": 1, "operator": 0, "kind": "condition",
+                                           "when": "row[1] < 0"}],
+             "global count": [{"id": 2, "operator": 0, "kind": "count"}]}
+
+    def once(name: str) -> float:
+        start = time.process_time()
+        if name == "plain":
+            for _ in RunningMax()(iter(data)):
+                pass
+        else:
+            control_state.observe(run.run_id, {"type": "breakpoints", "items": armed[name]})
+            if name == "global count":  # a local target it never reaches
+                control_state.observe(run.run_id, {"type": "target", "breakpoint": 2,
+                                                   "task": -1, "seq": 1, "target": 1e18})
+            spec = OperatorSpec(0, run, "mapPartitions", "running max")
+            for _ in PartitionFunction(spec, "mapPartitions", RunningMax())(0, iter(data)):
+                pass
+        return time.process_time() - start
+
+    names = ["plain", *armed]
+    for name in names:
+        once(name)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(args.repeat):
+        for name in (names if i % 2 == 0 else names[::-1]):
+            times[name].append(once(name))
+    paired = {name: statistics.median(t / p for t, p in zip(times[name], times["hosted"]))
+              for name in names}
+    for name in names:
+        print(f"{name:12s} median {statistics.median(times[name]):.3f} s CPU  "
+              f"paired vs hosted {paired[name]:.3f}")
+    return {"bench": "live_control_inprocess", "records": args.records, "times": times,
+            "paired_vs_hosted": paired}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("overhead", "latency"), required=True)
+    parser.add_argument("--part", choices=("overhead", "latency", "inprocess"), required=True)
     parser.add_argument("--records", type=int, default=3_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--pauses", type=int, default=20)
     args = parser.parse_args()
-    result = overhead(args) if args.part == "overhead" else latency(args)
+    result = {"overhead": overhead, "latency": latency, "inprocess": inprocess}[args.part](args)
     print(json.dumps(result))
 
 

@@ -84,17 +84,11 @@ class Watch:
         self.handler: Callable[[Any], Any]
         if self.kind == "condition":
             self.handler = _condition_handler(item.get("when") or "False", self, control)
-        elif self.kind == "count":
-            self.handler = self.count_step
+        elif self.kind == "count":  # counted by the host: checked at its checks
+            self.handler = _identity
         else:
             self.fn = compile_expression(item.get("sum_of") or "0", "breakpoint")
             self.handler = self.sum_step
-
-    def count_step(self, record: Any) -> Any:
-        if self.value >= self.target and self.armed:
-            self.control.reach(self)
-        self.value += 1
-        return record
 
     def sum_step(self, record: Any) -> Any:
         if self.armed:
@@ -105,6 +99,10 @@ class Watch:
             if self.value >= self.target:
                 self.control.reach(self)
         return record
+
+
+def _identity(record: Any) -> Any:
+    return record
 
 
 _HANDLER = """
@@ -164,10 +162,12 @@ class LiveControl(WorkerPlugin):
     def boundary(self, host: Any, inputs: int, outputs: int) -> None:
         if self.state.version != self.version:
             self._refresh()
-        for watch in self.watches:  # a global COUNT armed live on a host it cannot wrap
-            if watch.id not in self.applied and watch.kind == "count" and watch.armed \
-                    and inputs >= watch.target:
-                self._report(watch, reached=True)  # coarse: at its checks
+        for watch in self.watches:  # a global COUNT: the host counts, checks at its target
+            if watch.kind == "count" and watch.armed:
+                if inputs >= watch.target:
+                    self.reach(watch)
+                if watch.armed:
+                    host.check_within(int(watch.target) - host.processed)
 
     def accepts(self, host: Any, message: dict) -> bool:
         task = message.get("task")
@@ -193,6 +193,8 @@ class LiveControl(WorkerPlugin):
     def end(self, host: Any, message: dict) -> None:
         for watch in self.watches:
             if watch.kind != "condition":
+                if watch.kind == "count":
+                    host.processed = message["records_in"]
                 self._report(watch, reached=False, final=True, hold=False)
 
     # --- pause ----------------------------------------------------------------------------
@@ -267,9 +269,6 @@ class LiveControl(WorkerPlugin):
             base = feed.count() + 1  # its block's first record was pulled already
             feed.read_ahead = False  # a record meets the watch as the operator takes it
             feed.source = self._wrap(feed.source, fresh, base)
-            for watch in fresh:
-                if watch.kind == "count" and watch.value == 0:
-                    watch.value = base  # the records it took before
 
     def _watch(self, bp: int) -> Watch | None:
         return next((w for w in self.watches if w.id == bp), None)
@@ -281,7 +280,8 @@ class LiveControl(WorkerPlugin):
             self.counter, self.base = Counter(), base
             records = self.counter.tap(records)
         for watch in watches:
-            records = map(watch.handler, records)
+            if watch.kind != "count":  # a COUNT costs nothing a record (see boundary)
+                records = map(watch.handler, records)
             self.applied.add(watch.id)
         if any(w.kind == "condition" for w in watches):
             records = filterfalse(_IS_SKIP, records)
@@ -347,14 +347,15 @@ class LiveControl(WorkerPlugin):
         new local target (or the breakpoint's end)."""
         host, state = self.host, self.state
         key = (watch.id, host.worker["task"])
-        if watch.id not in self.applied and watch.kind == "count":
-            watch.value = host.live_count()
+        if watch.kind == "count":
+            watch.value = host.processed  # inputs processed at this check
         host.channel.send({"type": "global_report", "worker": host.worker,
                            "breakpoint": watch.id, "value": watch.value, "reached": reached,
                            "final": final})
         if not hold:
             return
-        host.processed = host.live_count()
+        if watch.kind != "count":  # a SUM holds in its handler: before the record
+            host.processed = host.live_count()
         asked = watch.seq  # a nested report (a query while held) may move watch.seq
 
         def answered() -> bool:

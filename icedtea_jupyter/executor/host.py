@@ -250,6 +250,11 @@ class WorkerHost:
             self.box[0] = 0
         self.plugins.run("boundary", self.processed, n_out)
 
+    def check_within(self, records: int) -> None:
+        """The next check after at most ``records`` more inputs (a breakpoint's target)."""
+        self._step = max(1, min(self._step, records))
+        self.box[0] = min(self.box[0], self.processed + 1 + self._step)
+
     def handle_control(self) -> None:
         """Hand the queued control messages to the plugins, now (between two records)."""
         self.mail.clear()

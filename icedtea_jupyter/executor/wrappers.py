@@ -12,7 +12,8 @@ from itertools import repeat, tee
 from operator import itemgetter
 from typing import Any
 
-from .control import LiveControl, guard_operator
+from .control import LiveControl
+from .error_guard import guard, guard_operator
 from .host import _NO_RECORD, WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
 from .loops import LOOP_CODES
@@ -79,7 +80,7 @@ class PartitionFunction(Shipped):
         per-record function's exceptions become hits (``control.py``)."""
         if kind in ("map", "filter", "flatMap"):
             host.user_function = f
-            kind, guarded = control.guard(kind, f)
+            kind, guarded = guard(control, kind, f)
             return host.flat_map_records(guarded, iterator) if kind == "flatMap" \
                 else host.filter_records(guarded, iterator)
         if isinstance(f, Operator) and type(f).__call__ is Operator.__call__:

@@ -144,10 +144,10 @@ class LiveControlAPI(RecordedControl):
         self._recording("remove_breakpoint()").remove(bp_id)
         self._actions.record(f"run.remove_breakpoint({bp_id})")
 
-    def wait_for_hit(self, timeout: float = 60.0, after: int | None = None) -> Hit:
-        """The next hit (numbered ``after`` or later; default: the next one not seen)."""
-        start = len(self._control.hits) if after is None else after
-        return self._control.wait_hit(timeout, start)
+    def wait_for_hit(self, timeout: float = 60.0) -> Hit:
+        """The oldest hit waiting for a decision; if none, the next one (the job is paused
+        while a hit waits). TimeoutError after ``timeout`` s."""
+        return self._control.wait_hit(timeout)
 
     def stop(self) -> None:
         """End the run cleanly: held workers end their tasks, its Spark jobs are

@@ -232,16 +232,19 @@ class LiveController:
         with self._cond:
             return [h for h in self.hits if h.pending]
 
-    def wait_hit(self, timeout: float, after: int = 0) -> Hit:
-        """The first hit numbered ``after`` or later; TimeoutError after ``timeout`` s."""
+    def wait_hit(self, timeout: float) -> Hit:
+        """The oldest hit waiting for a decision, waiting for one if there is none;
+        TimeoutError after ``timeout`` s."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while len(self.hits) <= after:
+            while True:
+                pending = [h for h in self.hits if h.pending]
+                if pending:
+                    return pending[0]
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"no breakpoint hit within {timeout} s")
                 self._cond.wait(left)
-            return self.hits[after]
 
     def decide(self, hit: Hit, action: str, record: Any = None) -> None:
         """The user's decision on ``hit``; then the job goes on (or stops)."""

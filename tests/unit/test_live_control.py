@@ -62,15 +62,15 @@ def test_a_conditional_breakpoint_hits_exactly_the_matching_records(wire, tmp_pa
     wire.controller.add("op0", when="row % 50 == 7")
     data = list(range(200))
     wire.run("map", slow_square, data, partition=0)
-    hits = [wire.controller.wait_hit(10, 0)]
+    hits = [wire.controller.wait_hit(10)]
     assert wire.controller.paused is not None  # a hit pauses the whole job
     assert (hits[0].record, hits[0].partition, hits[0].kind) == (7, 0, "condition")
     hits[0].skip()
-    hits.append(wire.controller.wait_hit(10, 1))
+    hits.append(wire.controller.wait_hit(10))
     hits[1].replace(1000)
-    hits.append(wire.controller.wait_hit(10, 2))
+    hits.append(wire.controller.wait_hit(10))
     hits[2].resume()
-    hits.append(wire.controller.wait_hit(10, 3))
+    hits.append(wire.controller.wait_hit(10))
     hits[3].resume()
     wire.join()
     assert [h.record for h in hits] == [7, 57, 107, 157]
@@ -86,7 +86,7 @@ def test_a_breakpoint_added_while_a_task_runs_in_blocks_takes_effect(wire):
     wire.run("map", slow_square, data, partition=0)
     wait_until(lambda: len(wire.outputs[0]) > 100, 10, "the task producing")
     wire.controller.add("op0", when="row >= 3000 and row % 2 == 1")
-    hit = wire.controller.wait_hit(10, 0)
+    hit = wire.controller.wait_hit(10)
     assert hit.record == 3001
     wire.controller.remove(hit.breakpoint)
     hit.skip()
@@ -103,7 +103,7 @@ def test_on_error_pause_replaces_or_skips_the_culprit_and_resume_fails_the_task(
                              ("skip", None), ("resume", None)):
         wire = Wire(monkeypatch, tmp_path / action, on_error="pause")
         wire.run("map", inverse, range(30), partition=0)
-        hit = wire.controller.wait_hit(10, 0)
+        hit = wire.controller.wait_hit(10)
         assert (hit.kind, hit.record, hit.error["exception"]) == ("error", 13, "ZeroDivisionError")
         if action == "replace":
             hit.replace(113)
@@ -135,7 +135,7 @@ def test_a_global_count_breakpoint_stops_at_exactly_its_target(wire):
     wire.controller.add("op0", kind="count", target=3000)
     for partition in range(3):
         wire.run("map", slow_square, list(range(2500)), partition)
-    hit = wire.controller.wait_hit(20, 0)
+    hit = wire.controller.wait_hit(20)
     assert hit.kind == "count" and hit.total == 3000
     report = wire.controller.pause()
     assert report.complete
@@ -150,7 +150,7 @@ def test_a_global_sum_breakpoint_stops_within_one_record_per_worker_of_its_targe
     wire.controller.add("op0", kind="sum", sum_of="row", target=1_000_000)
     for partition in range(2):
         wire.run("map", slow_square, list(range(2000)), partition)
-    hit = wire.controller.wait_hit(20, 0)
+    hit = wire.controller.wait_hit(20)
     assert 1_000_000 <= hit.total < 1_000_000 + 2 * 2000
     wire.controller.resume()
     wire.join()

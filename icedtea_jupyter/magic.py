@@ -13,7 +13,14 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .session import registry
-from .session.execution import REFUSALS, RunFailed, RunOptions, failure_message, start_run
+from .session.execution import (
+    REFUSALS,
+    RunFailed,
+    RunOptions,
+    failure_message,
+    parse_break_when,
+    start_run,
+)
 from .session.interpreter import WorkersCannotImport, point_workers_here
 from .store.run_store import StoreError
 
@@ -70,6 +77,13 @@ def _parser() -> _Parser:
     parser.add_argument("--cell", metavar="ID",
                         help="the cell's identity for its versions (default: JupyterLab's "
                              "cell id, else a hash of the cell's text)")
+    parser.add_argument("--break-when", action="append", default=[], metavar="'OP: EXPR'",
+                        help="pause the job when operator OP is about to take a record for "
+                             "which the Python expression over `row` is true "
+                             "(repeatable), e.g. \"detect: row.amount > 10_000\"")
+    parser.add_argument("--on-error", choices=("fail", "pause"), default="fail",
+                        help="pause: an operator that raises pauses the job; skip the record, "
+                             "replace it or stop (default fail: the task fails)")
     return parser
 
 
@@ -87,12 +101,18 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
         except SyntaxError as exc:
             raise UsageError(f"%%icedtea: --interact-when is not a Python expression: "
                              f"{exc.msg}") from None
+    for text in args.break_when:
+        try:
+            parse_break_when(text)
+        except ValueError as exc:
+            raise UsageError(f"%%icedtea: {exc}") from None
     options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
                          interesting=args.interesting, interact_every=args.interact_every,
                          interact_when=args.interact_when, record_inputs=args.record_inputs,
-                         lineage=args.lineage, skew=args.skew, checkpoint=args.checkpoint, tau=args.tau,
-                         replay_memory=args.replay_memory, prepare=args.prepare,
-                         reuse=args.reuse, cell_id=args.cell)
+                         lineage=args.lineage, skew=args.skew, checkpoint=args.checkpoint,
+                         tau=args.tau, replay_memory=args.replay_memory, prepare=args.prepare,
+                         reuse=args.reuse, cell_id=args.cell, break_when=args.break_when,
+                         on_error=args.on_error)
     return options, not args.no_panel
 
 
@@ -143,7 +163,12 @@ class IcedteaMagics(Magics):
 
             show(run)
         if options.wait:
-            run.wait()
+            try:
+                run.wait()
+            except KeyboardInterrupt:  # the kernel's interrupt ends the job cleanly
+                run.stop()
+                run.wait(60)
+                raise
             exc = run.cell_exception
             if isinstance(exc, REFUSALS):  # refused before any task: why
                 raise UsageError(f"%%icedtea: {exc}") from None

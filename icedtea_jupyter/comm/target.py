@@ -13,12 +13,14 @@ from ..replay.client import ReplayCancelled
 from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
+from .control import CONTROL, CONTROL_EVENTS
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .lineage import LINEAGE
 from .lineage import SLOW as LINEAGE_REQUESTS
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
 from .skew import SKEW
-from .time_travel import EVENTS, TIME_TRAVEL
+from .time_travel import EVENTS as TIME_TRAVEL_EVENTS
+from .time_travel import TIME_TRAVEL
 from .versions import VERSIONS
 
 LOG = logging.getLogger("icedtea_jupyter")
@@ -32,11 +34,13 @@ _WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forw
 
 
 def default_handlers() -> HandlerRegistry:
-    """Every request method's handler: runs, time travel, skew, lineage, versions."""
-    return HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW).add(LINEAGE).add(VERSIONS)
+    """Every request method's handler: runs, time travel, skew, lineage, versions, control."""
+    return (HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW).add(LINEAGE).add(VERSIONS)
+            .add(CONTROL))
 
 
 HANDLERS = default_handlers()
+EVENTS = {**TIME_TRAVEL_EVENTS, **CONTROL_EVENTS}  # run events forwarded as they happen
 
 # requests that may take seconds (a replay, a trace's Spark jobs): answered from a thread
 # of their own, in order, so that the kernel goes on answering the others (and

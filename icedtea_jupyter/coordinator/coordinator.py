@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..checkpoints.policy import CheckpointPolicy
+from ..control.controller import LiveController
 from ..dag import Dag
 from ..executor.agent import Agent
 from ..executor.spec import RunSpec
@@ -39,16 +40,22 @@ class Coordinator:
                  port: int = 0, advertise_port: int | None = None,
                  interact_every: float | None = None, condition: str | None = None,
                  record_inputs: bool = False, checkpoint: str = "none", lineage: bool = False,
-                 tau: float = 1.0, skew: bool = False) -> None:
+                 tau: float = 1.0, skew: bool = False,
+                 breakpoints: tuple[tuple[str, str], ...] = (),
+                 on_error: str = "fail") -> None:
         self.run_id, self.store, self.dag, self.emit = run_id, store, dag, emit
         self.secret = secrets.token_bytes(32)
-        self.server = ControlServer(run_id, self.secret, self._on_message,
-                                    lambda: {"operators": {str(k): v for k, v in dag.names().items()}},
+        self.server = ControlServer(run_id, self.secret, self._on_message, self._welcome,
                                     host=bind, port=port)
         address = (advertise or self.server.address[0], advertise_port or self.server.address[1])
         self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes),
                                 condition=condition, record_inputs=record_inputs,
-                                checkpoint=checkpoint, lineage=lineage, skew=skew)
+                                checkpoint=checkpoint, lineage=lineage, skew=skew,
+                                on_error=on_error)
+        self.control = LiveController(store.path, dag, self.server.broadcast,
+                                      self.running_tasks, emit)
+        for operator, when in breakpoints:  # --break-when: operators are named, not built
+            self.control.add(operator, when=when, check_operator=False)
         self.workers: dict[tuple, dict] = {}
         self.alerts: list[dict] = []
         self.first_error: dict | None = None
@@ -76,7 +83,16 @@ class Coordinator:
             "snapshot": lambda message, body: self._snapshots([message]),
             "snapshots": lambda message, body: self._snapshots(message["reports"]),
             "interact_request": lambda message, body: self._interact_request(message),
+            "paused": lambda message, body: self.control.on_paused(message),
+            "hit": lambda message, body: self.control.on_hit(message),
+            "global_report": lambda message, body: self.control.on_global_report(message),
+            "live_state": lambda message, body: self.control.on_live_state(message),
         }
+
+    def _welcome(self) -> dict:
+        """What a worker process learns on connecting: operator names, live control."""
+        return {"operators": {str(k): v for k, v in self.dag.names().items()},
+                "control": self.control.sticky()}
 
     def start_agents(self, run: Any) -> None:
         for name, agent in self.agents.items():
@@ -148,6 +164,7 @@ class Coordinator:
         with self._lock:
             self.workers.setdefault(worker_key(worker), {"status": "running", **worker,
                                                          "started": message.get("started")})
+        self.control.operators_changed()
         self.emit("worker", {"worker": worker, "status": "running"})
 
     def _worker_ended(self, message: dict, local: bool = False, body: bytes = b"") -> None:
@@ -174,6 +191,7 @@ class Coordinator:
                 self.first_error = dict(error, operator=self._name(error["operator"]),
                                         stage=worker["stage"], attempt=worker["attempt"])
             self._ended.notify_all()
+        self.control.task_ended()
         self.emit("worker", {"worker": worker, "status": message["status"]})
 
     def _agent_message(self, message: dict) -> None:
@@ -228,6 +246,12 @@ class Coordinator:
         with self._lock:
             return {key for key, state in self.workers.items()
                     if key[0] == theta.id and state["status"] == "running"}
+
+    def running_tasks(self, op: int | None = None) -> set[int]:
+        """The task attempts with a running worker (of operator ``op``, or any)."""
+        with self._lock:
+            return {state["task"] for key, state in self.workers.items()
+                    if state["status"] == "running" and (op is None or key[0] == op)}
 
     def interact(self, trigger: str = MANUAL) -> int:
         try:

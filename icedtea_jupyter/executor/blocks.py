@@ -118,6 +118,7 @@ class BlockFeed:
             self._base = self.count()  # ``first`` is not counted yet: nobody has it
             self._start_block(first)
             step = min(self._boundary(first), RUN + 1)
+            source = self.source  # a check may have wrapped it (a breakpoint armed live)
             self._base += 1
             yield (first,)
             if step > 1 and (yield from self._rest_of_block(source, step - 1)):
@@ -182,9 +183,12 @@ class HostChain:
     def add(self, host: Any, kind: str, f: Callable, iterator: Iterable,
             own_feed: bool) -> Iterator:
         """Chain ``host`` after the others; returns the new guard (the chain's output)."""
-        if self.feed is None or own_feed:
-            self.feed = host.feed = BlockFeed(iterator, host, keep_last=kind == "partition",
-                                              read_ahead=self._may_read_ahead(iterator))
+        watched = _feed_input(host, iterator)  # a plugin that sees each input (breakpoints)
+        if self.feed is None or own_feed or watched is not None:
+            read_ahead = watched is None and self._may_read_ahead(iterator)  # else: in step
+            self.feed = host.feed = BlockFeed(iterator if watched is None else watched, host,
+                                              keep_last=kind == "partition",
+                                              read_ahead=read_ahead)
             host.count_in = self.feed.count
             inputs: Iterable = iter(self.feed)
         else:
@@ -347,6 +351,16 @@ def chain_for(iterator: Iterable) -> HostChain:
         return HostChain()
     existing = _GUARDS.pop(iterator, None)
     return existing if existing is not None and not existing.started else HostChain()
+
+
+def _feed_input(host: Any, iterator: Iterable) -> Iterable | None:
+    """The plugins' wrapper of the input of a feed ``host`` would own (``feed_input``),
+    or None: no plugin wraps it."""
+    wrapped = None
+    for plugin in host.plugins.by_hook["feed_input"]:
+        result = host.plugins.call(plugin, "feed_input", iterator if wrapped is None else wrapped)
+        wrapped = wrapped if result is None else result
+    return wrapped
 
 
 def run_in_blocks(host: Any, kind: str, f: Callable, iterator: Iterable) -> Iterator:

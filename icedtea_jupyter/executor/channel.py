@@ -15,7 +15,7 @@ import threading
 from typing import Any, Protocol
 
 from ..store import layout
-from . import protocol
+from . import control_state, protocol
 from .spec import RunSpec
 from .worker_file import append_local_event, write_replay_log, write_worker_file
 
@@ -55,6 +55,7 @@ class ControlChannel(_HostRegistry):
         self._lock = threading.Lock()
         self.operator_names = {int(k): v for k, v in welcome.get("operators", {}).items()}
         self._fallback: LocalChannel | NullChannel | None = None
+        control_state.state_for(run.run_id).observe_welcome(welcome.get("control"))
         threading.Thread(target=self._read_loop, name="icedtea-control", daemon=True).start()
 
     @classmethod
@@ -103,6 +104,7 @@ class ControlChannel(_HostRegistry):
             while True:
                 message, _ = protocol.read_frame(self._sock)
                 protocol.validate(message, protocol.COORDINATOR_MESSAGES)
+                control_state.observe(self.run.run_id, message)  # before any host sees it
                 for host in list(self.hosts):
                     host.deliver(message)
         except (OSError, ConnectionError, protocol.ProtocolError):

@@ -25,19 +25,16 @@ from functools import partial
 from time import perf_counter
 from typing import Any
 
-from . import blocks, task_failures
-from .agent import AgentPlugin
+from . import blocks, features, task_failures
 from .channel import channel_for
-from .lineage import LineageCapture
 from .loops import record_loop
 from .plugin import PluginSet
 from .records import NO_RECORD as _NO_RECORD
 from .records import describe_record
-from .skew import SkewCounter, keyed_worker
+from .skew import SkewCounter
 from .spec import OperatorSpec
 from .state import capture
 from .status import ENDED_EVENT, EXHAUSTED_EVENT, FAILED_EVENT, WorkerStatus
-from .timetravel import TimeTravel
 
 CHECK_PERIOD = 0.05
 HEARTBEAT_PERIOD = 0.25
@@ -110,14 +107,9 @@ class WorkerHost:
                            "pid": os.getpid(), "started": self.started})
 
     def _start_plugins(self) -> None:
-        """What lives beside this worker (plugin.py): features register here."""
-        if self.spec.in_g:
-            self.plugins.add(TimeTravel(self))
-        if self.spec.run.lineage:
-            self.plugins.add(LineageCapture(self))
-        if self.spec.run.skew and keyed_worker(self.spec):
-            self.plugins.add(SkewCounter(self))
-        self.plugins.add(AgentPlugin(self))
+        """What lives beside this worker (plugin.py): features register in features.py."""
+        for plugin in features.plugins_of(self):
+            self.plugins.add(plugin)
 
     def alert(self, source: str, hook: str, exc: BaseException, kind: str = "agent") -> None:
         """Tell the run that ``source`` (an agent, a plugin, a part of one) failed."""
@@ -272,6 +264,11 @@ class WorkerHost:
         if self.mailbox:
             self.box[0] = 0
         self.plugins.run("boundary", self.processed, n_out)
+
+    def check_within(self, records: int) -> None:
+        """The next check after at most ``records`` more inputs (a breakpoint's target)."""
+        self._step = max(1, min(self._step, records))
+        self.box[0] = min(self.box[0], self.processed + 1 + self._step)
 
     def handle_control(self) -> None:
         """Hand the queued control messages to the plugins, now (between two records)."""

@@ -7,8 +7,8 @@ dask.distributed's scheduler plugins: a plain object whose hooks are no-ops here
 overriding only the ones it needs. Time travel (``timetravel.TimeTravel``, registered
 for workers of G(θ)) and the run's agents (``agent.AgentPlugin``, which hosts the
 progress agent and the user's agents) and lineage capture (``lineage.LineageCapture``,
-with ``--lineage``) are plugins; skew counting and breakpoints are meant to plug in the
-same way.
+with ``--lineage``) and live control (``control.LiveControl``: pause, breakpoints) are
+plugins; skew counting is meant to plug in the same way.
 
 When each hook is called (``host`` is the ``WorkerHost``; "between two records" means
 the operator has finished one input and not started the next, at a record boundary of
@@ -20,6 +20,10 @@ the whole task chain — a tuple-consistent moment):
 ``records(host, records) -> iterable``
     Per-record loop only, once: wrap its input. The wrapper runs per record: keep it
     cheap, and do not raise (the host cannot wrap it without a cost per record).
+``feed_input(host, iterator) -> iterable | None``
+    In blocks, once, before the loop: a wrapper of the host's input (runs per record:
+    keep it cheap, in C where it can be); a host whose input a plugin wraps reads it
+    through a feed of its own, in step with its function (not read ahead).
 ``partition_outputs(host, outputs) -> iterable``
     Once, when a whole-partition function has returned its outputs: wrap them (runs
     per output: keep it cheap, and do not raise).
@@ -61,9 +65,9 @@ Plugins are entered in order and unwound in reverse: ``records`` wraps the input
 registration order (the first plugin's wrapper is innermost: it sees each record first),
 ``end`` runs in reverse registration order; every other hook in registration order.
 
-The host registers its plugins when it starts (``WorkerHost._start_plugins``: time travel
-in G(θ), the agents always; a new feature adds its own there, on a flag of the run's
-spec), or later with ``host.plugins.add(plugin)``.
+The host registers its plugins when it starts (``features.plugins_of``: live control
+always, time travel in G(θ), lineage, the agents always; a new feature adds its own
+there, on a flag of the run's spec), or later with ``host.plugins.add(plugin)``.
 
 What the host offers its plugins: ``spec``, ``worker``, ``channel``, ``loop_kind`` (the
 kind of its loop, known at ``needs_records``), ``status``
@@ -104,6 +108,10 @@ class WorkerPlugin:
     def records(self, host: Any, records: Iterable) -> Iterable:
         """The per-record loop's input, wrapped (runs per record: keep it cheap)."""
         return records
+
+    def feed_input(self, host: Any, iterator: Iterable) -> Iterable | None:
+        """In blocks: the input of the host's feed, wrapped, or None (not wrapped)."""
+        return None
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
         """A whole-partition function's outputs, wrapped (runs per output: keep it cheap)."""
@@ -147,8 +155,9 @@ class WorkerPlugin:
         return None
 
 
-HOOKS = ("needs_records", "records", "partition_outputs", "outputs_log", "block_function",
-         "first_record", "boundary", "sample", "batch", "beat", "accepts", "control", "end")
+HOOKS = ("needs_records", "records", "feed_input", "partition_outputs", "outputs_log",
+         "block_function", "first_record", "boundary", "sample", "batch", "beat", "accepts",
+         "control", "end")
 
 
 def overrides(plugin: WorkerPlugin, hook: str) -> bool:

@@ -32,6 +32,12 @@ WORKER_MESSAGES: dict[str, dict[str, Any]] = {
     "snapshot": {"worker": dict, "index": int, "count": int, "status": str},
     "snapshots": {"reports": list},  # a task chain's snapshot messages, θ's last
     "interact_request": {"worker": dict, "trigger": str, "request": int},
+    # live control (executor/control.py)
+    "paused": {"worker": dict, "pause": int, "paused": bool},
+    "hit": {"worker": dict, "hit": int, "kind": str, "breakpoint": int, "index": int},
+    "global_report": {"worker": dict, "breakpoint": int, "value": (int, float),
+                      "reached": bool, "final": bool},
+    "live_state": {"worker": dict, "request": int, "state": dict},
 }
 COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
     "challenge": {"v": int, "nonce": str},
@@ -40,6 +46,15 @@ COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
     "to_agent": {"agent": str, "payload": (dict, list, str, int, float, bool, type(None))},
     "flush": {},
     "interact": {"index": int, "trigger": str},
+    # live control (executor/control_state.py)
+    "pause": {"pause": int},
+    "resume": {"pause": int},
+    "breakpoints": {"items": list},
+    "decide": {"task": int, "hit": int, "action": str},
+    "target": {"breakpoint": int, "task": int, "seq": int, "target": (int, float)},
+    "query": {"breakpoint": int, "operator": int},
+    "live_state": {"request": int, "operator": int, "partition": int},
+    "stop": {},
 }
 WORKER_FIELDS = {"operator": int, "partition": int, "stage": int, "attempt": int, "task": int}
 

@@ -19,6 +19,7 @@ class RunSpec:
     checkpoint: str = "none"  # --checkpoint: "all"/"online" make workers write checkpoints
     lineage: bool = False  # --lineage: workers capture record-level lineage
     skew: bool = False  # --skew: key-partitioned workers count their heavy keys
+    on_error: str = "fail"  # --on-error: "pause" makes an operator's exception a hit
 
 
 @dataclass

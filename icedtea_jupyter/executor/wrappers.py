@@ -12,6 +12,8 @@ from itertools import repeat, tee
 from operator import itemgetter
 from typing import Any
 
+from .control import LiveControl
+from .error_guard import guard, guard_operator
 from .host import _NO_RECORD, WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
 from .loops import LOOP_CODES
@@ -46,6 +48,13 @@ class PartitionFunction(Shipped):
 
     def _loop(self, host: WorkerHost, split: int, iterator: Iterable) -> Iterator:
         kind, f = self.kind, self.f
+        control = host.plugins.get(LiveControl)
+        if control is not None and (control.on_error or control.replaying):
+            return self._guarded(host, control, split, kind, f, iterator)
+        return self._loop_unguarded(host, split, kind, f, iterator)
+
+    def _loop_unguarded(self, host: WorkerHost, split: int, kind: str, f: Callable,
+                        iterator: Iterable) -> Iterator:
         if kind == "map":
             return host.map_records(f, iterator)
         if kind == "filter":
@@ -64,6 +73,21 @@ class PartitionFunction(Shipped):
         if isinstance(f, Operator) and type(f).__call__ is Operator.__call__:
             return host.run_operator(f, iterator)
         return host.run_partition(f, iterator)
+
+    def _guarded(self, host: WorkerHost, control: LiveControl, split: int, kind: str,
+                 f: Callable, iterator: Iterable) -> Iterator:
+        """``--on-error pause`` (or replay, which meets the records it skipped): a
+        per-record function's exceptions become hits (``control.py``)."""
+        if kind in ("map", "filter", "flatMap"):
+            host.user_function = f
+            kind, guarded = guard(control, kind, f)
+            return host.flat_map_records(guarded, iterator) if kind == "flatMap" \
+                else host.filter_records(guarded, iterator)
+        if isinstance(f, Operator) and type(f).__call__ is Operator.__call__:
+            loop = host.run_operator(guard_operator(control, f), iterator)
+            host.user_function = f  # its state, not the guard's
+            return loop
+        return self._loop_unguarded(host, split, kind, f, iterator)
 
 
 class CombineFunction(Shipped):

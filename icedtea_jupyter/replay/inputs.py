@@ -12,6 +12,7 @@ import zlib
 from typing import Any
 
 from ..executor.batches import batch_checksum
+from ..store.control_files import apply_edits, edits_of
 from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
 from .dataframe_inputs import DataFrameUpstream
 from .logs import Logs, RecordedRun
@@ -107,7 +108,8 @@ class ReplayInputs:
             self.pinned = pinned
             self._check_batches(partition, batches, planned, pinned)
             return batches
-        return list(upstream.context.runJob(upstream, lambda records: records, [partition]))
+        records = list(upstream.context.runJob(upstream, lambda records: records, [partition]))
+        return apply_edits(records, edits_of(self.run.path, theta.id, partition))  # live control
 
     def _recorded_flag(self) -> bool:
         options = (getattr(self.run, "manifest", None) or {}).get("options") or {}

@@ -81,6 +81,8 @@ class RunOptions:
     splits: dict = field(default_factory=dict)  # s.mitigate(): map side -> (keys, salts)
     reuse: bool = False  # answer actions from an equivalent earlier run's stored result
     cell_id: str | None = None  # the notebook cell (versions); default: a hash of its text
+    break_when: list[str] = field(default_factory=list)  # "operator: expression over row"
+    on_error: str = "fail"  # "pause": an operator's exception pauses the job (a hit)
 
     def manifest(self) -> dict:
         data = asdict(self)
@@ -120,12 +122,31 @@ def _bind_address(options: RunOptions) -> str:
     return "127.0.0.1"
 
 
+def parse_break_when(text: str) -> tuple[str, str]:
+    """``"operator: expression over row"`` -> (operator, expression); ValueError if it
+    is not that."""
+    operator, colon, expression = text.partition(":")
+    if not colon or not operator.strip() or not expression.strip():
+        raise ValueError(f"--break-when {text!r}: write it as \"operator: expression over "
+                         "row\", e.g. \"detect: row.amount > 10_000\"")
+    try:
+        compile(expression.strip(), "--break-when", "eval")
+    except SyntaxError as exc:
+        raise ValueError(f"--break-when {text!r}: {expression.strip()!r} is not a Python "
+                         f"expression: {exc.msg}") from None
+    return operator.strip(), expression.strip()
+
+
 def start_run(code: str, namespace: dict, options: RunOptions,
               context: dict | None = None) -> LiveRun:
     """Record ``code`` as a new run; returns at once (use ``run.wait()``). ``context``
     (from the magic): its ``line`` and the kernel's ``history`` before the cell, which
     the exported notebook re-executes."""
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
+    for text in options.break_when:  # refused before anything is recorded
+        parse_break_when(text)
+    if options.on_error not in ("fail", "pause"):
+        raise ValueError(f"on_error must be 'fail' or 'pause', not {options.on_error!r}")
     connect = is_connect()
     notes = (connect_notes(options.lineage, options.bind) if connect
              else point_workers_here(_spark_context()))  # or refused, before any job
@@ -150,7 +171,9 @@ def start_run(code: str, namespace: dict, options: RunOptions,
                            condition=options.interact_when,
                            checkpoint=options.checkpoint, tau=options.tau,
                            record_inputs=options.record_inputs, lineage=options.lineage,
-                           skew=options.skew)
+                           skew=options.skew,
+                           breakpoints=tuple(parse_break_when(b) for b in options.break_when),
+                           on_error=options.on_error)
 
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
     run.recorder.cell = code
@@ -199,7 +222,10 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         if cell_error is None and run.options.get("checkpoint", "none") != "none" \
                 and not run.store.full:
             warnings.extend(_take_checkpoints(run))
-        run.end("failed" if cell_error is not None else "finished", error, warnings)
+        if coordinator.control.stopped:  # run.stop(): the cancelled job is no failure
+            run.end("stopped", None, warnings)
+        else:
+            run.end("failed" if cell_error is not None else "finished", error, warnings)
         _prepare_time_travel(run)
     except Exception as exc:  # never leave a run "running" forever
         run.end("failed", {"operator": None, "exception": type(exc).__name__,
@@ -312,6 +338,11 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
         names = ", ".join(n.name for n in run.dag.python_operators) or "none"
         warnings.append(f"--interesting {wanted!r}: no Python operator has that name "
                         f"(Python operators: {names})")
+    operators = set(run.dag.names().values())
+    for bp in coordinator.control.breakpoints.values():
+        if bp.operator not in operators:
+            warnings.append(f"--break-when {bp.operator!r}: no Python operator has that name; "
+                            "the breakpoint was never armed")
     for reason in coordinator.local_reasons:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")

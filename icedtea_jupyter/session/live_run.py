@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..agents.progress import ProgressCoordinator
+from ..control.api import LiveControlAPI
 from ..coordinator.coordinator import Coordinator
 from ..dag import Dag
 from ..instrument import Recorder
@@ -24,7 +25,7 @@ from ..store.run_store import RunStore
 from .run import Listener, Run
 
 
-class LiveRun(Run):
+class LiveRun(LiveControlAPI, Run):
     """A run recorded in this kernel: ``coordinator(emit)`` makes its coordinator, which
     tells the run's views through ``emit``; ``interesting`` is the ``--interesting`` name."""
 
@@ -34,6 +35,8 @@ class LiveRun(Run):
         super().__init__(store, manifest, dag)
         self._coordinator = coordinator(self.emit)
         self.recorder = Recorder(dag, self._coordinator.run_spec, interesting)
+        self._coordinator.control.record_action = self._actions.record
+        self._coordinator.control.on_stop = self._cancel_jobs
         self.thread: threading.Thread | None = None  # runs the cell: start()
         self._manifest_lock = threading.Lock()
         self._operators_saved: set[int] = set()  # whose workers the manifest's DAG has
@@ -52,9 +55,17 @@ class LiveRun(Run):
         self.thread = threading.Thread(target=cell, name=f"icedtea-run-{self.id}", daemon=True)
         self.thread.start()
 
+    def _cancel_jobs(self) -> None:
+        """``run.stop()``: cancel the Spark jobs of this run (its job group)."""
+        from pyspark import SparkContext
+
+        sc = SparkContext._active_spark_context
+        if sc is not None:
+            sc.cancelJobGroup(self.id)
+
     def end(self, status: str, error: dict | None, warnings: list[str]) -> None:
-        """The run has ended (``"finished"`` or ``"failed"``): the manifest says so and
-        ``wait()`` returns."""
+        """The run has ended (``"finished"``, ``"failed"`` or ``"stopped"``): the manifest
+        says so and ``wait()`` returns."""
         self.error = error
         self.warnings = warnings
         self.manifest.update(status=status, ended=time.time(), error=error, warnings=warnings,

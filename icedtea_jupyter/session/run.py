@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..control.api import RecordedControl
 from ..dag import Dag
 from ..instrument.connect import NeedsClassicSession, needs_classic
 from ..lineage.trace import Lineage, Trace, output_rows, trace_back, trace_forward
@@ -42,12 +43,14 @@ LOG = logging.getLogger("icedtea_jupyter")
 __all__ = ["Run", "STATUSES", "StepRefused"]
 
 Listener = Callable[[str, dict], None]
-STATUSES = ("running", "finished", "failed")
+STATUSES = ("running", "finished", "failed", "stopped")
 
 
-class Run(RunVersions):
-    """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``
-    or ``"failed"``. A run recorded in this kernel is a ``LiveRun`` (``live_run.py``)."""
+class Run(RunVersions, RecordedControl):
+    """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``,
+    ``"failed"``, ``"stopped"`` (``run.stop()``, a breakpoint's ``stop()``) or
+    ``"interrupted"`` (its kernel died). A run recorded in this kernel is a ``LiveRun``
+    (``live_run.py``)."""
 
     def __init__(self, store: RunStore, manifest: dict, dag: Dag) -> None:
         self.store = store

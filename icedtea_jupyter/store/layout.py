@@ -23,6 +23,10 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     snapshots.jsonl           one line per worker report: count, status, state delta
                               (coordinator/interactions.py, snapshots/history.py)
     actions.jsonl             the debugging session as Python calls (session/actions.py)
+    control/breakpoints.jsonl breakpoints as armed, hit and removed (control/)
+    control/hits.jsonl        breakpoint hits: operator, partition, record, state, decision
+    control/edits.jsonl       records skipped (the quarantine) or replaced at hits, by
+                              operator, partition and input index: replay applies them
     operators/op<o>.pkl       each operator as Spark took it, for replay
                               (store/operator_images.py)
     checkpoints/i<i>-p<p>-<key>.pkl
@@ -67,6 +71,7 @@ INTERACTIONS = "interactions.json"
 SNAPSHOTS = "snapshots.jsonl"
 ACTIONS = "actions.jsonl"
 SPARK_LOG = "spark.log"
+CONTROL = "control"
 OPERATORS = "operators"
 CHECKPOINTS = "checkpoints"
 PLAN = "plan.json"
@@ -169,6 +174,11 @@ def actions_path(run: str) -> str:
 
 def spark_log_path(run: str) -> str:
     return os.path.join(run, SPARK_LOG)
+
+
+def control_path(run: str, name: str) -> str:
+    """``control/<name>.jsonl``: ``breakpoints``, ``hits`` or ``edits`` (control/)."""
+    return os.path.join(run, CONTROL, f"{name}.jsonl")
 
 
 # --- one file per task attempt: workers/, local/, logs/, inputs/, lineage/ -------------

@@ -16,12 +16,14 @@ from IPython.display import display
 
 from ..session.actions import acting_as
 from ..session.run import Run
+from .control import ControlBar
 from .debugging import DebugControls
 from .timeline import TimelineRow
 
 LOG = logging.getLogger("icedtea_jupyter")
 REFRESH_PERIOD = 0.25
-_STATUS_COLOURS = {"running": "#1a73e8", "finished": "#188038", "failed": "#d93025"}
+_STATUS_COLOURS = {"running": "#1a73e8", "finished": "#188038", "failed": "#d93025",
+                   "stopped": "#b06000"}
 
 
 _TRIGGERS = ["initial", "manual", "periodic", "condition"]
@@ -86,9 +88,10 @@ class RunPanel:
         self.debug_failure.add_class("icedtea-debug-failure")
         self.debug_failure.on_click(self._debug_failure)
         self.debug = DebugControls(run)
+        self.control = ControlBar(run)
         self.timeline_row = TimelineRow(self._jump)
         controls = widgets.HBox([self.interact_button, self.timeline])
-        self.widget = widgets.VBox([self.header, self.operators, controls,
+        self.widget = widgets.VBox([self.header, self.operators, self.control.widget, controls,
                                     self.timeline_row.widget, self.debug.progress,
                                     self.debug.widget, self.messages, self.debug_failure])
         self.widget.add_class("icedtea-panel")
@@ -170,6 +173,7 @@ class RunPanel:
                 self.operators.children = [r.box for r in self.rows.values()]
             self.rows[row["operator"]].update(row)
         self.messages.value = self._messages()
+        self.control.update()
         interactions = run.interactions
         self.timeline.value = self._timeline(interactions)
         self._timeline_row(interactions)

@@ -5,6 +5,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IcedteaClient } from './comm/client';
 import { LineageModel } from './lineage/lineageModel';
 import { NotebookFollower } from './runs/follower';
+import { ControlModel } from './control/model';
 import { RunsModel } from './runs/model';
 import { IcedteaSidebar } from './sidebar';
 import { SkewModel } from './skew/model';
@@ -46,7 +47,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     const timeTravel = new TimeTravelModel(runs, client);
     const lineage = new LineageModel(runs, client, timeTravel.debug);
-    const sidebar = new IcedteaSidebar(runs, timeTravel, new SkewModel(runs, client), lineage, { openWide });
+    const control = new ControlModel(runs, client);
+    const skew = new SkewModel(runs, client);
+    const sidebar = new IcedteaSidebar(runs, timeTravel, skew, lineage, { openWide, control });
+    // A hit waits for the user: show it (the live-control section is open by default).
+    control.hitArrived.connect(() => app.shell.activateById(sidebar.id));
     app.shell.add(sidebar, 'left', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
     new NotebookFollower(tracker, client, sidebar);

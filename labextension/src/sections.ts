@@ -3,6 +3,7 @@
  * folder. A new feature (live control, gadget tools, versions…) adds its folder with a
  * `section.ts` exporting an `ISidebarSection`, and one line here.
  */
+import { controlSection } from './control/section';
 import { lineageSection } from './lineage/section';
 import { runSection } from './runs/section';
 import { skewSection } from './skew/section';
@@ -12,6 +13,7 @@ import type { ISidebarSection } from './widgets/section';
 
 export const SECTIONS: readonly ISidebarSection[] = [
   runSection,
+  controlSection,
   ...timeTravelSections,
   skewSection,
   lineageSection,

@@ -2,6 +2,7 @@ import { SidePanel } from '@jupyterlab/ui-components';
 import { AccordionPanel, SplitPanel, Widget } from '@lumino/widgets';
 
 import type { LineageModel } from './lineage/lineageModel';
+import type { ControlModel } from './control/model';
 import type { RunsModel } from './runs/model';
 import { SECTIONS } from './sections';
 import type { SkewModel } from './skew/model';
@@ -45,7 +46,14 @@ export class IcedteaSidebar extends SidePanel {
     this.header.addWidget(header);
     this.header.addWidget(messages);
 
-    const context: ISectionContext = { runs: model, timeTravel, skew, lineage, reveal: id => this.reveal(id) };
+    const context: ISectionContext = {
+      runs: model,
+      timeTravel,
+      skew,
+      lineage,
+      reveal: id => this.reveal(id),
+      control: options.control ?? null
+    };
     const open = options.openWide ? (section: ISidebarSection) => options.openWide!(section, context) : null;
     for (const section of [...(options.sections ?? SECTIONS)].sort((a, b) => a.rank - b.rank)) {
       const widget = new SidebarSection(section, section.create(context), open);
@@ -156,5 +164,7 @@ export namespace IcedteaSidebar {
     sections?: readonly ISidebarSection[];
     /** Show a section's wide view in the main area; without it, no "Open in the main area" buttons. */
     openWide?: (section: ISidebarSection, context: ISectionContext) => void;
+    /** Live control of the selected run (the live-control section). */
+    control?: ControlModel;
   }
 }

@@ -30,8 +30,9 @@ def request(method, **params):
 
 
 def test_the_contracts_methods_and_events_come_after_the_old_ones_in_its_order():
+    # (live control's come after them: tests/unit/test_comm_control.py)
     assert list(messages.REQUEST_METHODS)[5:5 + len(CONTRACT_METHODS)] == CONTRACT_METHODS
-    assert list(messages.EVENT_TYPES)[4:] == CONTRACT_EVENTS
+    assert list(messages.EVENT_TYPES)[4:4 + len(CONTRACT_EVENTS)] == CONTRACT_EVENTS
     assert messages.REQUEST_METHODS["run.page"] == {
         "run": str, "index": int, "operator": str, "partition": int, "variable": str,
         "start": int, "size": int}

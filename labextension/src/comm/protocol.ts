@@ -43,7 +43,14 @@ export const REQUEST_METHODS = [
   'lineage.records',
   'versions.list',
   'versions.diff',
-  'run.export'
+  'run.export',
+  'control.get',
+  'control.pause',
+  'control.resume',
+  'control.live_state',
+  'control.add_breakpoint',
+  'control.remove_breakpoint',
+  'control.decide'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -54,13 +61,14 @@ export const EVENT_TYPES = [
   'run.interaction',
   'debug.moved',
   'debug.preparing',
-  'run.action'
+  'run.action',
+  'run.control'
 ] as const;
 
 export type RequestMethod = (typeof REQUEST_METHODS)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export type RunStatus = 'running' | 'finished' | 'failed' | 'interrupted';
+export type RunStatus = 'running' | 'finished' | 'failed' | 'stopped' | 'interrupted';
 
 /** What the runs list shows of a run (`handlers.run_item`). */
 export interface IRunListItem {
@@ -430,6 +438,53 @@ export interface ILineageTrace {
   page: ILineagePage;
 }
 
+/** A breakpoint set on a run (`control/hits.py` `Breakpoint`). */
+export interface IBreakpointItem {
+  id: number;
+  operator: string;
+  /** `condition`, or a global one: `count`, `sum`. */
+  kind: string;
+  when: string | null;
+  sum_of: string | null;
+  target: number | null;
+  armed: boolean;
+  hits: number;
+}
+
+/** A breakpoint met (`control/hits.py` `Hit`). */
+export interface IHitItem {
+  index: number;
+  /** `condition`, `error`, `count` or `sum`. */
+  kind: string;
+  operator: string;
+  partition: number | null;
+  breakpoint: number | null;
+  record: Tagged;
+  state: { [variable: string]: Tagged };
+  error: { [key: string]: unknown } | null;
+  total: number | null;
+  time: number;
+  /** Null while the user has not decided: skip, replace, resume or stop. */
+  decision: string | null;
+  input_index: number;
+}
+
+/** A run's live control (`comm/control.py` `control_view`). */
+export interface IControlView {
+  run: string;
+  running: boolean;
+  paused: boolean;
+  stopped: boolean;
+  breakpoints: IBreakpointItem[];
+  hits: IHitItem[];
+}
+
+export interface IPauseResult {
+  seconds: number;
+  acknowledged: number;
+  pending: number;
+}
+
 export interface IHelloResult {
   protocol: number;
   version: string;
@@ -557,6 +612,13 @@ export interface IRequestParams {
   'versions.list': { run: string };
   'versions.diff': { run: string; other: string };
   'run.export': { run: string; path: string };
+  'control.get': { run: string };
+  'control.pause': IActionParams;
+  'control.resume': IActionParams;
+  'control.live_state': { run: string; operator: string; partition: number };
+  'control.add_breakpoint': IActionParams & { operator: string; when: string };
+  'control.remove_breakpoint': IActionParams & { breakpoint: number };
+  'control.decide': IActionParams & { hit: number; action: string; record?: Tagged };
 }
 
 /** Result of each request method. */
@@ -591,6 +653,13 @@ export interface IRequestResults {
   'versions.list': { run: string; versions: IVersionRow[] };
   'versions.diff': IVersionDiff;
   'run.export': { path: string; hand: string[] };
+  'control.get': IControlView;
+  'control.pause': IPauseResult;
+  'control.resume': { seconds: number };
+  'control.live_state': { state: { [variable: string]: Tagged } };
+  'control.add_breakpoint': IControlView;
+  'control.remove_breakpoint': IControlView;
+  'control.decide': IControlView;
 }
 
 /** Data of each event. */
@@ -603,6 +672,7 @@ export interface IEventData {
   'debug.moved': { run: string; view: IDebugView };
   'debug.preparing': { run: string; progress: IReplayProgress };
   'run.action': { run: string; action: IAction };
+  'run.control': { run: string; view: IControlView };
 }
 
 /** Frontend -> kernel. */

@@ -2,6 +2,7 @@ import { launchIcon, Toolbar } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
 import type { LineageModel } from '../lineage/lineageModel';
+import type { ControlModel } from '../control/model';
 import type { RunsModel } from '../runs/model';
 import type { SkewModel } from '../skew/model';
 import type { TimeTravelModel } from '../timetravel/timeTravel';
@@ -15,6 +16,8 @@ export interface ISectionContext {
   lineage: LineageModel;
   /** Expand a section of the sidebar (by id) and scroll it into view. */
   reveal(section: string): void;
+  /** Live control of the selected run (null: no kernel connection to act through). */
+  control: ControlModel | null;
 }
 
 /**

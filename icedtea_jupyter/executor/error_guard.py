@@ -1,0 +1,84 @@
+"""``--on-error pause``: a per-record function's exceptions become hits (``control.py``).
+
+The guard makes a map a flatMap of one output or none, so that a skipped record gives no
+output; a filter's skipped record is dropped, a flatMap's and an ``Operator``'s give
+nothing. In replay, a ``SkippedRecord`` (the edits of the run, ``store/control_files.py``)
+gives no output either.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .control import _SKIP, LiveControl, SkippedRecord
+
+
+def guard(control: LiveControl, kind: str, f: Callable) -> tuple[str, Callable]:
+    """``kind``, ``f`` for the per-record loop: an exception in ``f`` pauses the run and
+    the user skips the record, replaces it, or stops."""
+    call = _on_error(control, f) if control.on_error else _replayed(f)
+    if kind == "map":
+        return "flatMap", _one_or_none(call)
+    if kind == "filter":
+        return kind, lambda record: _kept(call(record))
+    if kind == "flatMap":
+        return kind, lambda record: _outputs(call(record))
+    return kind, call
+
+
+def _on_error(control: LiveControl, f: Callable) -> Callable:
+    def call(record: Any) -> Any:
+        try:
+            return f(record)
+        except Exception as exc:
+            error = {"exception": type(exc).__name__, "message": str(exc)[:2000]}
+            outcome = control.ask("error", record, -1, error)
+            if outcome is _SKIP:
+                return _SKIP
+            if outcome is record:  # resume: the task fails as without the flag
+                raise
+            return call(outcome)
+    return call
+
+
+def _replayed(f: Callable) -> Callable:
+    def call(record: Any) -> Any:
+        return _SKIP if isinstance(record, SkippedRecord) else f(record)
+    return call
+
+
+def _one_or_none(call: Callable) -> Callable:
+    def one(record: Any) -> tuple:
+        out = call(record)
+        return () if out is _SKIP else (out,)
+    return one
+
+
+def _kept(out: Any) -> bool:
+    return False if out is _SKIP else bool(out)
+
+
+def _outputs(out: Any) -> Iterable:
+    return () if out is _SKIP else out
+
+
+class GuardedOperator:
+    """An ``Operator`` whose ``process`` is guarded (``guard``)."""
+
+    def __init__(self, op: Any, process: Callable) -> None:
+        self.op, self.process = op, process
+
+    def open(self) -> None:
+        self.op.open()
+
+    def close(self) -> Any:
+        return self.op.close()
+
+
+def guard_operator(control: LiveControl, op: Any) -> GuardedOperator:
+    _, process = guard(control, "operator", op.process)
+    return GuardedOperator(op, lambda record: _none_if_skipped(process(record)))
+
+
+def _none_if_skipped(out: Any) -> Any:
+    return None if out is _SKIP else out

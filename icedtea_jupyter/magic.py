@@ -187,14 +187,19 @@ class IcedteaMagics(Magics):
         return [c for c in cells if c.strip()]
 
     def _cell_id(self) -> str | None:
-        """JupyterLab's id of the executing cell (its execute request's metadata)."""
+        """JupyterLab's id of the executing cell (its execute request's metadata), after
+        the notebook's path where the server names it (``JPY_SESSION_NAME``): a copy of a
+        notebook keeps its cells' ids, and its runs are not versions of the original's."""
         kernel = getattr(self.shell, "kernel", None)
         try:
             parent = kernel.get_parent() if kernel is not None else None
         except Exception:  # an older ipykernel: the text's hash identifies the cell
             return None
         cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
-        return str(cell_id) if cell_id else None
+        if not cell_id:
+            return None
+        notebook = os.environ.get("JPY_SESSION_NAME")
+        return f"{notebook}#{cell_id}" if notebook else str(cell_id)
 
     def _namespace(self) -> dict:
         """The user's namespace: the shell's (a magic registered with one always has it)."""

@@ -50,8 +50,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const control = new ControlModel(runs, client);
     const skew = new SkewModel(runs, client);
     const sidebar = new IcedteaSidebar(runs, timeTravel, skew, lineage, { openWide, control });
-    // A hit waits for the user: show it (the live-control section is open by default).
-    control.hitArrived.connect(() => app.shell.activateById(sidebar.id));
+    // A hit waits for the user: show the sidebar and open its live-control section.
+    control.hitArrived.connect(() => {
+      app.shell.activateById(sidebar.id);
+      sidebar.reveal('control');
+    });
     app.shell.add(sidebar, 'left', { rank: 650 });
     restorer?.add(sidebar, sidebar.id);
     new NotebookFollower(tracker, client, sidebar);

@@ -51,6 +51,9 @@ def test_pause_look_resume_then_replace_a_record_at_a_breakpoint(page, lab_serve
     theta = sidebar.locator('.jp-icedtea-op-row[data-operator="slow"]')
     expect(theta).to_have_attribute("data-status", "running", timeout=RUN_FINISHED)
 
+    title = sidebar.locator('.lm-AccordionPanel-title[aria-controls="icedtea-section-control"]')
+    if title.get_attribute("aria-expanded") != "true":  # collapsed until a hit opens it
+        title.click()
     control = sidebar.locator(".jp-icedtea-ControlView")
     status = control.locator(".jp-icedtea-control-status")
     control.locator("button.jp-icedtea-pause").click()

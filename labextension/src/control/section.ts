@@ -8,6 +8,7 @@ export const controlSection: ISidebarSection = {
   label: 'Live control',
   caption: 'Pause and resume the running job, look at a live state, breakpoints and their hits',
   rank: 150,
+  collapsed: true, // a hit reveals it (index.ts)
   weight: 3,
   create: ({ control }) =>
     control

@@ -19,6 +19,7 @@ export const skewSection: ISidebarSection = {
   label: 'Skew',
   caption: 'The load of each partition stacked by heavy key, the skew test and advice',
   rank: 500,
+  collapsed: true,
   weight: 3,
   create: ({ skew, timeTravel }) => {
     followPartitions(skew, timeTravel);

@@ -22,7 +22,7 @@ export class SkewView extends Panel {
     this._picker.setAttribute('aria-label', 'Operator');
     this._picker.addEventListener('change', () => void model.setOperator(this._picker.value));
     this._summary = el('span', 'jp-icedtea-muted');
-    this._problem = el('div', 'jp-icedtea-error');
+    this._problem = el('div', 'jp-icedtea-problem'); // a run's failure is .jp-icedtea-error
     this._problem.setAttribute('role', 'alert');
     header.node.append(this._picker, this._summary, this._problem);
     this.addWidget(header);

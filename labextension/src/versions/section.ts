@@ -7,7 +7,7 @@ export const versionsSection: ISidebarSection = {
   id: 'versions',
   label: 'Versions',
   caption: "The versions of the selected run's cell: what changed, shared and reused results, a comparison, the export",
-  rank: 600,
+  rank: 700,
   collapsed: true,
   create: ({ runs }) => new VersionsView(new VersionsModel(runs)),
   createWide: ({ runs }) => new VersionsView(new VersionsModel(runs))

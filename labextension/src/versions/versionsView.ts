@@ -50,7 +50,7 @@ export class VersionsView extends Widget {
       model.error ??
         (count ? `${cell}: ${count} ${count === 1 ? 'version' : 'versions'}` : 'No versions of this run yet.')
     );
-    this._status.classList.toggle('jp-icedtea-error', model.error !== null);
+    this._status.classList.toggle('jp-icedtea-problem', model.error !== null);
     this._table.render();
     this._diff.render(model.diff);
     this._path.placeholder = this._defaultPath();

@@ -150,17 +150,32 @@ class _RunWatcher:
         else:
             self.dirty.set()
 
-    def _progress(self) -> None:
+    def _progress(self, progress: list[dict] | None = None) -> None:
         broadcast("run.progress", {"run": self.run.id, "status": self.run.status,
                                    "duration": self.run.duration,
-                                   "progress": self.run.progress()})
+                                   "progress": self.run.progress() if progress is None
+                                   else progress})
 
     def _loop(self) -> None:
+        """While the run records: its progress at most four times a second, when an event
+        asks or the counts moved (the workers' heartbeats move them without an event)."""
+        last: list[dict] | None = None
         while self.run.status == "running":
-            if self.dirty.wait(1.0):
-                self.dirty.clear()
-                self._progress()
+            asked = self.dirty.wait(PROGRESS_PERIOD)
+            self.dirty.clear()
+            progress = self.run.progress()
+            if asked or _counts(progress) != _counts(last):
+                last = progress
+                self._progress(progress)
                 time.sleep(PROGRESS_PERIOD)
+
+
+def _counts(progress: list[dict] | None) -> list[tuple] | None:
+    """What a progress event is sent for: the records and partitions per operator."""
+    if progress is None:
+        return None
+    return [(p["operator"], p["records_in"], p["records_out"], p["done"], p["running"],
+             p["failed"]) for p in progress]
 
 
 def _run_added(run: Run) -> None:

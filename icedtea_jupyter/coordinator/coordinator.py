@@ -117,6 +117,18 @@ class Coordinator:
                 raise
             self.store_is_full(exc)
 
+    def _record(self, write: Callable[..., Any], *args: Any) -> None:
+        """A write to the run store, unless it is full; a write refused for want of
+        space stops the recording (``store_is_full``), any other failure is raised."""
+        if self.store.full:
+            return
+        try:
+            write(*args)
+        except OSError as exc:
+            if not is_full(exc):
+                raise
+            self.store_is_full(exc)
+
     def store_is_full(self, exc: OSError) -> None:
         """A write to the run store failed for want of space: recording stops (the job
         goes on), the panel is told once, the final manifest still gets written."""
@@ -171,15 +183,10 @@ class Coordinator:
         worker = message["worker"]
         if worker["operator"] not in self.dag.names():
             return
-        if not local and not self.store.full:
-            try:
-                self.store.write_worker(message)
-                if message.get("log") is not None:
-                    write_replay_log(self.store.path, message, body)
-            except OSError as exc:
-                if not is_full(exc):
-                    raise
-                self.store_is_full(exc)
+        if not local:
+            self._record(self.store.write_worker, message)
+            if message.get("log") is not None:
+                self._record(write_replay_log, self.store.path, message, body)
         self.book.worker_ended(worker_key(worker))
         error = message.get("error")
         with self._ended:
@@ -229,13 +236,7 @@ class Coordinator:
         alert.setdefault("time", time.time())
         with self._lock:
             self.alerts.append(alert)
-        if not self.store.full:
-            try:
-                self.store.append_alert(alert)
-            except OSError as exc:
-                if not is_full(exc):
-                    raise
-                self.store_is_full(exc)
+        self._record(self.store.append_alert, alert)
         self.emit("alert", alert)
 
     # --- the end ------------------------------------------------------------------

@@ -7,8 +7,6 @@ delta); at the end, the final list of interactions (``store/layout.py``).
 """
 from __future__ import annotations
 
-import json
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -17,7 +15,7 @@ from typing import Any
 from ..snapshots.deltas import PackedDelta
 from ..store import layout
 from ..store.full import is_full
-from ..store.run_store import append_lines
+from ..store.run_store import append_lines, write_json
 
 INITIAL, MANUAL, PERIODIC, CONDITION = "initial", "manual", "periodic", "condition"
 
@@ -160,15 +158,9 @@ class InteractionBook:
         """The final list, with latencies, beside the append-only log."""
         with self._cond:
             data = list(self.interactions)
-        target = layout.interactions_path(self.path)
-        tmp = layout.temp_path(target)
         try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(data, f, default=str)
-            os.replace(tmp, target)
+            write_json(layout.interactions_path(self.path), data)
         except OSError as exc:
-            if os.path.exists(tmp):
-                os.remove(tmp)
             if not is_full(exc):
                 raise
             if self.on_full is not None:  # the log stays, and the store reads it instead

@@ -66,16 +66,7 @@ class RunStore:
             self._write_manifest(manifest)
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
-        target = layout.manifest_path(self.path)
-        tmp = layout.temp_path(target)
-        try:
-            with open(tmp, "w", encoding="utf-8") as out:
-                json.dump(manifest, out, indent=1, default=str)
-            os.replace(tmp, target)
-        except OSError:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
+        write_json(layout.manifest_path(self.path), manifest, indent=1)
 
     def read_manifest(self) -> dict[str, Any]:
         try:
@@ -153,6 +144,20 @@ class RunStore:
     def snapshot_reports(self) -> list[dict]:
         """Every worker's snapshot report, in arrival order."""
         return read_lines(layout.snapshots_path(self.path))
+
+
+def write_json(path: str, data: Any, indent: int | None = None) -> None:
+    """``data`` as a whole JSON file, atomically (temp file, then rename); a failed write
+    (a full disk) leaves neither a half-written file nor its temp file."""
+    tmp = layout.temp_path(path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=indent, default=str)
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 def append_lines(path: str, *rows: dict) -> None:

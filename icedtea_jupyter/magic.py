@@ -42,8 +42,9 @@ def _parser() -> _Parser:
     parser.add_argument("--bind", metavar="ADDRESS",
                         help="address the coordinator listens on (default: loopback, or the "
                              "driver's address when the master is not local)")
-    parser.add_argument("--agent", action="append", default=[], metavar="CLASS",
-                        help="an Agent subclass to attach: a name in the notebook or module.Class")
+    parser.add_argument("--agent", action="append", default=[], metavar="NAME",
+                        help="an agent to attach: a built-in agent's short name, an Agent "
+                             "subclass in the notebook, or module.Class")
     parser.add_argument("--no-panel", action="store_true", help="do not show the run panel")
     parser.add_argument("--interesting", metavar="OPERATOR",
                         help="θ, the operator to debug (default: the first Python operator)")
@@ -127,9 +128,10 @@ def _positive(text: str) -> float:
 
 
 def _resolve_agent(name: str, namespace: dict) -> type:
+    from .agents.registry import built_in_agent, built_in_agents
     from .executor.agent import Agent
 
-    target = namespace.get(name)
+    target = namespace.get(name) or built_in_agent(name)
     if target is None and "." in name:
         module, _, attribute = name.rpartition(".")
         try:
@@ -137,7 +139,9 @@ def _resolve_agent(name: str, namespace: dict) -> type:
         except ImportError as exc:
             raise UsageError(f"%%icedtea: cannot import agent {name!r}: {exc}") from None
     if not (isinstance(target, type) and issubclass(target, Agent)):
-        raise UsageError(f"%%icedtea: --agent {name!r} is not an icedtea_jupyter.Agent subclass")
+        names = ", ".join(sorted(built_in_agents())) or "none"
+        raise UsageError(f"%%icedtea: --agent {name!r} is neither a built-in agent ({names}) "
+                         f"nor an icedtea_jupyter.Agent subclass in the notebook or a module")
     return target
 
 

@@ -28,7 +28,7 @@ def test_unknown_options_are_refused_with_the_usage(shell):
 
 def test_an_agent_that_is_not_an_agent_is_refused(shell):
     shell.user_ns["NotAnAgent"] = object
-    with pytest.raises(UsageError, match="not an icedtea_jupyter.Agent"):
+    with pytest.raises(UsageError, match="nor an icedtea_jupyter.Agent subclass"):
         run_magic(shell, "--agent NotAnAgent", "sc.parallelize([1]).count()")
 
 

@@ -70,12 +70,5 @@ def mark_interrupted(store: RunStore, manifest: dict) -> dict:
 
 
 def _last_write(path: str) -> float:
-    newest = 0.0
-    for folder, _, files in os.walk(path):
-        for name in files:
-            if name != layout.MANIFEST:
-                try:
-                    newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime)
-                except OSError:
-                    pass
-    return newest or time.time()
+    stats = layout.file_stats(path, frozenset({layout.MANIFEST}))
+    return max((stat.st_mtime for stat in stats), default=0.0) or time.time()

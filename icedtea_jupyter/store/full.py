@@ -13,6 +13,8 @@ import errno
 import os
 import threading
 
+from .layout import file_stats
+
 RESERVE = ".reserve"
 RESERVE_BYTES = 256 << 10  # room for the final manifest of a large DAG
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
@@ -50,15 +52,7 @@ def release(store_path: str) -> None:
 
 def bytes_held(store_path: str) -> int:
     """The disk space of the run store's files, the reserve not counted."""
-    total = 0
-    for folder, _, files in os.walk(store_path):
-        for name in files:
-            if name != RESERVE:
-                try:
-                    total += os.lstat(os.path.join(folder, name)).st_blocks * 512
-                except OSError:
-                    pass
-    return total
+    return sum(stat.st_blocks * 512 for stat in file_stats(store_path, frozenset({RESERVE})))
 
 
 class StoreFull:

@@ -317,3 +317,15 @@ def _named(directory: str, suffix: str = ARROW) -> Iterator[tuple[WorkerName, st
         name = parse_worker_name(os.path.basename(path))
         if name is not None:
             yield name, path
+
+
+def file_stats(run_path: str, skip: frozenset[str] = frozenset()) -> Iterator[os.stat_result]:
+    """The ``lstat`` of every file under a run directory (names in ``skip`` left out);
+    files that vanish while walked are passed over."""
+    for folder, _, files in os.walk(run_path):
+        for name in files:
+            if name not in skip:
+                try:
+                    yield os.lstat(os.path.join(folder, name))
+                except OSError:
+                    pass

@@ -53,10 +53,8 @@ class CheckpointWriter:
                     continue
             entries[name] = ("full", value)
         data = pickle.dumps({"base": self.previous, "entries": entries, "extra": extra}, 5)
-        tmp = layout.temp_path(layout.with_parent(path))
-        with open(tmp, "wb") as out:
+        with layout.whole_file(path) as tmp, open(tmp, "wb") as out:
             out.write(data)
-        os.replace(tmp, path)
         self.previous, self.crcs = index, crcs
         return len(data)
 

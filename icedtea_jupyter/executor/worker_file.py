@@ -7,7 +7,6 @@ when it cannot reach the coordinator. ``pandas.read_feather`` opens the Arrow fi
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from ..store import layout
@@ -46,19 +45,11 @@ def _write_atomically(table: Any, path: str, compression: str = "zstd") -> str:
     ``pyarrow.feather``, which imports pandas in the worker (~0.3 s a Python worker)."""
     import pyarrow as pa
 
-    layout.with_parent(path)
-    tmp = layout.temp_path(path)
     options = pa.ipc.IpcWriteOptions(
         compression=None if compression == "uncompressed" else compression)
-    try:
-        with pa.OSFile(tmp, "wb") as sink, \
-                pa.ipc.new_file(sink, table.schema, options=options) as writer:
-            writer.write_table(table)
-        os.replace(tmp, path)
-    except OSError:  # a full disk, say: no half-written file left to hold its space
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with layout.whole_file(path) as tmp, pa.OSFile(tmp, "wb") as sink, \
+            pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
     return path
 
 

@@ -54,6 +54,7 @@ import os
 import re
 import threading
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import NamedTuple
 
 DEFAULT_ROOT = os.path.join(".icedtea", "runs")
@@ -146,6 +147,21 @@ def with_parent(path: str) -> str:
     """``path``, once the folder that holds it exists."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     return path
+
+
+@contextmanager
+def whole_file(path: str) -> Iterator[str]:
+    """Write ``path`` whole or not at all: yields a temp path to write to, renamed to
+    ``path`` when the block ends; a block that raises (a full disk, say) leaves neither
+    a half-written file nor its temp file."""
+    tmp = temp_path(with_parent(path))
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 def manifest_path(run: str) -> str:

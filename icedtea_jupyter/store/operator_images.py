@@ -8,7 +8,6 @@ user's own code; load them only from run stores you trust, as any pickle.
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from . import layout
@@ -22,11 +21,9 @@ def write_operator_image(store_path: str, op_id: int, wrapper: Any) -> None:
     clone.__dict__.update(vars(wrapper))
     clone.spec = None
     data = cloudpickle.dumps(clone)
-    path = layout.with_parent(layout.operator_image_path(store_path, op_id))
-    tmp = layout.temp_path(path)
-    with open(tmp, "wb") as out:
+    with layout.whole_file(layout.operator_image_path(store_path, op_id)) as tmp, \
+            open(tmp, "wb") as out:
         out.write(data)
-    os.replace(tmp, path)
 
 
 def read_operator_image(store_path: str, op_id: int) -> bytes:

@@ -149,15 +149,8 @@ class RunStore:
 def write_json(path: str, data: Any, indent: int | None = None) -> None:
     """``data`` as a whole JSON file, atomically (temp file, then rename); a failed write
     (a full disk) leaves neither a half-written file nor its temp file."""
-    tmp = layout.temp_path(path)
-    try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=indent, default=str)
-        os.replace(tmp, path)
-    except OSError:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with layout.whole_file(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=indent, default=str)
 
 
 def append_lines(path: str, *rows: dict) -> None:

@@ -8,7 +8,6 @@ only from run stores you trust.
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from . import layout
@@ -19,11 +18,9 @@ def write_staged_inputs(store_path: str, partition: int, records: list,
     """Keep ``records``: θ's inputs on ``partition``, or a join's map side (``side``)."""
     from pyspark import cloudpickle
 
-    path = layout.with_parent(layout.staged_inputs_path(store_path, partition, side))
-    tmp = layout.temp_path(path)
-    with open(tmp, "wb") as out:
+    with layout.whole_file(layout.staged_inputs_path(store_path, partition, side)) as tmp, \
+            open(tmp, "wb") as out:
         cloudpickle.dump(records, out)
-    os.replace(tmp, path)
 
 
 def read_staged_inputs(store_path: str, partition: int, side: int | None = None) -> list[Any]:

@@ -42,11 +42,15 @@ class Total:
         return x
 
 
-def session(master):
-    spark = (SparkSession.builder.master(master).appName("icedtea-executor-lost")
-             .config("spark.driver.host", "127.0.0.1").config("spark.executor.cores", "1")
-             .config("spark.cores.max", "2").config("spark.ui.enabled", "false")
-             .config("spark.task.maxFailures", "4").getOrCreate())
+def session(master, **conf):
+    """A session on the two one-core executors (with extra Spark ``conf``)."""
+    builder = (SparkSession.builder.master(master).appName("icedtea-executor-lost")
+               .config("spark.driver.host", "127.0.0.1").config("spark.executor.cores", "1")
+               .config("spark.cores.max", "2").config("spark.ui.enabled", "false")
+               .config("spark.task.maxFailures", "4"))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

@@ -119,10 +119,12 @@ def killed_warning(killed: list[dict], names: dict[int, str]) -> list[str]:
             f"partition {a['partition']}: attempt {a['winner']['attempt']} "
             f"({'the speculative copy' if a['winner']['speculative'] else 'the original'}) "
             f"won, attempt {a['attempt']} was killed" for a in attempts)
+        speculative = any(a["speculative"] or a["winner"]["speculative"] for a in attempts)
         warnings.append(
             f"Spark ran {len(attempts)} task(s) of {names.get(operator, str(operator))!r} "
-            f"twice at once (spark.speculation) and kept the attempt that finished first: "
-            f"{kept}. The run counts, snapshots and replays the winning attempt only.")
+            f"in two attempts at once{' (spark.speculation)' if speculative else ''} and "
+            f"kept the one that finished first: {kept}. The run counts, snapshots and "
+            "replays the winning attempt only.")
     return warnings
 
 
@@ -130,7 +132,7 @@ def killed_attempts(sc: Any, states: list[tuple[tuple, dict]],
                     wait: float = WAIT) -> list[dict]:
     """The task attempts of a finished run that Spark killed because another attempt of
     the same task won (``losers``); waits up to ``wait`` seconds for Spark to record each
-    duplicated task's winner. None without a SparkContext (Spark Connect)."""
+    duplicated task's winner. Nothing without a SparkContext (Spark Connect)."""
     groups = duplicated(states)
     if sc is None or not groups:
         return []

@@ -8,8 +8,9 @@ Spark, once the other partitions are done, launches a speculative copy on the ot
 executor. In the first run the copy runs through and wins, and the original's gate
 opens after the run. In the second the copy waits at its own gate, the driver opens the
 original's gate once the copy is held there, so the original wins, and opens the copy's as
-soon as the job returns: the killed copy's Python worker gets to its end and reports
-while the run concludes. The driver waits for the loser's Python worker to end. The same pipeline is then recorded again without speculation.
+soon as the job returns (the cell's next step, which waits for the copy's Python worker
+to end): the killed copy gets to its end and reports while the run still records. The
+same pipeline is then recorded again without speculation.
 """
 import json
 import os
@@ -59,30 +60,38 @@ class Straggler(cluster_run.Total):
 
 def race(spark, store, gates, winner):
     """Record the pipeline while partition 0's attempts race; ``winner`` is the attempt
-    made to win: ``copy`` (the original waits until the job is done) or ``original``
+    made to win: ``copy`` (the original waits until the run is done) or ``original``
     (the copy waits until the job is done). Returns the run's summary, and the summary of
     the run reopened from its store, once the losing Python worker has ended."""
     original = FileGate(os.path.join(gates, winner, "original"))
     copy = FileGate(os.path.join(gates, winner, "copy"))
+
+    def let_the_copy_finish():  # the cell's next step, after the job: the run still records
+        copy.open()  # Spark killed the copy; its Python worker still gets to its end
+        ended(copy.held())
+
     run, ns = cluster_run.record(
-        spark, store, Straggler(original, copy if winner == "original" else None))
+        spark, store, Straggler(original, copy if winner == "original" else None),
+        then=let_the_copy_finish if winner == "original" else None)
     loser = wait_until(original.held, 120, "partition 0's first attempt to wait at its gate")
     if winner == "original":
         loser = wait_until(copy.held, 120, "Spark's speculative copy of partition 0 to start")
         original.open()
-        wait_until(lambda: "out" in ns, 120, "the job to return the original's result")
-        copy.open()  # Spark killed the copy; its Python worker still gets to its end
     run.wait(240)
-    copy.open()
     original.open()
-    pid = int(loser[0].split("-")[1])
-    wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 60,
-               f"the losing attempt's Python worker {pid} to end")
+    ended(loser)
     stored = from_store(run.store.path)
     return {"run": cluster_run.summary(run, ns), "killed": run.manifest.get("killed_attempts"),
             "killed_records_in": [w["records_in"] for w in stored.partitions("total")
                                   if w["status"] == "killed"],
             "reopened": cluster_run.summary(stored, ns)}
+
+
+def ended(held):
+    """Wait for the Python worker held at a gate (``Straggler``'s ``who``) to end."""
+    pid = int(held[0].split("-")[1])
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 60,
+               f"the losing attempt's Python worker {pid} to end")
 
 
 def from_store(path):

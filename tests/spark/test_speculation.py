@@ -40,6 +40,7 @@ def test_the_winning_attempt_is_the_one_recorded(races, winner):
     for run in (races[winner]["run"], races[winner]["reopened"]):  # live, and from the store
         assert run["status"] == "finished" and run["out"] == plain["out"] == sum(range(1200))
         assert run["records_in"] == plain["records_in"] == {"total": 1200}  # counted once
+        assert run["progress_in"] == {"total": 1200}  # what the panel shows
         assert [a for a in run["attempts"] if a[0] == 0] == ATTEMPTS[winner]
         assert all(a[2] == "ok" for a in run["attempts"] if a[0] != 0)
         assert totals_agree(run["last"]) and totals_agree(plain["last"])

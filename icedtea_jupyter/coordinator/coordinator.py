@@ -14,6 +14,7 @@ from ..checkpoints.policy import CheckpointPolicy
 from ..control.controller import LiveController
 from ..dag import Dag
 from ..executor.agent import Agent
+from ..executor.protocol import WORKER_FIELDS
 from ..executor.spec import RunSpec
 from ..executor.worker_file import write_replay_log
 from ..store.full import is_full, reported_full
@@ -268,6 +269,22 @@ class Coordinator:
         """Copies of every worker's lifecycle state, keyed like the progress agent's."""
         with self._lock:
             return [(key, dict(state)) for key, state in self.workers.items()]
+
+    def discard(self, killed: list[dict]) -> None:
+        """Spark killed these task attempts (``operator, stage, partition, attempt,
+        task``) because another attempt of their task won: they become ``killed`` and
+        count nothing, and their rows in the store say so."""
+        for attempt in killed:
+            key = worker_key(attempt)
+            with self._lock:
+                state = self.workers.get(key)
+                if state is None:
+                    continue
+                state["status"] = "killed"
+                row = dict(state)
+            worker = {name: row[name] for name in WORKER_FIELDS}
+            self._record(self.store.write_worker, {**row, "worker": worker})
+            self.emit("worker", {"worker": worker, "status": "killed"})
 
     def finish(self, timeout: float = 3.0) -> None:
         """Ask per-call workers to flush, wait for running workers, take local records."""

@@ -30,6 +30,7 @@ from .interpreter import point_workers_here
 from .interrupted import kernel_identity
 from .live_run import LiveRun
 from .run import Listener, Run
+from .spark_attempts import killed_attempts, killed_warning
 from .spark_logs import task_failures_logged_to
 
 REFUSALS = (InterestingNotFound, NeedsClassicSession)  # the cell's use refused, before any task
@@ -212,6 +213,9 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
     coordinator = run.coordinator
     try:
         coordinator.finish()
+        killed = killed_attempts(_spark_context(), coordinator.worker_states())
+        coordinator.discard(killed)
+        run.manifest["killed_attempts"] = killed
         jobs = _jobs(run, sc_before)
         run.manifest["jobs"] = jobs
         _versions(run)
@@ -347,6 +351,7 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")
     warnings.extend(_lost_attempts(run))
+    warnings.extend(killed_warning(run.manifest.get("killed_attempts", []), run.dag.names()))
     rejected = coordinator.server.rejections
     if rejected:
         warnings.append(f"{len(rejected)} control connection(s) or message(s) were rejected: "
@@ -370,7 +375,7 @@ def _lost_attempts(run: LiveRun) -> list[str]:
         warnings.append(
             f"{len(attempts)} task attempt(s) of {run.dag.names().get(operator, operator)!r} "
             f"(partition(s) {', '.join(map(str, parts))}) were lost with their Python worker: "
-            "an executor died, or Spark killed the task (a speculative copy that lost, say). "
+            "an executor died, or Spark killed the task. "
             + ("Spark ran them again; the run counts each partition once, from the attempt "
                "that succeeded." if redone else "Not every one of them was run again."))
     return warnings

@@ -147,19 +147,22 @@ class Run(RunVersions, RecordedControl):
     def progress(self) -> list[dict]:
         """Per Python operator: records in/out, partitions done/running/failed, rate (now,
         over the running partitions) and average rate (from its first partition's start
-        to its last one's end, or now)."""
+        to its last one's end, or now). Records count once per task: from the attempt
+        furthest along (a retry, or a speculative copy racing its original), never from
+        one Spark killed because another attempt won (``killed``)."""
         workers = self._worker_states()
         rows = []
         now = time.time()
         for node in self.dag.python_operators:
             mine = [w for w in workers if w["operator"] == node.id]
+            counted = _one_attempt_per_task(mine)
             starts = [w["started"] for w in mine if w.get("started")]
             span = (max((w.get("ended") or now) for w in mine) - min(starts)) if starts else 0.0
-            records_in = sum(w.get("records_in") or 0 for w in mine)
+            records_in = sum(w.get("records_in") or 0 for w in counted)
             rows.append({
                 "operator": node.name, "phase": node.phase,
                 "records_in": records_in,
-                "records_out": sum(w.get("records_out") or 0 for w in mine),
+                "records_out": sum(w.get("records_out") or 0 for w in counted),
                 "done": sum(1 for w in mine if w["status"] == "ok"),
                 "running": sum(1 for w in mine if w["status"] == "running"),
                 "failed": sum(1 for w in mine if w["status"] in ("failed", "lost")),
@@ -379,3 +382,17 @@ def _trace_call(method: str, selector: Any, operator: str | None,
     if at is not None:
         args.append(f"at=({int(at[0])}, {int(at[1])})")
     return f"{method}({', '.join(args)})"
+
+
+def _one_attempt_per_task(workers: list[dict]) -> list[dict]:
+    """Of each (stage, partition)'s task attempts, the one furthest along that Spark did
+    not kill: whose records the progress counts."""
+    best: dict[tuple, dict] = {}
+    for worker in workers:
+        if worker["status"] == "killed":
+            continue
+        key = (worker["stage"], worker["partition"])
+        if key not in best or (worker.get("records_in") or 0) > \
+                (best[key].get("records_in") or 0):
+            best[key] = worker
+    return list(best.values())

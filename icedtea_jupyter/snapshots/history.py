@@ -125,7 +125,7 @@ class History:
         tasks = {task for task, _ in self._by_worker.get((node.id, partition), [])}
         tasks |= {w["task"] for w in self._attempts.get((node.id, partition), [])}
         failed = {w["task"] for w in self._attempts.get((node.id, partition), [])
-                  if w.get("status") in ("failed", "lost")}
+                  if w.get("status") in ("failed", "lost", "killed")}
         views = [self.view_in_task(index, node, partition, task, when, states)
                  for task in sorted(tasks - failed or tasks, reverse=True)]
         if not views:

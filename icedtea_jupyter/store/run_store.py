@@ -84,7 +84,23 @@ class RunStore:
         tables = [feather.read_table(f) for f in layout.worker_files(self.path)]
         if not tables:
             return worker_schema().empty_table()
-        return pa.concat_tables(tables)
+        return self._killed_by_spark(pa.concat_tables(tables))
+
+    def _killed_by_spark(self, table: pa.Table) -> pa.Table:
+        """``table`` with the attempts the manifest's ``killed_attempts`` names (Spark
+        kept another attempt of their task: ``session/spark_attempts.py``) as ``killed``,
+        whatever their worker wrote after the run."""
+        import pyarrow.compute as pc
+
+        try:
+            killed = [a["task"] for a in self.read_manifest().get("killed_attempts") or ()]
+        except StoreError:
+            return table
+        if not killed:
+            return table
+        is_killed = pc.is_in(table["task"], pa.array(killed, pa.int64()))
+        status = pc.if_else(is_killed, pa.scalar("killed"), table["status"])
+        return table.set_column(table.schema.get_field_index("status"), "status", status)
 
     def recorded_inputs(self, operator: int, partition: int) -> list | None:
         """``operator``'s input records on ``partition`` in processing order, from its

@@ -42,19 +42,25 @@ class Total:
         return x
 
 
-def session(master):
-    spark = (SparkSession.builder.master(master).appName("icedtea-executor-lost")
-             .config("spark.driver.host", "127.0.0.1").config("spark.executor.cores", "1")
-             .config("spark.cores.max", "2").config("spark.ui.enabled", "false")
-             .config("spark.task.maxFailures", "4").getOrCreate())
+def session(master, **conf):
+    """A session on the two one-core executors (with extra Spark ``conf``)."""
+    builder = (SparkSession.builder.master(master).appName("icedtea-executor-lost")
+               .config("spark.driver.host", "127.0.0.1").config("spark.executor.cores", "1")
+               .config("spark.cores.max", "2").config("spark.ui.enabled", "false")
+               .config("spark.task.maxFailures", "4"))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
-def record(spark, store, operator):
-    ns = {"sc": spark.sparkContext, "total": operator}
-    run = start_run("out = sc.parallelize(range(1200), 4).map(total).setName('total').sum()",
-                    ns, RunOptions(store=store, interesting="total", interact_every=0.2))
+def record(spark, store, operator, then=None):
+    """Start recording the pipeline; the cell calls ``then()`` after its job, if given."""
+    ns = {"sc": spark.sparkContext, "total": operator, "then": then or (lambda: None)}
+    run = start_run("out = sc.parallelize(range(1200), 4).map(total).setName('total').sum()\n"
+                    "then()", ns, RunOptions(store=store, interesting="total",
+                                             interact_every=0.2))
     return run, ns
 
 
@@ -83,6 +89,7 @@ def summary(run, ns):
     return {
         "status": run.status, "error": run.error, "warnings": run.warnings, "out": ns.get("out"),
         "records_in": run.metrics().groupby("operator")["records_in"].sum().to_dict(),
+        "progress_in": {row["operator"]: row["records_in"] for row in run.progress()},
         "attempts": [[w["partition"], w["attempt"], w["status"]]
                      for w in run.partitions("total")],
         "last": [[last.worker("total", p).count, last.state("total", p)["total"]]

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from icedtea_jupyter.session.execution import NO_JOB_WARNING
+from icedtea_jupyter.session.spark_attempts import SparkAttempt, spark_attempts
 from tests.faults import flaky
 
 pytestmark = pytest.mark.spark
@@ -76,6 +77,17 @@ def test_a_retried_task_counts_once(record):
     metrics = run.metrics().set_index("partition")
     assert metrics.loc[0, "records_in"] == 10 and metrics.loc[0, "attempts"] == 2
     assert metrics["records_in"].sum() == 20
+
+
+def test_spark_says_which_attempt_of_a_retried_task_succeeded(record, sc):
+    """The lookup behind speculation's winner (tests/spark/test_speculation.py): Spark's
+    status store, read by task attempt id; a failed attempt is not a killed one."""
+    run = record("out = sc.parallelize(range(20), 2).map(flaky).collect()", {"flaky": flaky})
+    workers = {w["attempt"]: w for w in run.partitions("flaky") if w["partition"] == 0}
+    found = spark_attempts(sc, workers[0]["stage"], [w["task"] for w in workers.values()])
+    assert found == {workers[0]["task"]: SparkAttempt("FAILED", False),
+                     workers[1]["task"]: SparkAttempt("SUCCESS", False)}
+    assert run.manifest["killed_attempts"] == [] and workers[0]["status"] == "failed"
 
 
 def test_a_cell_that_raises_before_any_job(record):

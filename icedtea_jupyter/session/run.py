@@ -294,6 +294,11 @@ class Run(RunVersions, RecordedControl):
         a reopened run's pipeline is gone."""
         return None
 
+    def collected(self, operator: int) -> list | None:
+        """What the cell's ``collect()`` of node ``operator``'s RDD returned, if it did
+        (in this kernel); None otherwise."""
+        return None
+
     # --- lineage (Titian) ---------------------------------------------------------
     def trace_back(self, row: Any = None, operator: str | None = None, *,
                    at: tuple[int, int] | None = None) -> Trace:

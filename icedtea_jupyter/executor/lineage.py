@@ -155,14 +155,17 @@ class LineageCapture(WorkerPlugin):
     # --- the links -------------------------------------------------------------------
     def key_links(self) -> Any:
         """A map side's links: ``key_out``, the output position of each input's
-        combiner (the output with the input's key), a ``pyarrow.Table`` of one column."""
+        combiner (the output with the input's key), a ``pyarrow.Table`` of one column:
+        16 bits a record while the partition has fewer than 65,536 keys, else 32."""
         import pyarrow as pa
 
-        out_of_key = array("i", [-1]) * len(self.keys)
+        narrow = len(self.out_keys) < 1 << 16
+        code, kind = ("H", pa.uint16()) if narrow else ("i", pa.int32())
+        out_of_key = array(code, [0]) * len(self.keys)
         collections.deque(map(out_of_key.__setitem__, self.out_keys,
                               range(len(self.out_keys))), maxlen=0)
-        key_out = array("i", map(out_of_key.__getitem__, self.in_keys))
-        column = pa.Array.from_buffers(pa.int32(), len(key_out), [None, pa.py_buffer(key_out)])
+        key_out = array(code, map(out_of_key.__getitem__, self.in_keys))
+        column = pa.Array.from_buffers(kind, len(key_out), [None, pa.py_buffer(key_out)])
         return pa.table({KEY_OUT: column})
 
     def links(self, part: int, n_in: int, n_out: int) -> Any:

@@ -94,7 +94,7 @@ class KeyLinks:
         for part, wanted in positions.items():
             column = self._column(op, part)
             if column is not None and wanted:
-                hits = pc.indices_nonzero(pc.is_in(column, pa.array(sorted(wanted), pa.int32())))
+                hits = pc.indices_nonzero(pc.is_in(column, pa.array(sorted(wanted), column.type)))
                 found[part] = set(hits.to_pylist())
         return found
 

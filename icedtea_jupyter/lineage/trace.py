@@ -9,6 +9,7 @@ records at them are regenerated with Spark when asked for (``records.py``).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .engine import DuckEngine
@@ -335,6 +336,8 @@ class Trace:
         self._reached = reached
         self._ends = ends
         self.engine = lineage.engine.name
+        self.call = ""  # the API call it is, and how to log a call on it (set by its run)
+        self.log: Callable[[str], Any] = lambda call: None
 
     @property
     def notes(self) -> list[str]:
@@ -395,7 +398,9 @@ class Trace:
         graph = self._lineage.graph
         sources = {node: self._reached[node] for node in self._ends
                    if graph.steps[node].how == SOURCE}
-        return replay(graph, self._lineage.run, sources, graph.output().id)
+        outputs = replay(graph, self._lineage.run, sources, graph.output().id)
+        self.log(f"{self.call}.replay()")
+        return outputs
 
     def theta_input(self, traced: TracedRecord) -> tuple[int, int]:
         """(partition, position) of θ's input record that ``traced`` is linked with on

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import struct
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -70,6 +71,9 @@ class LineageCapture(WorkerPlugin):
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
         self.origins = array("q")  # (input, partition, position) of every input combiner
         self.out_keys = array("q")  # key id of every output (key-based roles)
+        # a map side's: key id of every input (a list: its append parses no argument);
+        # the ids count in first-seen order, the order of the merger's outputs unless it spilled
+        self.map_keys: list[int] = []
 
     # --- the host's hooks ------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
@@ -94,7 +98,7 @@ class LineageCapture(WorkerPlugin):
         (``in_keys``) by C calls only."""
         if self.role != "combine" or not self.captured:
             return records
-        return _keys_passing(records, self.in_keys.append, self.keys.__getitem__)
+        return _keys_passing(records, self.map_keys.append, self.keys.__getitem__)
 
     def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
         self.kind = kind
@@ -159,13 +163,14 @@ class LineageCapture(WorkerPlugin):
         16 bits a record while the partition has fewer than 65,536 keys, else 32."""
         import pyarrow as pa
 
-        narrow = len(self.out_keys) < 1 << 16
-        code, kind = ("H", pa.uint16()) if narrow else ("i", pa.int32())
-        out_of_key = array(code, [0]) * len(self.keys)
-        collections.deque(map(out_of_key.__setitem__, self.out_keys,
-                              range(len(self.out_keys))), maxlen=0)
-        key_out = array(code, map(out_of_key.__getitem__, self.in_keys))
-        column = pa.Array.from_buffers(kind, len(key_out), [None, pa.py_buffer(key_out)])
+        n_out, in_keys = len(self.out_keys), self.map_keys
+        code, kind = ("H", pa.uint16()) if n_out < 1 << 16 else ("i", pa.int32())
+        if self.out_keys != array("q", range(n_out)):
+            out_of_key = [0] * len(self.keys)  # the merger spilled: its outputs in another order
+            collections.deque(map(out_of_key.__setitem__, self.out_keys, range(n_out)), maxlen=0)
+            in_keys = list(map(out_of_key.__getitem__, in_keys))
+        key_out = struct.pack(f"={len(in_keys)}{code}", *in_keys)  # C, no call a record
+        column = pa.Array.from_buffers(kind, len(in_keys), [None, pa.py_buffer(key_out)])
         return pa.table({KEY_OUT: column})
 
     def links(self, part: int, n_in: int, n_out: int) -> Any:

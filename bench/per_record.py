@@ -8,8 +8,9 @@ map) runs over one partition of integers the way a PySpark task pulls it: plain 
 ``WorkerHost`` loop, θ the operator, so all three are in G(θ) and log for replay).
 Prints seconds per million records for each, their ratio, and cProfile's top items
 for the hosted run. ``--shape wordcount --lineage``: a word count's map side (split
-lines into words, pair them) hosted as ``%%icedtea --lineage`` runs it, against
-PySpark's ``chain.from_iterable(map(f, ...))`` (issue 12's capture budget).
+lines into words, pair them, combine them by key) hosted as ``%%icedtea --lineage`` runs
+it, against PySpark's ``chain.from_iterable(map(f, ...))``, ``map`` and ``ExternalMerger``
+(issue 12's capture budget).
 
     .venv/bin/python bench/per_record.py [--records 2000000] [--keep 0.66] [--lineage]
 
@@ -27,12 +28,13 @@ import pstats
 import sys
 import time
 from itertools import chain
+from operator import add
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from icedtea_jupyter.executor import host as host_module  # noqa: E402
 from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec  # noqa: E402
-from icedtea_jupyter.executor.wrappers import PartitionFunction  # noqa: E402
+from icedtea_jupyter.executor.wrappers import CombineFunction, PartitionFunction  # noqa: E402
 from tests.unit.fakes import RecordingChannel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,8 +70,27 @@ def shuffle_chain(keep: float) -> list:
 
 
 def wordcount_chain(keep: float) -> list:
-    """A word count's map side: lines split into words, each word paired with 1."""
-    return [("flatMap", "split", lambda line: line.split()), ("map", "pair", lambda w: (w, 1))]
+    """A word count's map side: lines split into words, each word paired with 1, the
+    pairs combined by key (``reduceByKey(add)``'s map side)."""
+    return [("flatMap", "split", lambda line: line.split()), ("map", "pair", lambda w: (w, 1)),
+            ("combine", "count", add)]
+
+
+def _combining(f) -> tuple:
+    """``reduceByKey(f)``'s aggregator functions, PySpark's merger memory and serializer."""
+    from pyspark.serializers import AutoBatchedSerializer, CPickleSerializer
+
+    return (lambda v: v, f, f), 512.0, AutoBatchedSerializer(CPickleSerializer())
+
+
+def plain_combine(f, stream):
+    """PySpark's map side of ``reduceByKey(f)``: its ``ExternalMerger``'s items."""
+    from pyspark.shuffle import Aggregator, ExternalMerger
+
+    functions, memory, serializer = _combining(f)
+    merger = ExternalMerger(Aggregator(*functions), memory, serializer)
+    merger.mergeValues(stream)
+    return merger.items()
 
 
 def zipf_lines(n: int) -> list[str]:
@@ -91,6 +112,8 @@ def plain(shape: str, records: list, keep: float) -> int:
     for api, _, f in SHAPES[shape][0](keep):
         if api == "flatMap":
             stream = chain.from_iterable(map(f, stream))
+        elif api == "combine":
+            stream = plain_combine(f, stream)
         else:
             stream = f(stream) if api == "mapPartitions" else \
                 (map if api == "map" else filter)(f, stream)
@@ -106,6 +129,13 @@ def hosted(shape: str, records: list, keep: float) -> int:
     run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], (), lineage=STORE[0] != "/nonexistent")
     stream = iter(records)
     for i, (api, name, f) in enumerate(functions(keep)):
+        if api == "combine":
+            spec = OperatorSpec(i, run, "reduceByKey", name, theta=i == theta,
+                                in_g=i >= theta, phase="combine")
+            functions, memory, serializer = _combining(f)
+            stream = CombineFunction(spec, "combine", functions, memory, serializer,
+                                     False)(0, stream)
+            continue
         spec = OperatorSpec(i, run, api, name, theta=i == theta, in_g=i >= theta)
         stream = PartitionFunction(spec, api, f)(0, stream)
     return sum(1 for _ in stream)

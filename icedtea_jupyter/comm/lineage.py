@@ -1,10 +1,11 @@
 """Lineage requests of the ``icedtea`` comm (Titian): the cell's output rows, a backward
 trace from one of them, a forward trace from a source record, the pages of a trace's
-records, and ``debug.jump_to`` (time travel to where θ received a traced record).
+records, its selective replay, and ``debug.jump_to`` (time travel to where θ received a
+traced record).
 
 Handlers call only the Run API (``run.lineage_outputs``, ``run.trace_back``,
-``run.trace_forward``, ``dbg.jump_to``). A trace stays in the kernel under an id (the
-latest ``KEPT`` of them) so that the sidebar can page through its records and jump to
+``run.trace_forward``, ``t.replay()``, ``dbg.jump_to``). A trace stays in the kernel
+under an id (the latest ``KEPT`` of them) so that the sidebar can page through its records and jump to
 one of them; records travel as the tagged JSON of ``executor.state.encode``.
 """
 from __future__ import annotations
@@ -170,6 +171,21 @@ def debug_jump_to(params: dict) -> dict:
         except ValueError as exc:  # too far from an interaction
             raise RequestError(str(exc), "refused") from None
         return debug_view(run, dbg)
+
+
+@LINEAGE.handles("lineage.replay")
+def lineage_replay(params: dict) -> dict:
+    """Titian's selective replay of a kept backward trace (``t.replay()``): the cell's
+    last operator's outputs re-run on only the trace's source records (``size`` of them)."""
+    run = run_of(params)
+    trace = _kept(run, params["trace"])
+    try:
+        outputs = _traced(run, trace.replay)
+    except ValueError as exc:  # a forward trace
+        raise RequestError(str(exc)) from None
+    size = _window(params)[1]
+    return {"run": run.id, "trace": params["trace"], "call": f"{trace.call}.replay()",
+            "total": len(outputs), "outputs": [encode(output) for output in outputs[:size]]}
 
 
 # the requests that run Spark jobs or replays: answered from the comm's slow thread

@@ -27,6 +27,7 @@ from typing import Any
 
 from . import blocks, features, task_failures
 from .channel import channel_for
+from .lineage import LineageCapture
 from .loops import record_loop
 from .plugin import PluginSet
 from .records import NO_RECORD as _NO_RECORD
@@ -159,9 +160,11 @@ class WorkerHost:
         return blocks.run_partition_in_blocks(self, fn, iterator)
 
     def keyed(self, records: Iterable) -> Iterable:
-        """A map side's ``(key, value)`` input, tapped by the skew counter (``--skew``:
-        C iterators only), else as it is."""
+        """A map side's ``(key, value)`` input, tapped by the lineage capture
+        (``--lineage``) and the skew counter (``--skew``): C iterators only."""
         counter = self.plugins.get(SkewCounter)
+        capture = self.plugins.get(LineageCapture)
+        records = records if capture is None else capture.tap_keys(records)
         return records if counter is None else counter.tap(records)
 
     def keyed_groups(self, groups: Iterable) -> Iterable:

@@ -22,18 +22,22 @@ outputs so far at each input it pulls (an output links to the input pulled last;
 after its input ran out link to every input). Key-based operators link by key (Titian):
 a reduce side's output to every combiner of its key, each combiner named by its map
 partition and position (tagged by ``input_order.tag_origins``, or for joins and
-cogroups by ``JoinOrigins``). A map side (``combine``) captures nothing: its combiner
-of a key comes from the inputs of its partition with that key, which the first trace
-through it indexes with one job (``KeyIndex``), so the map side runs as fast as without
-lineage and its links take no room.
+cogroups by ``JoinOrigins``). A map side (``combine``) links each input to the combiner
+of its key: its inputs' keys are numbered by C iterators only (``tap_keys``, no Python
+code a record), and its file holds one column, ``key_out``: the output position of each
+input's combiner (``tables.load_links`` turns it into links). So a trace crosses it
+without a Spark job. (Runs recorded before have no such file: their traces index the
+map side's keys with one job, ``KeyIndex``.)
 """
 from __future__ import annotations
 
 import collections
 import itertools
+import struct
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter, not_
 from typing import Any
 
 from ..store.layout import lineage_path
@@ -46,6 +50,8 @@ RDD_APIS = JOINS | {"map", "flatMap", "filter", "mapPartitions", "mapPartitionsW
                     "mapValues", "flatMapValues", "combineByKey", "reduceByKey", "foldByKey",
                     "aggregateByKey", "groupByKey"}
 COLUMNS = ("out_start", "out_count", "input", "in_part", "in_start", "in_count", "cross")
+KEY_OUT = "key_out"  # a map side's file: the output position of each input's combiner
+_KEY = itemgetter(0)
 
 
 class LineageCapture(WorkerPlugin):
@@ -65,6 +71,9 @@ class LineageCapture(WorkerPlugin):
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
         self.origins = array("q")  # (input, partition, position) of every input combiner
         self.out_keys = array("q")  # key id of every output (key-based roles)
+        # a map side's: key id of every input (a list: its append parses no argument);
+        # the ids count in first-seen order, the order of the merger's outputs unless it spilled
+        self.map_keys: list[int] = []
 
     # --- the host's hooks ------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
@@ -80,7 +89,16 @@ class LineageCapture(WorkerPlugin):
         return records
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
+        if self.role == "combine":
+            return _keys_passing(outputs, self.out_keys.append, self.keys.__getitem__)
         return self._output_keys(outputs) if self.role in ("merge", "join") else outputs
+
+    def tap_keys(self, records: Iterable) -> Iterable:
+        """A map side's ``(key, value)`` inputs, unchanged, each one's key numbered
+        (``in_keys``) by C calls only."""
+        if self.role != "combine" or not self.captured:
+            return records
+        return _keys_passing(records, self.map_keys.append, self.keys.__getitem__)
 
     def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
         self.kind = kind
@@ -98,13 +116,13 @@ class LineageCapture(WorkerPlugin):
         return counting(f, self.lengths.append)
 
     def end(self, host: Any, message: dict) -> None:
-        if self.role == "combine" or not self.captured or host.status.wire != "ok" \
-                or not self._recording(host):
+        if not self.captured or host.status.wire != "ok" or not self._recording(host):
             return None
         try:
-            write_links(lineage_path(host.spec.run.store_path, host.worker),
-                        self.links(host.worker["partition"], message["records_in"],
-                                   message["records_out"]))
+            table = self.key_links() if self.role == "combine" else \
+                self.links(host.worker["partition"], message["records_in"],
+                           message["records_out"])
+            write_links(lineage_path(host.spec.run.store_path, host.worker), table)
         except Exception as exc:  # the run goes on; its traces say what is missing
             host.alert("lineage", "write", exc)
         return None
@@ -139,6 +157,22 @@ class LineageCapture(WorkerPlugin):
             yield out
 
     # --- the links -------------------------------------------------------------------
+    def key_links(self) -> Any:
+        """A map side's links: ``key_out``, the output position of each input's
+        combiner (the output with the input's key), a ``pyarrow.Table`` of one column:
+        16 bits a record while the partition has fewer than 65,536 keys, else 32."""
+        import pyarrow as pa
+
+        n_out, in_keys = len(self.out_keys), self.map_keys
+        code, kind = ("H", pa.uint16()) if n_out < 1 << 16 else ("i", pa.int32())
+        if self.out_keys != array("q", range(n_out)):
+            out_of_key = [0] * len(self.keys)  # the merger spilled: its outputs in another order
+            collections.deque(map(out_of_key.__setitem__, self.out_keys, range(n_out)), maxlen=0)
+            in_keys = list(map(out_of_key.__getitem__, in_keys))
+        key_out = struct.pack(f"={len(in_keys)}{code}", *in_keys)  # C, no call a record
+        column = pa.Array.from_buffers(kind, len(in_keys), [None, pa.py_buffer(key_out)])
+        return pa.table({KEY_OUT: column})
+
     def links(self, part: int, n_in: int, n_out: int) -> Any:
         """This worker's links, a ``pyarrow.Table`` (see the module docstring)."""
         rows = Links(part)
@@ -207,7 +241,7 @@ class Links:
         import pyarrow as pa
 
         arrays = {}
-        for name, kind in _types(pa):
+        for name, kind in link_types(pa):
             values = self.columns[name]
             raw = pa.int8() if name == "cross" else pa.int64()
             column = pa.Array.from_buffers(raw, len(values), [None, pa.py_buffer(values)])
@@ -259,6 +293,13 @@ class Links:
         self.add(ends[-1], n_out - ends[-1], 0, n_in, cross=True)
 
 
+def _keys_passing(records: Iterable, append: Callable, number: Callable) -> Iterator:
+    """The records, unchanged, the number of each one's key passed to ``append`` by C
+    calls only (``compress`` pulls the record, then its selector: the same record's)."""
+    passing, keyed = itertools.tee(records)
+    return itertools.compress(passing, map(not_, map(append, map(number, map(_KEY, keyed)))))
+
+
 def counting(f: Callable, append: Callable[[int], None]) -> Callable:
     """``f`` (a flatMap's function) whose outputs for each input are counted (``append``)."""
     def counted(record: Any) -> list:  # the host's culprit finder reads ``record``
@@ -297,7 +338,7 @@ def write_links(path: str, table: Any) -> str:
     return _write_atomically(table, path)
 
 
-def _types(pa: Any) -> list[tuple[str, Any]]:
+def link_types(pa: Any) -> list[tuple[str, Any]]:
     return [("out_start", pa.int64()), ("out_count", pa.int64()), ("input", pa.int32()),
             ("in_part", pa.int32()), ("in_start", pa.int64()), ("in_count", pa.int64()),
             ("cross", pa.bool_())]

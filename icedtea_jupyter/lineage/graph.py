@@ -4,7 +4,8 @@ A hosted Python operator links its outputs to its inputs in its lineage table: a
 pipelined one to its parent's outputs, an aggregation's reduce side to its map side's
 outputs (across the shuffle), a join or cogroup to each of its inputs' outputs. An
 aggregation's map side links each combiner to the inputs of its partition with the
-same key (``key`` links, found among the records, not stored). A
+same key (``key`` links: captured as links, or in runs recorded before, found among
+the records). A
 ``union`` keeps its inputs' partitions one after the other, records in place. A source
 starts the lineage: its records are the ids (partition, position). Other JVM operators
 (``partitionBy``, ``repartition``, ``coalesce``, ``distinct``, ``sortByKey``...) move

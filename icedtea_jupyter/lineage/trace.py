@@ -9,12 +9,13 @@ records at them are regenerated with Spark when asked for (``records.py``).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .engine import DuckEngine
 from .graph import KEY, LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
 from .records import Positions, everything, fetch, key_index, untag_combiner
-from .tables import connect, load_links
+from .tables import connect, load_links, output_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +57,9 @@ class Lineage:
                                "(run.wait())")
         self.run = run
         self.graph = LineageGraph(run.dag)
-        con = connect(load_links(run.store))
+        self.counts = output_counts(run.store)
+        links, self.keys = load_links(run.store)
+        con = connect(links)
         weakref.finalize(self, con.close)  # closed with the run's lineage, or at exit
         self.engine = DuckEngine(con)
         self.notes: list[str] = []
@@ -74,7 +77,9 @@ class Lineage:
                 self.notes.append(note)
             return {}
         cache = self._records.setdefault(node, {})
-        if positions is None and node not in self._whole:
+        if node not in self._whole and self._collected(node, cache):
+            self._whole.add(node)
+        elif positions is None and node not in self._whole:
             cache.update(self._display(node, fetch(rdd, everything(rdd))))
             self._whole.add(node)
         elif positions is not None and node not in self._whole:
@@ -85,6 +90,19 @@ class Lineage:
             return dict(cache)
         return {(p, x): cache[(p, x)] for p, ps in positions.items() for x in ps
                 if (p, x) in cache}
+
+    def _collected(self, node: int, cache: dict) -> bool:
+        """Fill ``cache`` with what the cell's ``collect()`` of ``node`` returned, if it
+        did (no Spark job): partition by partition, as many as its workers output."""
+        collected = self.run.collected(node)
+        counts = self.counts.get(node)
+        if collected is None or not counts or sum(counts.values()) != len(collected) \
+                or set(counts) != set(range(max(counts) + 1)):
+            return False
+        records = iter(collected)
+        cache.update({(part, pos): next(records)
+                      for part in sorted(counts) for pos in range(counts[part])})
+        return True
 
     def _display(self, node: int, records: dict) -> dict:
         if self.graph.steps[node].node.phase == "combine":
@@ -109,7 +127,9 @@ class Lineage:
     def back(self, step: Step, positions: Positions) -> dict[int, Positions]:
         if step.how == LINKS:
             return self.engine.back(step.node.id, positions)
-        if step.how == KEY:
+        if step.how == KEY and step.node.id in self.keys.operators:
+            return {0: self.keys.back(step.node.id, positions)}
+        if step.how == KEY:  # a run recorded before map sides captured their links
             return {0: self._same_key(step.node.id, positions, step.inputs[0])}
         if step.how == UNION and not self._aligned(step):
             return _union_back(step, positions)
@@ -122,6 +142,8 @@ class Lineage:
     def forward(self, step: Step, index: int, source: int, positions: Positions) -> Positions:
         if step.how == LINKS:
             return self.engine.forward(step.node.id, index, positions)
+        if step.how == KEY and step.node.id in self.keys.operators:
+            return self.keys.forward(step.node.id, positions)
         if step.how == KEY:
             return self._same_key(source, positions, step.node.id)
         if step.how == UNION and not self._aligned(step):
@@ -314,6 +336,8 @@ class Trace:
         self._reached = reached
         self._ends = ends
         self.engine = lineage.engine.name
+        self.call = ""  # the API call it is, and how to log a call on it (set by its run)
+        self.log: Callable[[str], Any] = lambda call: None
 
     @property
     def notes(self) -> list[str]:
@@ -374,7 +398,9 @@ class Trace:
         graph = self._lineage.graph
         sources = {node: self._reached[node] for node in self._ends
                    if graph.steps[node].how == SOURCE}
-        return replay(graph, self._lineage.run, sources, graph.output().id)
+        outputs = replay(graph, self._lineage.run, sources, graph.output().id)
+        self.log(f"{self.call}.replay()")
+        return outputs
 
     def theta_input(self, traced: TracedRecord) -> tuple[int, int]:
         """(partition, position) of θ's input record that ``traced`` is linked with on

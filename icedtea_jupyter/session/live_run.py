@@ -132,6 +132,9 @@ class LiveRun(LiveControlAPI, Run):
     def output_rdd(self, operator: int) -> Any:
         return self.recorder.outputs.get(operator)
 
+    def collected(self, operator: int) -> list | None:
+        return None if self.tracker is None else self.tracker.collected.get(operator)
+
     def rebuild_parts(self) -> Any:
         """What ``Trace.replay`` re-runs: the operators as Spark ran them, the shuffles."""
         return self.recorder

@@ -297,6 +297,11 @@ class Run(RunVersions, RecordedControl):
         a reopened run's pipeline is gone."""
         return None
 
+    def collected(self, operator: int) -> list | None:
+        """What the cell's ``collect()`` of node ``operator``'s RDD returned, if it did
+        (in this kernel); None otherwise."""
+        return None
+
     # --- lineage (Titian) ---------------------------------------------------------
     def trace_back(self, row: Any = None, operator: str | None = None, *,
                    at: tuple[int, int] | None = None) -> Trace:
@@ -306,8 +311,7 @@ class Run(RunVersions, RecordedControl):
         or a predicate selecting several; or ``at=(partition, position)``, its id (a
         reopened run has no records to compare). Needs a run recorded with ``--lineage``."""
         trace = trace_back(self._lineage(), row, operator, at)
-        self._actions.record(_trace_call("run.trace_back", row, operator, at))
-        return trace
+        return self._logged(trace, _trace_call("run.trace_back", row, operator, at))
 
     def trace_forward(self, record: Any = None, operator: str | None = None, *,
                       at: tuple[int, int] | None = None) -> Trace:
@@ -317,7 +321,12 @@ class Run(RunVersions, RecordedControl):
         predicate selecting several; or ``at=(partition, position)``, its id in
         ``operator``. Needs a run recorded with ``--lineage``."""
         trace = trace_forward(self._lineage(), record, operator, at)
-        self._actions.record(_trace_call("run.trace_forward", record, operator, at))
+        return self._logged(trace, _trace_call("run.trace_forward", record, operator, at))
+
+    def _logged(self, trace: Trace, call: str) -> Trace:
+        """``trace``, its ``call`` in the action log, and its replay's too when it runs."""
+        self._actions.record(call)
+        trace.call, trace.log = call, self._actions.record
         return trace
 
     def lineage_outputs(self) -> tuple[str, list[tuple[int, int, Any]]]:

@@ -28,6 +28,7 @@ class VersionTracker:
         self.notes: list[str] = []
         self.fingerprint_seconds = 0.0
         self._canonical: dict[int, Any] = {}  # id(sink) -> its canonical plan's digest
+        self.collected: dict[int, list] = {}  # node -> what rdd.collect() returned (lineage)
 
     # --- the hook ------------------------------------------------------------------------
     def on_action(self, call: Any) -> Any:
@@ -52,7 +53,18 @@ class VersionTracker:
                 return answer
         value = call.run()
         self._store(sink, value, call.kind)
+        self._keep_collected(call, value)
         return value
+
+    def _keep_collected(self, call: Any, value: Any) -> None:
+        """An RDD's ``collect()``: its records, in partition order, by the RDD's node
+        (lineage matches output rows against them: no Spark job to regenerate them)."""
+        from ..instrument.patching import node_of
+
+        if call.name == "collect" and not call.args and not _is_dataframe(call.target):
+            node = node_of(call.target, self.run_id)
+            if node is not None:
+                self.collected[node] = value
 
     def _answer(self, sink: dict) -> Any:
         found = find_equivalent(self.root, self.run_id, sink, self.canonical)

@@ -130,12 +130,26 @@ def test_trace_a_row_back_page_its_sources_trace_one_forward_and_jump_there(page
     expect(source).to_have_class(re.compile("jp-mod-selected"))
     page.screenshot(path=str(artifacts / "lineage-jumped.png"))
 
+    # Replay only these: the word count re-run on that one line (Titian's selective replay).
+    back.locator('[data-action="replay"]').click()
+    replayed = back.locator(".jp-icedtea-lineage-replayed")
+    expect(replayed.locator(".jp-icedtea-lineage-summary")).to_have_text(
+        "Replayed on these sources: 3 output rows", timeout=2 * STEP)
+    assert sorted(replayed.locator(".jp-icedtea-lineage-value").all_inner_texts()) == [
+        "('and', 1)", "('spark', 1)", "('zzrare', 1)"]
+
     # The API gives the same trace and the same debugger.
     printed = run_code(page, notebook,
                        "import icedtea_jupyter as _it; _r = _it.last_run(); "
-                       "print('API', _r.trace_back(('zzrare', 1)).to_pandas().values.tolist(), "
-                       "_r.debugger().snapshot().count('split', 1))",
+                       "_t = _r.trace_back(('zzrare', 1)); "
+                       "print('API', _t.to_pandas().values.tolist(), "
+                       "_r.debugger().snapshot().count('split', 1), sorted(_t.replay()), "
+                       "[a['call'] for a in _r.actions if a['call'].endswith('.replay()')])",
                        "icedtea-lineage-api")
-    assert "API [['parallelize', 1, 14, 'zzrare and spark']] 14" in printed, printed
+    assert ("API [['parallelize', 1, 14, 'zzrare and spark']] 14 "
+            "[('and', 1), ('spark', 1), ('zzrare', 1)] ") in printed, printed
+    # the sidebar's replay and the API's, each logged as its call
+    assert re.search(r"\['run\.trace_back\(at=\(\d+, \d+\)\)\.replay\(\)', "
+                     r"\"run\.trace_back\(\('zzrare', 1\)\)\.replay\(\)\"\]", printed), printed
     problems = [e for e in page.console_errors if "icedtea" in e.lower()]
     assert not problems, problems

@@ -83,6 +83,39 @@ def test_a_key_group_spanning_every_partition_traces_back_to_all_of_them(record)
     assert [r[3] for r in rows(several.to_pandas())] == ["spark a", "spark zzrare c"]
 
 
+def test_the_first_trace_through_an_aggregation_runs_no_spark_job(record, monkeypatch):
+    # the map side's key links are captured during the run, and the output rows are what
+    # the cell collected: a trace's positions need no job (its records, when asked, do)
+    from icedtea_jupyter.lineage import trace as tracing
+
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+
+    def no_job(*args):
+        raise AssertionError("the trace ran a Spark job")
+    monkeypatch.setattr(tracing, "fetch", no_job)
+    monkeypatch.setattr(tracing, "key_index", no_job)
+    t = run.trace_back(("spark", 5))
+    assert t.operators == {"parallelize": 4, "split": 5, "pair": 5, "count (combine)": 4,
+                           "count": 1}
+    assert t.operators == run.trace_back(lambda row: row == ("spark", 5)).operators
+    assert run.trace_forward(at=(2, 1), operator="pair").operators["count"] == 1
+    monkeypatch.undo()
+    assert rows(t.to_pandas()) == [("parallelize", p, 0, WORDS[p]) for p in range(4)]
+
+
+def test_a_reopened_run_traces_through_an_aggregation_by_id(record, monkeypatch):
+    from icedtea_jupyter.session import registry
+
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    _, outputs = run.lineage_outputs()
+    spark_at = next((part, pos) for part, pos, row in outputs if row == ("spark", 5))
+    monkeypatch.setattr(registry, "runs", lambda: [])  # as after a kernel restart
+    reopened = registry.open_run(run.path)
+    t = reopened.trace_back(at=spark_at)
+    assert rows(t.to_pandas()) == [("parallelize", p, 0, None) for p in range(4)]
+    assert t.operators["pair"] == 5
+
+
 def test_a_line_forward_reaches_the_count_of_each_of_its_words(record):
     run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
     f = run.trace_forward("spark zzrare c")
@@ -138,7 +171,7 @@ def test_a_retried_task_adds_no_duplicate_lineage(record):
                  {"flaky": flaky}, lineage=True)
     assert run.status == "finished", run.error
     assert run.metrics().set_index("partition").loc[0, "attempts"] == 2
-    links = load_links(run.store).to_pandas()
+    links = load_links(run.store)[0].to_pandas()
     flaky_links = links[links.op == run.dag.node("flaky").id]
     assert flaky_links.groupby("part").out_count.sum().tolist() == [10, 10]
     t = run.trace_back(lambda x: x < 8)

@@ -42,6 +42,12 @@ class FakeTrace:
     def count(self, operator=None):
         return len(self._ends if operator is None else self._at[operator])
 
+    def replay(self):
+        if self.direction != "back":
+            raise ValueError("replay re-runs the sources a backward trace ends at")
+        self.log(f"{self.call}.replay()")
+        return [("zzrare", 1), ("a", 1), ("line", 1)]
+
     def theta_input(self, traced):
         self.asked.append(tuple(traced[:3]))
         return (0, 2)  # θ's input #2 on partition 0
@@ -175,3 +181,20 @@ def test_a_running_run_is_traced_once_it_has_ended(stored_run, monkeypatch):
     reply = request("lineage.outputs", run=stored_run.id)
     assert reply["error"]["type"] == "bad_request" and "still running" in reply["error"]["message"]
     assert registry.get(stored_run.id) is stored_run
+
+
+def test_replay_only_these_reruns_a_kept_backward_trace_and_is_logged(lineage_run):
+    back = request("lineage.trace_back", run=lineage_run.id, partition=0, position=1)["result"]
+    forward = request("lineage.trace_forward", run=lineage_run.id, operator="lines",
+                      partition=0, position=0)["result"]
+    reply = request("lineage.replay", run=lineage_run.id, trace=back["trace"], size=2,
+                    source="sidebar")
+    assert reply["ok"], reply
+    result = reply["result"]
+    assert (result["total"], result["call"]) == (3, "run.trace_back(at=(0, 1)).replay()")
+    assert result["outputs"] == [{"$t": "tuple", "v": ["zzrare", 1]},
+                                 {"$t": "tuple", "v": ["a", 1]}]  # the first page
+    assert lineage_run.actions[-1]["call"] == "run.trace_back(at=(0, 1)).replay()"
+    assert lineage_run.actions[-1]["source"] == "sidebar"
+    refused = request("lineage.replay", run=lineage_run.id, trace=forward["trace"])
+    assert not refused["ok"] and "backward trace" in refused["error"]["message"]

@@ -76,9 +76,39 @@ def capture(api: str, phase: str, inputs: list, outputs: list):
     return plugin, consumed
 
 
-def test_a_map_side_is_not_captured_its_links_are_found_by_key():
-    plugin, consumed = capture("reduceByKey", "combine", [("a", 1), ("b", 1)], [])
-    assert consumed == [("a", 1), ("b", 1)] and not plugin.needs_records(None)
+def test_a_map_side_links_each_input_to_the_combiner_of_its_key():
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.executor.lineage import LineageCapture
+
+    plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api="reduceByKey",
+                                                                 phase="combine")))
+    inputs = [("a", 1), ("b", 1), ("c", 1), ("a", 1), ("b", 1)]
+    assert list(plugin.tap_keys(iter(inputs))) == inputs and not plugin.needs_records(None)
+    # the merger's outputs come in its own order: c, a, b (tagged with their origins)
+    outputs = [("c", (0, 0, 1)), ("a", (0, 1, 2)), ("b", (0, 2, 2))]
+    assert list(plugin.partition_outputs(None, iter(outputs))) == outputs
+    assert plugin.key_links().to_pydict() == {"key_out": [1, 2, 0, 1, 2]}
+
+
+def test_a_map_side_with_more_keys_than_16_bits_hold_links_in_32():
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+
+    from icedtea_jupyter.executor.lineage import LineageCapture
+
+    plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api="reduceByKey",
+                                                                 phase="combine")))
+    keys = list(range(70_000))
+    list(plugin.tap_keys((k, 1) for k in keys + [69_999]))
+    list(plugin.partition_outputs(None, ((k, (0, i, 1)) for i, k in enumerate(reversed(keys)))))
+    column = plugin.key_links().column("key_out")
+    assert column.type == pa.int32() and column.to_pylist()[:2] == [69_999, 69_998]
+    assert column.to_pylist()[-2:] == [0, 0]
+
+
+def test_a_run_recorded_before_finds_a_map_sides_links_by_key():
     [(part, index)] = KeyIndex()(2, iter([("a", 1), ("b", 1), ("a", 1)]))
     assert part == 2 and {k: list(v) for k, v in index.items()} == {"a": [0, 2], "b": [1]}
 

@@ -133,6 +133,7 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                                             "position": 0, "source": "panel"}),
                  ("lineage.records", {"run": run, "trace": 1, "operator": "lines", "start": 0,
                                       "size": 5}),
+                 ("lineage.replay", {"run": run, "trace": 1, "size": 5, "source": "sidebar"}),
                  ("debug.jump_to", {"run": run, "trace": 1, "operator": "lines", "partition": 0,
                                     "position": 0}),
                  ("versions.list", {"run": run}), ("versions.diff", {"run": run, "other": run}),

@@ -50,7 +50,8 @@ export const REQUEST_METHODS = [
   'control.live_state',
   'control.add_breakpoint',
   'control.remove_breakpoint',
-  'control.decide'
+  'control.decide',
+  'lineage.replay'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -417,6 +418,17 @@ export interface ILineagePage {
   rows: ILineageRecord[];
 }
 
+/** A backward trace's selective replay: the cell's last operator's outputs on its sources only. */
+export interface ILineageReplay {
+  run: string;
+  trace: number;
+  /** The Python call it is (the action log has it). */
+  call: string;
+  /** Outputs in all; `outputs` holds the first of them. */
+  total: number;
+  outputs: Tagged[];
+}
+
 /** A backward or forward trace the kernel keeps under `trace` for its pages and jumps. */
 export interface ILineageTrace {
   run: string;
@@ -619,6 +631,7 @@ export interface IRequestParams {
   'control.add_breakpoint': IActionParams & { operator: string; when: string };
   'control.remove_breakpoint': IActionParams & { breakpoint: number };
   'control.decide': IActionParams & { hit: number; action: string; record?: Tagged };
+  'lineage.replay': IActionParams & { trace: number; size?: number };
 }
 
 /** Result of each request method. */
@@ -660,6 +673,7 @@ export interface IRequestResults {
   'control.add_breakpoint': IControlView;
   'control.remove_breakpoint': IControlView;
   'control.decide': IControlView;
+  'lineage.replay': ILineageReplay;
 }
 
 /** Data of each event. */

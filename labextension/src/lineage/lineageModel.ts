@@ -1,7 +1,7 @@
 import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type { ILineagePage, ILineageRecord, ILineageTrace } from '../comm/protocol';
+import type { ILineagePage, ILineageRecord, ILineageReplay, ILineageTrace } from '../comm/protocol';
 import { IRunsSource, LONG_REQUEST_TIMEOUT, RunsModel } from '../runs/model';
 import type { DebugModel } from '../timetravel/debugModel';
 import { message } from '../timetravel/timelineModel';
@@ -176,6 +176,28 @@ export class LineageModel implements IDisposable {
     });
   }
 
+  /** "Replay only these": the cell's operators re-run on the backward trace's sources (`t.replay()`). */
+  async replay(): Promise<void> {
+    const run = this._runId;
+    const back = this._back;
+    if (run === null || !back) {
+      return;
+    }
+    const trace = back.trace.trace;
+    await this._ask('replay only these', run, async () => {
+      const params = { run, trace, size: LINEAGE_PAGE, source: 'sidebar' as const };
+      const result = await this._source.request('lineage.replay', params, LONG_REQUEST_TIMEOUT);
+      if (this._back?.trace.trace === trace) {
+        this._replayed = result;
+      }
+    });
+  }
+
+  /** The selective replay of the backward trace on view, once asked for. */
+  get replayed(): ILineageReplay | null {
+    return this._replayed;
+  }
+
   /** Jump the debugger to when θ received the record (a record of the trace `direction`). */
   async jumpTo(direction: Direction, record: ILineageRecord): Promise<void> {
     const shown = direction === 'back' ? this._back : this._forward;
@@ -211,6 +233,7 @@ export class LineageModel implements IDisposable {
       this._set(direction, { trace, page: trace.page });
       if (direction === 'back') {
         this._forward = null; // it belonged to the previous trace's records
+        this._replayed = null;
       }
     });
   }
@@ -258,6 +281,7 @@ export class LineageModel implements IDisposable {
       this._back = null;
       this._forward = null;
       this._jumped = null;
+      this._replayed = null;
       this._error = null;
       this._busy = null;
       this._filter = '';
@@ -283,6 +307,7 @@ export class LineageModel implements IDisposable {
   private _back: IShownTrace | null = null;
   private _forward: IShownTrace | null = null;
   private _jumped: ILineageRecord | null = null;
+  private _replayed: ILineageReplay | null = null;
   private _busy: string | null = null;
   private _error: ILineageError | null = null;
   private _outputsToken = 0;

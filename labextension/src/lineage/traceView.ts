@@ -10,7 +10,8 @@ import { IRecordAction, recordRow } from './recordRow';
  * records at each (a click lists the records there), its notes, and its records a page
  * at a time. A backward trace's source records have "Forward" (their forward trace)
  * and "Jump here" (time travel to when θ received the record); `onJump` reveals the
- * debugger's sections.
+ * debugger's sections. A backward trace has "Replay only these" (selective replay: the
+ * cell's outputs on its source records only).
  */
 export class TraceView {
   constructor(
@@ -23,6 +24,14 @@ export class TraceView {
     this.node = el('div', `jp-icedtea-lineage-trace jp-icedtea-lineage-${direction}`);
     this.node.dataset.direction = direction;
     this.node.append(this._title, this._path, this._summary, this._notes, this._records, this._pager);
+    if (direction === 'back') {
+      this._replayButton.type = 'button';
+      this._replayButton.dataset.action = 'replay';
+      this._replayButton.title =
+        "Selective replay (t.replay()): re-run the cell's operators on only this trace's source records";
+      this._replayButton.addEventListener('click', () => void this._model.replay());
+      this.node.append(this._replayButton, this._replayed);
+    }
   }
 
   readonly node: HTMLDivElement;
@@ -47,6 +56,7 @@ export class TraceView {
     setText(this._summary, this._summaryText(shown));
     this._notes.replaceChildren(...trace.notes.map(note => el('li', 'jp-icedtea-lineage-note', note)));
     this._notes.hidden = trace.notes.length === 0;
+    this._renderReplay();
     const ends = page.operator === null;
     this._records.dataset.operator = page.operator ?? '';
     this._records.replaceChildren(...page.rows.map(record => this._row(record, ends)));
@@ -56,6 +66,25 @@ export class TraceView {
         LINEAGE_PAGE,
         start => void this._model.showRecords(this.direction, start, page.operator)
       ))
+    );
+  }
+
+  private _renderReplay(): void {
+    const replayed = this.direction === 'back' ? this._model.replayed : null;
+    this._replayed.hidden = !replayed;
+    if (!replayed) {
+      this._replayed.replaceChildren();
+      return;
+    }
+    const shown = replayed.outputs.length < replayed.total ? ` (the first ${replayed.outputs.length})` : '';
+    this._replayed.title = replayed.call;
+    this._replayed.replaceChildren(
+      el(
+        'div',
+        'jp-icedtea-lineage-summary',
+        `Replayed on these sources: ${plural(replayed.total, 'output row')}${shown}`
+      ),
+      ...replayed.outputs.map(output => el('div', 'jp-icedtea-lineage-value', pyRepr(output, 120)))
     );
   }
 
@@ -131,4 +160,6 @@ export class TraceView {
   private _notes = el('ul', 'jp-icedtea-lineage-notes');
   private _records = el('div', 'jp-icedtea-lineage-rows');
   private _pager: HTMLElement = el('div', 'jp-icedtea-pager');
+  private _replayButton = el('button', 'jp-icedtea-lineage-replay', 'Replay only these');
+  private _replayed = el('div', 'jp-icedtea-lineage-replayed');
 }

@@ -59,6 +59,15 @@ class Agent:
     def finish(self) -> None:
         """Called once when the worker has processed its last record (or failed)."""
 
+    def observe_input(self, records: Iterator) -> Iterator | None:
+        """Wrap the worker's input stream; return the wrapper, or None to leave it.
+
+        For agents that need not see every record in Python (a sample taken by skip
+        counts, records appended to a list by a C call): the worker keeps its fast
+        block loop. The wrapper must be lazy (never read ahead of what the operator
+        pulls) and must not raise: it runs inside the Spark task."""
+        return None
+
     # --- what an agent can do -----------------------------------------------------
     def send_to_coordinator(self, payload: Any) -> None:
         """Send a JSON-able payload to this agent's coordinator side."""
@@ -132,7 +141,18 @@ class AgentPlugin(WorkerPlugin):
         return bool(self.observers)
 
     def records(self, host: Any, records: Iterable) -> Iterable:
+        records = self.feed_input(host, records) or records
         return self._observe(records) if self.observers else records
+
+    def feed_input(self, host: Any, iterator: Iterable) -> Iterable | None:
+        """The agents' ``observe_input`` wrappers of the worker's input, if any."""
+        wrapped = None
+        for agent in list(self.agents):
+            if overrides(agent, "observe_input"):
+                stream = self._call(agent, "observe_input", iter(iterator if wrapped is None
+                                                                 else wrapped))
+                wrapped = stream if stream is not None else wrapped
+        return wrapped
 
     def _observe(self, records: Iterable) -> Iterator:
         for record in records:

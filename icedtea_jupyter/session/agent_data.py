@@ -53,14 +53,31 @@ class RunAgentData:
         its store path) to this run, per operator and field: shifted distributions,
         fields that became null, changed counts. ``thresholds``: ``ks``, ``sigmas``,
         ``nulls`` (``summaries.Thresholds``)."""
-        before = other.stored_summaries() if hasattr(other, "stored_summaries") \
-            else stored_summaries_at(self._other_path(str(other)))
+        before = self._summaries_of(other)
         after = self.stored_summaries()
         if not before or not after:
             which = "this run" if not after else f"run {other!r}"
             raise LookupError(f"no summaries in {which}: record both runs with "
                               "--agent summaries to compare them")
         return summary_diff(before, after, Thresholds(**thresholds))
+
+    def summary_chart(self, other: Any, operator: str, field: str) -> Any:
+        """An Altair chart of ``field`` of ``operator``'s input in ``other`` and in this
+        run (their distributions as CDF lines)."""
+        from ..summaries.chart import shift_chart
+        from ..summaries.frame import load_fields
+
+        before = self._summaries_of(other)
+        label = getattr(other, "id", str(other))
+        sketches = [load_fields(summaries[operator])[field]
+                    for summaries in (before, self.stored_summaries())]
+        return shift_chart(operator, field, (label, sketches[0]),
+                           (str(self.manifest.get("id")), sketches[1]))
+
+    def _summaries_of(self, other: Any) -> dict[str, dict]:
+        if hasattr(other, "stored_summaries"):
+            return other.stored_summaries()
+        return stored_summaries_at(self._other_path(str(other)))
 
     def _other_path(self, other: str) -> str:
         path = other if os.path.isdir(other) else layout.run_dir(os.path.dirname(self.path),

@@ -43,21 +43,24 @@ export class SamplesModel {
 
   /** Open an edge's sample (again: close it). */
   async open(edge: Edge): Promise<void> {
-    const run = this.runs.selectedId;
-    if (run === null) {
-      return;
-    }
     const same = this._opened !== null && this._opened[0] === edge[0] && this._opened[1] === edge[1];
     this._opened = same ? null : edge;
+    await this._fetch();
+  }
+
+  /** The opened edge's sample in the selected run. */
+  private async _fetch(): Promise<void> {
+    const run = this.runs.selectedId;
+    const edge = this._opened;
     this._sample = null;
     this._error = null;
     this._changed.emit();
-    if (same) {
+    if (run === null || edge === null) {
       return;
     }
     try {
       const sample = await this.runs.request('samples.get', { run, operator: edge[1] }, LONG_REQUEST_TIMEOUT);
-      if (this._opened === edge) {
+      if (this._opened === edge && this.runs.selectedId === run) {
         this._sample = sample;
       }
     } catch (reason) {
@@ -73,10 +76,9 @@ export class SamplesModel {
   private _onRuns(): void {
     const key = this.runs.selectedId ?? '';
     if (key !== this._seen) {
-      this._seen = key;
-      this._opened = null;
-      this._sample = null;
-      this._error = null;
+      this._seen = key; // another run: the same edge stays open, with that run's sample
+      void this._fetch();
+      return;
     }
     this._changed.emit();
   }

@@ -60,10 +60,16 @@ export class SamplesView extends Widget {
           ? 'No edge into a Python operator.'
           : 'Click an edge: a uniform sample of the records that crossed it (--agent samples).'
     );
-    setChildren(
-      this._list,
-      edges.map(edge => this._edgeItem(edge))
-    );
+    // Made again only when they change: a click must find the node it pressed on.
+    const sample = this._model.sample;
+    const key = JSON.stringify([edges, this._model.opened, sample?.run, sample?.operator, this._model.error]);
+    if (key !== this._shown) {
+      this._shown = key;
+      setChildren(
+        this._list,
+        edges.map(edge => this._edgeItem(edge))
+      );
+    }
   }
 
   private _edgeItem(edge: Edge): HTMLLIElement {
@@ -90,4 +96,5 @@ export class SamplesView extends Widget {
 
   private _note: HTMLDivElement;
   private _list: HTMLUListElement;
+  private _shown = '';
 }

@@ -26,6 +26,16 @@ class RunAgentData:
     def path(self) -> str:  # Run's: the run's store directory
         raise NotImplementedError
 
+    @property
+    def trial(self) -> float | None:
+        """The share of each source this run sampled, if it is a trial run (``--trial``)."""
+        return self.manifest.get("options", {}).get("trial")
+
+    @property
+    def trial_run(self) -> str | None:
+        """The id of the trial run that preceded this run (``--trial``), if any."""
+        return self.manifest.get("trial_run")
+
     def samples(self, operator: str) -> pd.DataFrame:
         """A uniform sample of ``operator``'s input records (``--agent samples``), one row
         per record, its fields as columns and ``_partition``."""

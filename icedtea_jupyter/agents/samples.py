@@ -13,12 +13,12 @@ import math
 import random
 import threading
 from collections.abc import Iterator
-from itertools import islice
 from typing import Any
 
 from ..coordinator.agent import CoordinatorAgent
 from ..executor.agent import Agent
 from .fields import plain_fields
+from .streams import picked_stream
 
 SIZE = 100  # K: records kept per operator
 
@@ -26,23 +26,24 @@ SIZE = 100  # K: records kept per operator
 def reservoir_stream(records: Iterator, reservoir: list, size: int,
                      rng: random.Random) -> Iterator:
     """``records`` unchanged, while ``reservoir`` becomes a uniform sample of ``size`` of
-    them (algorithm L: the gap to the next pick is drawn, the gap passes in C)."""
-    for record in islice(records, size):
-        reservoir.append(record)
-        yield record
-    if len(reservoir) < size:
-        return
-    weight = math.exp(math.log(rng.random() or 1e-300) / size)
-    while True:
-        gap = int(math.log(rng.random() or 1e-300) / math.log1p(-weight))
-        yield from islice(records, gap)
-        for record in records:  # the next pick, if the input goes on
-            reservoir[rng.randrange(size)] = record
-            weight *= math.exp(math.log(rng.random() or 1e-300) / size)
-            yield record
-            break
+    them (algorithm L: the gap to the next pick is drawn; the gap passes in C)."""
+    def take(record: Any) -> None:
+        if len(reservoir) < size:
+            reservoir.append(record)
         else:
-            return
+            reservoir[rng.randrange(size)] = record
+    return picked_stream(records, algorithm_l_gaps(size, rng), take)
+
+
+def algorithm_l_gaps(size: int, rng: random.Random) -> Iterator[int]:
+    """The gaps between a reservoir's picks: none for the first ``size`` records, then
+    Li's algorithm L."""
+    for _ in range(size):
+        yield 0
+    weight = math.exp(math.log(1.0 - rng.random()) / size)
+    while True:
+        yield int(math.log(1.0 - rng.random()) / math.log1p(-weight))
+        weight *= math.exp(math.log(1.0 - rng.random()) / size)
 
 
 def merge_reservoirs(parts: list[tuple[int, list]], size: int,

@@ -1,11 +1,14 @@
 """Summaries: per operator and field of its input, count, nulls, distinct, min/max, mean,
 quantiles (``--agent summaries``).
 
-Each worker appends its input records to a list by a C call per record (the worker
-keeps its fast block loop) and, about four times a second and at its end, folds the
-list into one ``FieldSketch`` per field, column by column: exact counts, nulls, min,
-max, sum and sum of squares, and Apache DataSketches' HyperLogLog (distinct values)
-and KLL (quantiles) sketches. The coordinator merges the workers' sketches of each
+Each worker counts its input exactly and sketches a uniform sample of it: each record
+with probability ``rate`` (default 2 %, 1.0 for every record), picked by skip counts so
+that the records passed over cost no Python code (``streams.py``; the worker keeps its
+fast block loop). About four times a second and at its end the worker folds the picked
+records into one ``FieldSketch`` per field, column by column: counts, nulls, min, max,
+sum and sum of squares, and Apache DataSketches' HyperLogLog (distinct values) and KLL
+(quantiles) sketches. Shares (nulls, quantiles, means) are the sample's; counts are
+scaled to the exact input count; a distinct count over a sample is a lower bound. The coordinator merges the workers' sketches of each
 operator and writes them to the run store (``summaries/op<o>.json``);
 ``run.summaries(operator)`` and ``run.summary_diff(other)`` read them (``summaries/``).
 
@@ -15,10 +18,11 @@ that the executor island lets an agent use, for its sketches.
 from __future__ import annotations
 
 import base64
+import random
 import threading
+from collections import deque
 from collections.abc import Iterator
-from itertools import filterfalse
-from operator import methodcaller
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import datasketches as ds
@@ -28,6 +32,7 @@ from ..coordinator.agent import CoordinatorAgent
 from ..executor.agent import Agent
 from .fields import field_names, field_values, plain
 from .samples import _attempt, successful_attempts
+from .streams import bernoulli_gaps, picked_stream
 
 HLL_LG_K = 12  # HyperLogLog: 4,096 buckets, about 1.6 % relative error
 KLL_K = 200  # KLL: about 1.65 % normalized rank error
@@ -62,23 +67,22 @@ class FieldSketch:
             return
         types = set(map(type, values))
         if types <= {int, float, bool} and types != {bool}:
-            self._numbers(np.asarray(values, dtype=np.float64))
+            self._numbers(values)
             return
         texts = values if types == {str} else list(map(repr, values))
         self.kinds.add("text" if types == {str} else "other")
-        for text in set(texts):
-            self.hll.update(text)
+        deque(map(self.hll.update, texts), 0)
         self._extremes(min(texts), max(texts))
 
-    def _numbers(self, array: np.ndarray) -> None:
+    def _numbers(self, values: list) -> None:
         self.kinds.add("number")
+        array = np.asarray(values, dtype=np.float64)
         finite = array[np.isfinite(array)]
         self.numbers += len(finite)
         self.total += float(finite.sum())
-        self.squares += float(np.square(finite).sum())
+        self.squares += float(np.dot(finite, finite))
         self.kll.update(finite)
-        for value in np.unique(array).tolist():
-            self.hll.update(value)
+        deque(map(self.hll.update, values), 0)
         if len(finite):
             self._extremes(float(finite.min()), float(finite.max()))
 
@@ -125,10 +129,13 @@ class FieldSketch:
 def fold(sketches: dict[str, FieldSketch], batch: list) -> None:
     """Fold a batch of records into the sketches of their fields, column by column."""
     shapes = set(map(type, batch))
+    if not any(issubclass(shape, (tuple, dict)) for shape in shapes):  # scalars
+        sketches.setdefault("value", FieldSketch()).add(list(batch))
+        return
     if len(shapes) == 1 and issubclass(shapes.pop(), tuple) and \
             len(set(map(len, batch))) == 1:
-        for name, column in zip(field_names(batch[0]), zip(*batch)):
-            sketches.setdefault(name, FieldSketch()).add(list(column))
+        for i, name in enumerate(field_names(batch[0])):
+            sketches.setdefault(name, FieldSketch()).add(list(map(itemgetter(i), batch)))
         return
     if not all(isinstance(r, dict) for r in batch):  # mixed shapes: each as a dict
         batch = [dict(zip(field_names(r), field_values(r))) for r in batch]
@@ -160,11 +167,14 @@ class SummariesCoordinator(CoordinatorAgent):
 
         ok = successful_attempts(self.run)
         merged: dict[int, dict[str, FieldSketch]] = {}
+        records: dict[int, int] = {}
         with self._lock:
             parts = [p for _, p in sorted(self.parts.items())
                      if ok is None or _attempt(p["worker"]) in ok]
         for part in parts:
-            fields = merged.setdefault(part["worker"]["operator"], {})
+            operator = part["worker"]["operator"]
+            records[operator] = records.get(operator, 0) + part["records"]
+            fields = merged.setdefault(operator, {})
             for name, data in part["fields"].items():
                 sketch = FieldSketch.from_json(data)
                 if name in fields:
@@ -173,7 +183,8 @@ class SummariesCoordinator(CoordinatorAgent):
                     fields[name] = sketch
         for operator, fields in merged.items():
             write_summary(self.run.path, operator,
-                          {"fields": {n: s.to_json() for n, s in fields.items()}})
+                          {"records": records[operator], "rate": parts[0]["rate"],
+                           "fields": {n: s.to_json() for n, s in fields.items()}})
 
 
 class SummariesAgent(Agent):
@@ -181,6 +192,7 @@ class SummariesAgent(Agent):
 
     name = "summaries"
     coordinator = SummariesCoordinator
+    rate = 0.02  # the share of the input sketched (a subclass may set 1.0: every record)
 
     def __init__(self) -> None:
         super().__init__()
@@ -188,14 +200,24 @@ class SummariesAgent(Agent):
         self.sketches: dict[str, FieldSketch] = {}
 
     def observe_input(self, records: Iterator) -> Iterator:
-        return filterfalse(self.batch.append, records)  # list.append returns None: kept
+        return picked_stream(records, bernoulli_gaps(self.rate, random.Random()),
+                             self.batch.append)
 
     def heartbeat(self) -> None:
         if self.batch:
             batch = self.batch.copy()
-            self.batch.clear()  # the same list: the input's filterfalse appends to it
+            self.batch.clear()  # the same list: the input stream appends to it
             fold(self.sketches, batch)
 
     def finish(self) -> None:
         self.heartbeat()
-        self.send_to_coordinator({"fields": {n: s.to_json() for n, s in self.sketches.items()}})
+        records = self.context.counts()["records_in"] if self.context is not None else 0
+        self.send_to_coordinator({"records": records, "rate": self.rate,
+                                  "fields": {n: s.to_json() for n, s in self.sketches.items()}})
+
+
+class SummariesOfEveryRecord(SummariesAgent):
+    """The summaries agent sketching every record: exact counts and nulls (a trial run,
+    already a sample, uses it in place of ``SummariesAgent``)."""
+
+    rate = 1.0

@@ -98,7 +98,8 @@ class RunAgentData:
 
     def _missing(self, what: str, operator: str) -> str:
         agent = SAMPLES_AGENT if what == "samples" else SUMMARIES_AGENT
-        if agent not in self.manifest.get("options", {}).get("agents", []):
+        if not any(name.startswith(agent[:-5])
+                   for name in self.manifest.get("options", {}).get("agents", [])):
             return (f"no {what} in run {self.manifest.get('id')}: record it with "
                     f"%%icedtea --agent {what}")
         return (f"no {what} of {operator!r} in run {self.manifest.get('id')}: no successful "

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ..agents.summaries import SummariesAgent, SummariesOfEveryRecord
 from .execution import RunOptions, start_run
 from .live_run import LiveRun
 
@@ -38,8 +39,11 @@ def parse_fraction(text: str) -> float:
 
 def run_trial(code: str, namespace: dict, options: RunOptions,
               context: dict | None = None) -> LiveRun:
-    """Record ``code`` on a ``options.trial`` sample of each source and wait for it."""
-    trial_options = replace(options, wait=True, reuse=False, prepare=False)
+    """Record ``code`` on a ``options.trial`` sample of each source and wait for it (the
+    summaries agent sketches every record of that sample)."""
+    agents = [SummariesOfEveryRecord if agent is SummariesAgent else agent
+              for agent in options.agents]
+    trial_options = replace(options, wait=True, reuse=False, prepare=False, agents=agents)
     run = start_run(code, namespace, trial_options, context)
     run.wait()
     return run
@@ -56,8 +60,8 @@ def trial_report(run: LiveRun) -> str:
     alerts = alerts.to_dict("records") if hasattr(alerts, "to_dict") else list(alerts)
     lines.append(f"  {len(alerts)} alert(s)" + (":" if alerts else ""))
     lines += [f"  - [{a.get('operator')}] {a.get('message')}" for a in alerts[:10]]
-    if "SummariesAgent" in run.options.get("agents", []):
-        names = ", ".join(run.stored_summaries()) or "none"
+    if run.stored_summaries():
+        names = ", ".join(run.stored_summaries())
         lines.append(f"  summaries of {names}: icedtea_jupyter.open_run({run.path!r})"
                      ".summaries(operator)")
     return "\n".join(lines)

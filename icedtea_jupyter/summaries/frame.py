@@ -36,10 +36,18 @@ def histogram(sketch: FieldSketch, bins: int = BINS) -> list[dict]:
             for i, m in enumerate(masses)]
 
 
-def field_row(name: str, sketch: FieldSketch) -> dict:
+def scale(stored: dict, fields: dict[str, FieldSketch]) -> float:
+    """Records of the input per record sketched (1.0 when every record was)."""
+    sampled = max((s.count for s in fields.values()), default=0)
+    records = stored.get("records", sampled)
+    return records / sampled if sampled else 1.0
+
+
+def field_row(name: str, sketch: FieldSketch, factor: float = 1.0) -> dict:
     mean, std = mean_and_std(sketch)
     row = {"field": name, "kind": "/".join(sorted(sketch.kinds)) or "null",
-           "count": sketch.count, "nulls": sketch.nulls,
+           "count": round(sketch.count * factor), "nulls": round(sketch.nulls * factor),
+           "sampled": sketch.count,
            "distinct": round(sketch.hll.get_estimate()), "min": sketch.low,
            "max": sketch.high, "mean": mean, "std": std}
     empty = sketch.kll.is_empty()
@@ -50,6 +58,10 @@ def field_row(name: str, sketch: FieldSketch) -> dict:
 
 
 def summary_frame(stored: dict) -> pd.DataFrame:
-    """One row per field: kind, count, nulls, distinct (HyperLogLog estimate), min, max,
-    mean, std, quantiles p05..p95 (KLL) and a histogram."""
-    return pd.DataFrame([field_row(n, s) for n, s in load_fields(stored).items()])
+    """One row per field: kind, count and nulls (exact when every record was sketched,
+    else the sample's scaled to the input), sampled (values sketched), distinct
+    (HyperLogLog estimate; of the sample), min, max, mean, std, quantiles p05..p95 (KLL)
+    and a histogram."""
+    fields = load_fields(stored)
+    factor = scale(stored, fields)
+    return pd.DataFrame([field_row(n, s, factor) for n, s in fields.items()])

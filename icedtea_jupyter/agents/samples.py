@@ -1,24 +1,24 @@
 """Samples: a uniform reservoir sample of every operator's input (``--agent samples``).
 
 Each worker keeps a reservoir of ``K`` records of its input, picked by skip counts
-(Li's "algorithm L"): between two picks the records pass through ``islice`` in C, so
-most records cost nothing. At its end a worker sends its reservoir and its input count;
+(Li's "algorithm L", ``Agent.input_picks``): between two picks the records pass through
+``islice`` in C, so most records cost nothing. At its end a worker sends its reservoir and its input count;
 the coordinator merges the reservoirs of an operator's partitions into one uniform
 sample of ``K`` records and writes it to the run store (``samples/op<o>.parquet``), one
 row per record with its partition. ``run.samples(operator)`` reads it as a DataFrame.
 """
 from __future__ import annotations
 
-import math
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..coordinator.agent import CoordinatorAgent
 from ..executor.agent import Agent
+from ..executor.picks import picked_stream
 from .fields import plain_fields
-from .streams import picked_stream
+from .streams import algorithm_l_gaps
 
 SIZE = 100  # K: records kept per operator
 
@@ -27,23 +27,18 @@ def reservoir_stream(records: Iterator, reservoir: list, size: int,
                      rng: random.Random) -> Iterator:
     """``records`` unchanged, while ``reservoir`` becomes a uniform sample of ``size`` of
     them (algorithm L: the gap to the next pick is drawn; the gap passes in C)."""
+    return picked_stream(records, [(algorithm_l_gaps(size, rng),
+                                    reservoir_taker(reservoir, size, rng))])
+
+
+def reservoir_taker(reservoir: list, size: int, rng: random.Random) -> Callable[[Any], None]:
+    """Keeps a picked record: appended while the reservoir fills, then in a random slot."""
     def take(record: Any) -> None:
         if len(reservoir) < size:
             reservoir.append(record)
         else:
             reservoir[rng.randrange(size)] = record
-    return picked_stream(records, algorithm_l_gaps(size, rng), take)
-
-
-def algorithm_l_gaps(size: int, rng: random.Random) -> Iterator[int]:
-    """The gaps between a reservoir's picks: none for the first ``size`` records, then
-    Li's algorithm L."""
-    for _ in range(size):
-        yield 0
-    weight = math.exp(math.log(1.0 - rng.random()) / size)
-    while True:
-        yield int(math.log(1.0 - rng.random()) / math.log1p(-weight))
-        weight *= math.exp(math.log(1.0 - rng.random()) / size)
+    return take
 
 
 def merge_reservoirs(parts: list[tuple[int, list]], size: int,
@@ -123,9 +118,14 @@ class SamplesAgent(Agent):
     def __init__(self) -> None:
         super().__init__()
         self.reservoir: list = []
+        self.rng = random.Random()
+        self._keep = reservoir_taker(self.reservoir, self.size, self.rng)
 
-    def observe_input(self, records: Iterator) -> Iterator:
-        return reservoir_stream(records, self.reservoir, self.size, random.Random())
+    def input_picks(self) -> Iterator[int]:
+        return algorithm_l_gaps(self.size, self.rng)
+
+    def take(self, record: Any) -> None:
+        self._keep(record)
 
     def finish(self) -> None:
         if self.context is not None:

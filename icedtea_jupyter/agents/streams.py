@@ -1,37 +1,9 @@
-"""Input streams that pick records by skip counts, with no Python code per record passed.
-
-The stream is ``chain.from_iterable`` over segments: an ``islice`` that passes the next
-``gap`` records (C code only), then a one-record list holding the record picked. The
-segments are made lazily, when the operator asks for its next record: nothing is read
-ahead. Python runs once per pick.
-"""
+"""The gaps between picks of a sample by skip counts (``Agent.input_picks``)."""
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterator
-from itertools import chain, islice
-from typing import Any
-
-
-def picked_stream(records: Iterator, gaps: Iterator[int],
-                  take: Callable[[Any], None]) -> Iterator:
-    """``records`` unchanged; ``take(record)`` is called for each record that follows a
-    gap of ``next(gaps)`` records (the first gap counts from the start)."""
-    return chain.from_iterable(_segments(iter(records), gaps, take))
-
-
-def _segments(records: Iterator, gaps: Iterator[int], take: Callable[[Any], None]) -> Iterator:
-    for gap in gaps:
-        if gap:
-            yield islice(records, gap)
-        for record in records:  # the next record, if the input goes on
-            take(record)
-            yield (record,)
-            break
-        else:
-            return
-    yield records  # no more picks: the rest passes as it is
+from collections.abc import Iterator
 
 
 def bernoulli_gaps(rate: float, rng: random.Random) -> Iterator[int]:
@@ -42,3 +14,14 @@ def bernoulli_gaps(rate: float, rng: random.Random) -> Iterator[int]:
     log_keep = math.log1p(-rate)
     while True:
         yield int(math.log(1.0 - rng.random()) / log_keep)
+
+
+def algorithm_l_gaps(size: int, rng: random.Random) -> Iterator[int]:
+    """The gaps between a reservoir's picks: none for the first ``size`` records, then
+    Li's algorithm L."""
+    for _ in range(size):
+        yield 0
+    weight = math.exp(math.log(1.0 - rng.random()) / size)
+    while True:
+        yield int(math.log(1.0 - rng.random()) / math.log1p(-weight))
+        weight *= math.exp(math.log(1.0 - rng.random()) / size)

@@ -2,9 +2,9 @@
 quantiles (``--agent summaries``).
 
 Each worker counts its input exactly and sketches a uniform sample of it: each record
-with probability ``rate`` (default 2 %, 1.0 for every record), picked by skip counts so
-that the records passed over cost no Python code (``streams.py``; the worker keeps its
-fast block loop). About four times a second and at its end the worker folds the picked
+with probability ``rate`` (default 1 %, 1.0 for every record), picked by skip counts so
+that the records passed over cost no Python code (``Agent.input_picks``: the worker
+keeps its fast block loop). About four times a second and at its end the worker folds the picked
 records into one ``FieldSketch`` per field, column by column: counts, nulls, min, max,
 sum and sum of squares, and Apache DataSketches' HyperLogLog (distinct values) and KLL
 (quantiles) sketches. Shares (nulls, quantiles, means) are the sample's; counts are
@@ -32,7 +32,7 @@ from ..coordinator.agent import CoordinatorAgent
 from ..executor.agent import Agent
 from .fields import field_names, field_values, plain
 from .samples import _attempt, successful_attempts
-from .streams import bernoulli_gaps, picked_stream
+from .streams import bernoulli_gaps
 
 HLL_LG_K = 12  # HyperLogLog: 4,096 buckets, about 1.6 % relative error
 KLL_K = 200  # KLL: about 1.65 % normalized rank error
@@ -192,16 +192,18 @@ class SummariesAgent(Agent):
 
     name = "summaries"
     coordinator = SummariesCoordinator
-    rate = 0.02  # the share of the input sketched (a subclass may set 1.0: every record)
+    rate = 0.01  # the share of the input sketched (a subclass may set 1.0: every record)
 
     def __init__(self) -> None:
         super().__init__()
         self.batch: list = []
         self.sketches: dict[str, FieldSketch] = {}
 
-    def observe_input(self, records: Iterator) -> Iterator:
-        return picked_stream(records, bernoulli_gaps(self.rate, random.Random()),
-                             self.batch.append)
+    def input_picks(self) -> Iterator[int]:
+        return bernoulli_gaps(self.rate, random.Random())
+
+    def take(self, record: Any) -> None:
+        self.batch.append(record)
 
     def heartbeat(self) -> None:
         if self.batch:

@@ -63,13 +63,13 @@ def test_a_sampled_summary_scales_to_the_input(record):
     run = record(CELL, {"N": n, "make": make_rows()}, agents=[SummariesAgent])
     summary = run.summaries("pair").set_index("field")
     assert summary.loc["_1", "count"] == n  # exact: the workers' input counts
-    assert 1_000 < summary.loc["_1", "sampled"] < 3_000  # about 2 %
+    assert 500 < summary.loc["_1", "sampled"] < 1_500  # about 1 %
     assert summary.loc["_2", "nulls"] == pytest.approx(n / 10, rel=0.3)
     assert summary.loc["_3", "mean"] == pytest.approx(49.5, abs=3)
 
 
 def test_summary_diff_finds_a_shift_and_a_field_that_became_null(record):
-    cell = {"N": 100_000}
+    cell = {"N": 200_000}
     first = record(CELL, dict(cell, make=make_rows()), agents=[SummariesAgent])
     same = record(CELL, dict(cell, make=make_rows()), agents=[SummariesAgent])
     assert same.summary_diff(first).empty
@@ -79,7 +79,7 @@ def test_summary_diff_finds_a_shift_and_a_field_that_became_null(record):
     found = set(zip(diff["operator"], diff["field"], diff["change"]))
     assert found == {("pair", "_3", "distribution shifted"), ("pair", "_2", "became null")}
     shifted = diff[diff["field"] == "_3"].iloc[0]
-    assert shifted["after"] - shifted["before"] == pytest.approx(40.0, abs=4)  # 2 % samples
+    assert shifted["after"] - shifted["before"] == pytest.approx(40.0, abs=5)  # 1 % samples
     assert shifted["statistic"] == pytest.approx(0.4, abs=0.05)  # KS distance
 
 

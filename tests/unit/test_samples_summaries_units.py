@@ -104,12 +104,13 @@ def test_diff_finds_the_planted_shift_and_null_field_and_nothing_on_a_rerun():
 
 
 def test_a_sampled_summary_scales_its_counts_and_a_rerun_of_it_differs_in_nothing():
-    from icedtea_jupyter.agents.streams import bernoulli_gaps, picked_stream
+    from icedtea_jupyter.agents.streams import bernoulli_gaps
+    from icedtea_jupyter.executor.picks import picked_stream
 
     def sampled_summary(records, seed):
         picked = []
-        passed = list(picked_stream(iter(records), bernoulli_gaps(0.02, random.Random(seed)),
-                                    picked.append))
+        passed = list(picked_stream(iter(records), [(bernoulli_gaps(0.02, random.Random(seed)),
+                                                     picked.append)]))
         assert passed == records
         sketches = {}
         fold(sketches, picked)
@@ -123,3 +124,13 @@ def test_a_sampled_summary_scales_its_counts_and_a_rerun_of_it_differs_in_nothin
     for seed in range(2, 6):  # other samples of the same data: no change found
         assert summary_diff({"p": sampled_summary(records, 1)},
                             {"p": sampled_summary(records, seed)}).empty
+
+
+def test_one_stream_serves_several_pickers_and_a_record_two_pick_reaches_both():
+    from icedtea_jupyter.executor.picks import picked_stream
+
+    firsts, evens = [], []
+    passed = list(picked_stream(iter(range(20)), [(iter([0, 0, 0]), firsts.append),
+                                                 (iter([0] + [1] * 9), evens.append)]))
+    assert passed == list(range(20))
+    assert firsts == [0, 1, 2] and evens == list(range(0, 20, 2))

@@ -10,14 +10,13 @@ row per record with its partition. ``run.samples(operator)`` reads it as a DataF
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..coordinator.agent import CoordinatorAgent
 from ..executor.agent import Agent
 from ..executor.picks import picked_stream
 from .fields import plain_fields
+from .reports import PartitionReports
 from .streams import algorithm_l_gaps
 
 SIZE = 100  # K: records kept per operator
@@ -57,55 +56,21 @@ def merge_reservoirs(parts: list[tuple[int, list]], size: int,
     return merged
 
 
-class SamplesCoordinator(CoordinatorAgent):
+class SamplesCoordinator(PartitionReports):
     """Merges each operator's reservoirs and writes the sample when the run ends."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: dict[tuple[int, int], dict] = {}  # (operator, partition): its reservoir
-        self._lock = threading.Lock()
-        self.run: Any = None
-
-    def init(self, run: Any) -> None:
-        self.run = run
-
-    def receive_message(self, worker: dict, payload: Any) -> None:
-        key = (worker["operator"], worker["partition"])
-        with self._lock:  # a partition's later job or retry replaces its earlier one
-            self.parts[key] = dict(payload, worker=worker)
 
     def finish(self) -> None:
         if self.run is None:
             return
         from ..store.agent_files import write_sample
 
-        ok = successful_attempts(self.run)
-        by_operator: dict[int, list[dict]] = {}
-        with self._lock:
-            for (operator, _), part in sorted(self.parts.items()):
-                if ok is None or _attempt(part["worker"]) in ok:
-                    by_operator.setdefault(operator, []).append(part)
         rng = random.Random()
-        for operator, parts in by_operator.items():
+        for operator, parts in self.reports().items():
             merged = merge_reservoirs([(p["count"], p["records"]) for p in parts],
                                       parts[0].get("size", SIZE), rng)
             rows = [dict(record, _partition=parts[i]["worker"]["partition"])
                     for i, record in merged]
             write_sample(self.run.path, operator, rows)
-
-
-def successful_attempts(run: Any) -> set[tuple] | None:
-    """The task attempts that ended well (None: the run has no coordinator to ask)."""
-    coordinator = getattr(run, "coordinator", None)
-    if coordinator is None:
-        return None
-    return {_attempt(state) for _, state in coordinator.worker_states()
-            if state.get("status") == "ok"}
-
-
-def _attempt(worker: dict) -> tuple:
-    return (worker["operator"], worker["partition"], worker["stage"], worker["attempt"],
-            worker["task"])
 
 
 class SamplesAgent(Agent):

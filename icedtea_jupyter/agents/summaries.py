@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import random
-import threading
 from collections import deque
 from collections.abc import Iterator
 from operator import itemgetter, methodcaller
@@ -28,10 +27,9 @@ from typing import Any
 import datasketches as ds
 import numpy as np
 
-from ..coordinator.agent import CoordinatorAgent
 from ..executor.agent import Agent
 from .fields import field_names, field_values, plain
-from .samples import _attempt, successful_attempts
+from .reports import PartitionReports
 from .streams import bernoulli_gaps
 
 HLL_LG_K = 12  # HyperLogLog: 4,096 buckets, about 1.6 % relative error
@@ -144,46 +142,25 @@ def fold(sketches: dict[str, FieldSketch], batch: list) -> None:
             list(map(methodcaller("get", key), batch)))
 
 
-class SummariesCoordinator(CoordinatorAgent):
+class SummariesCoordinator(PartitionReports):
     """Merges each operator's field sketches and writes them when the run ends."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: dict[tuple[int, int], dict] = {}  # (operator, partition): its sketches
-        self._lock = threading.Lock()
-        self.run: Any = None
-
-    def init(self, run: Any) -> None:
-        self.run = run
-
-    def receive_message(self, worker: dict, payload: Any) -> None:
-        with self._lock:  # a partition's later job or retry replaces its earlier one
-            self.parts[(worker["operator"], worker["partition"])] = dict(payload, worker=worker)
 
     def finish(self) -> None:
         if self.run is None:
             return
         from ..store.agent_files import write_summary
 
-        ok = successful_attempts(self.run)
-        merged: dict[int, dict[str, FieldSketch]] = {}
-        records: dict[int, int] = {}
-        with self._lock:
-            parts = [p for _, p in sorted(self.parts.items())
-                     if ok is None or _attempt(p["worker"]) in ok]
-        for part in parts:
-            operator = part["worker"]["operator"]
-            records[operator] = records.get(operator, 0) + part["records"]
-            fields = merged.setdefault(operator, {})
-            for name, data in part["fields"].items():
-                sketch = FieldSketch.from_json(data)
-                if name in fields:
-                    fields[name].merge(sketch)
-                else:
-                    fields[name] = sketch
-        for operator, fields in merged.items():
+        for operator, parts in self.reports().items():
+            fields: dict[str, FieldSketch] = {}
+            for part in parts:
+                for name, data in part["fields"].items():
+                    sketch = FieldSketch.from_json(data)
+                    if name in fields:
+                        fields[name].merge(sketch)
+                    else:
+                        fields[name] = sketch
             write_summary(self.run.path, operator,
-                          {"records": records[operator], "rate": parts[0]["rate"],
+                          {"records": sum(p["records"] for p in parts), "rate": parts[0]["rate"],
                            "fields": {n: s.to_json() for n, s in fields.items()}})
 
 

@@ -6,12 +6,9 @@ run with the first, lists the shifted field and the field that became null, and 
 the shifted field's chart."""
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
-from conftest import notebook_json
-from test_sidebar import KERNEL_READY, RUN_FINISHED, open_notebook, show_sidebar
+from test_sidebar import show_sidebar
+from test_versions import SESSION, run_twice
 
 pytestmark = pytest.mark.browser
 
@@ -19,18 +16,11 @@ expect = pytest.importorskip("playwright.sync_api").expect
 
 NOTEBOOK = "samples_summaries.ipynb"
 CELLS = [
-    "%load_ext icedtea_jupyter\n"
-    "import os\n"
-    "os.environ.setdefault('SPARK_LOCAL_IP', '127.0.0.1')\n"
-    "from pyspark.sql import SparkSession\n"
-    "spark = (SparkSession.builder.master('local[2]')\n"
-    "         .config('spark.ui.showConsoleProgress', 'false').getOrCreate())\n"
-    "sc = spark.sparkContext\n"
-    "SHIFT, NULL = 0, False",
+    SESSION + "SHIFT, NULL = 0, False",
     "%%icedtea --wait --no-panel --agent samples --agent summaries\n"
     "def make(i):\n"
     "    return (i, None if NULL else 'n%d' % (i % 7), (i % 100) + SHIFT)\n"
-    "pairs = (sc.parallelize(range(4000), 2).map(make).setName('make')\n"
+    "pairs = (sc.parallelize(range(40_000), 2).map(make).setName('make')\n"
     "         .map(lambda r: (r[0], r[2])).setName('pair').collect())",
     "SHIFT, NULL = 40, True",
 ]
@@ -38,18 +28,7 @@ CELLS = [
 
 def test_an_edge_sample_opens_and_two_runs_summaries_show_the_shift(page, lab_server,
                                                                     artifacts):
-    (lab_server.root / NOTEBOOK).write_text(json.dumps(notebook_json(CELLS), indent=1))
-    notebook = open_notebook(page, lab_server, NOTEBOOK)
-    cells = notebook.locator(".jp-Cell")
-    cells.first.click()
-    for _ in CELLS:
-        page.keyboard.press("Shift+Enter")
-    expect(cells.nth(2).locator(".jp-InputPrompt")).to_have_text(
-        re.compile(r"\[\d+\]"), timeout=RUN_FINISHED + KERNEL_READY)
-    cells.nth(1).locator(".jp-InputPrompt").click()  # the %%icedtea cell again: version 2
-    page.keyboard.press("Control+Enter")
-    expect(cells.nth(1).locator(".jp-InputPrompt")).to_have_text("[4]:", timeout=RUN_FINISHED)
-
+    run_twice(page, lab_server, NOTEBOOK, CELLS)
     sidebar = show_sidebar(page)
     expect(sidebar.locator(".jp-icedtea-run-item")).to_have_count(2, timeout=60_000)
     sidebar.locator('.jp-icedtea-open-wide[data-section="samples"]').click()
@@ -59,7 +38,7 @@ def test_an_edge_sample_opens_and_two_runs_summaries_show_the_shift(page, lab_se
     edge.click()
     table = samples.locator(".jp-icedtea-sample-table")
     expect(table.locator("th")).to_have_text(["_1", "_2", "_3", "_partition"], timeout=30_000)
-    expect(table.locator("tbody tr")).to_have_count(100)  # K records of 4,000
+    expect(table.locator("tbody tr")).to_have_count(100)  # K records of 40,000
     expect(table.locator("tbody tr").first.locator("td").nth(1)).to_have_text("null")
     page.screenshot(path=str(artifacts / "samples.png"))
 

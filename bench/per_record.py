@@ -14,7 +14,8 @@ it, against PySpark's ``chain.from_iterable(map(f, ...))``, ``map`` and ``Extern
 
     .venv/bin/python bench/per_record.py [--records 2000000] [--keep 0.66] [--lineage]
 
-``--only plain|hosted|setup`` runs one of them once and exits, for instruction counts
+``--agents samples,summaries``: every host carries those built-in agents (bench/
+agent_data.py's instruction counts). ``--only plain|hosted|setup`` runs one of them once and exits, for instruction counts
 that do not depend on the machine's load (``valgrind --tool=callgrind``; ``setup`` builds
 the records only: subtract it).
 """
@@ -121,12 +122,14 @@ def plain(shape: str, records: list, keep: float) -> int:
 
 
 STORE = ["/nonexistent"]  # --lineage: a directory for the links the hosts write
+AGENTS: list[tuple] = [()]  # --agents: the agent classes every host carries
 
 
 def hosted(shape: str, records: list, keep: float) -> int:
     """Each function in its ``WorkerHost``, θ and everything after it in G(θ)."""
     functions, _, theta = SHAPES[shape]
-    run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], (), lineage=STORE[0] != "/nonexistent")
+    run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], AGENTS[0],
+                  lineage=STORE[0] != "/nonexistent")
     stream = iter(records)
     for i, (api, name, f) in enumerate(functions(keep)):
         if api == "combine":
@@ -154,6 +157,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape", choices=sorted(SHAPES), default="operator")
     parser.add_argument("--lineage", action="store_true", help="hosts capture lineage")
+    parser.add_argument("--agents", default="", metavar="NAMES",
+                        help="built-in agents every host carries, e.g. samples,summaries")
     parser.add_argument("--only", choices=["plain", "hosted", "setup"],
                         help="run this once and exit (for valgrind)")
     args = parser.parse_args()
@@ -161,6 +166,10 @@ def main() -> None:
         import tempfile
 
         STORE[0] = tempfile.mkdtemp(prefix="icedtea-per-record-")
+    if args.agents:
+        from icedtea_jupyter.agents.registry import built_in_agents
+
+        AGENTS[0] = tuple(built_in_agents()[name] for name in args.agents.split(","))
     channel = RecordingChannel()
     host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept
     records = SHAPES[args.shape][1](args.records)

@@ -22,6 +22,7 @@ from .session.execution import (
     start_run,
 )
 from .session.interpreter import WorkersCannotImport, point_workers_here
+from .session.trial import TrialFailed, parse_fraction, trial_then_full
 from .store.run_store import StoreError
 
 LOG = logging.getLogger("icedtea_jupyter")
@@ -85,6 +86,12 @@ def _parser() -> _Parser:
     parser.add_argument("--on-error", choices=("fail", "pause"), default="fail",
                         help="pause: an operator that raises pauses the job; skip the record, "
                              "replace it or stop (default fail: the task fails)")
+    parser.add_argument("--trial", metavar="SHARE",
+                        help="first run the pipeline on SHARE of each source (1%% or 0.01) "
+                             "with the same agents, report its alerts and summaries, then "
+                             "the full run; not if the trial raised")
+    parser.add_argument("--trial-continue", action="store_true",
+                        help="with --trial: start the full run even if the trial raised")
     return parser
 
 
@@ -107,13 +114,18 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
             parse_break_when(text)
         except ValueError as exc:
             raise UsageError(f"%%icedtea: {exc}") from None
+    try:
+        trial = parse_fraction(args.trial) if args.trial is not None else None
+    except ValueError as exc:
+        raise UsageError(f"%%icedtea: {exc}") from None
     options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
                          interesting=args.interesting, interact_every=args.interact_every,
                          interact_when=args.interact_when, record_inputs=args.record_inputs,
                          lineage=args.lineage, skew=args.skew, checkpoint=args.checkpoint,
                          tau=args.tau, replay_memory=args.replay_memory, prepare=args.prepare,
                          reuse=args.reuse, cell_id=args.cell, break_when=args.break_when,
-                         on_error=args.on_error)
+                         on_error=args.on_error, trial=trial,
+                         trial_continue=args.trial_continue)
     return options, not args.no_panel
 
 
@@ -157,11 +169,14 @@ class IcedteaMagics(Magics):
         if not cell.strip():
             raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
         options.cell_id = options.cell_id or self._cell_id()
+        context = {"line": line, "history": self._history(line, cell)}
         try:
-            run = start_run(cell, namespace, options,
-                            {"line": line, "history": self._history(line, cell)})
+            run = (trial_then_full(cell, namespace, options, context) if options.trial
+                   else start_run(cell, namespace, options, context))
         except WorkersCannotImport as refused:  # before any job: the fix, in one line
             raise UsageError(f"%%icedtea: {refused}") from None
+        except TrialFailed as refused:  # the trial raised: no full run
+            raise UsageError(str(refused)) from None
         if show_panel:
             from .ui.panel import show_panel as show
 

@@ -13,6 +13,7 @@ from ..replay.client import ReplayCancelled
 from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
+from .agent_data import AGENT_DATA
 from .control import CONTROL, CONTROL_EVENTS
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .lineage import LINEAGE
@@ -34,9 +35,10 @@ _WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forw
 
 
 def default_handlers() -> HandlerRegistry:
-    """Every request method's handler: runs, time travel, skew, lineage, versions, control."""
+    """Every request method's handler: runs, time travel, skew, lineage, versions, control,
+    samples and summaries."""
     return (HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW).add(LINEAGE).add(VERSIONS)
-            .add(CONTROL))
+            .add(CONTROL).add(AGENT_DATA))
 
 
 HANDLERS = default_handlers()

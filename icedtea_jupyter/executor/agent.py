@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .picks import picked_stream
 from .plugin import WorkerPlugin
 
 
@@ -58,6 +59,19 @@ class Agent:
 
     def finish(self) -> None:
         """Called once when the worker has processed its last record (or failed)."""
+
+    def input_picks(self) -> Iterator[int] | None:
+        """The gaps between the input records this agent wants to see, for a sample by
+        skip counts: ``take(record)`` is called with the record after each gap (the
+        first gap counts from the start). None (the default): no picks.
+
+        The records passed over cost no Python code (``picks.py``): the worker keeps its
+        fast block loop. Called once, after ``init``; keep the gaps' code from raising:
+        it runs inside the Spark task."""
+        return None
+
+    def take(self, record: Any) -> None:
+        """A record of the worker's input this agent picked (``input_picks``)."""
 
     # --- what an agent can do -----------------------------------------------------
     def send_to_coordinator(self, payload: Any) -> None:
@@ -132,7 +146,24 @@ class AgentPlugin(WorkerPlugin):
         return bool(self.observers)
 
     def records(self, host: Any, records: Iterable) -> Iterable:
+        records = self.feed_input(host, records) or records
         return self._observe(records) if self.observers else records
+
+    def feed_input(self, host: Any, iterator: Iterable) -> Iterable | None:
+        """The worker's input with the agents' picks (``input_picks``), if any."""
+        pickers = []
+        for agent in list(self.agents):
+            if overrides(agent, "input_picks"):
+                gaps = self._call(agent, "input_picks")
+                if gaps is not None:
+                    pickers.append((iter(gaps), self._guarded_take(agent)))
+        return picked_stream(iterator, pickers) if pickers else None
+
+    def _guarded_take(self, agent: Agent) -> Callable[[Any], None]:
+        def take(record: Any) -> None:
+            if agent in self.agents:
+                self._call(agent, "take", record)
+        return take
 
     def _observe(self, records: Iterable) -> Iterator:
         for record in records:

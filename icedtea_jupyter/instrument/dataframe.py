@@ -147,6 +147,8 @@ def _source(api: str) -> Callable:
                 "kwargs": {k: v for k, v in kwargs.items() if not _is_dataset(v)},
                 "options": dict(getattr(self, "_icedtea_options", {})),
                 "datasets": [v for v in values if _is_dataset(v)]}
+            if not any(_is_dataset(v) for v in values):  # made of sampled sources already
+                result = recorder.sampled(result)
             return recorder.produced(result, node)
         return patched
     return make

@@ -246,6 +246,8 @@ def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable
             node = node or recorder.jvm(api, parents, name)
             recorder.details[node.id] = {
                 "source": api, "arguments": {k: v for k, v in bound.items() if k != "rdds"}}
+            if api != "union":  # a union's inputs are sources sampled already
+                result = recorder.sampled(result)
             return recorder.produced(result, node)
         return patched
     return make

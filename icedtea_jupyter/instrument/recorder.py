@@ -22,6 +22,9 @@ class InterestingNotFound(shipping.ShippingRefused):
     """``--interesting`` names no Python operator of the job about to run."""
 
 
+TRIAL_SEED = 20261124  # trial runs (--trial) sample each source with this seed
+
+
 class Recorder:
     """Adds nodes to ``dag`` as the cell calls PySpark; ``depth`` > 0 inside PySpark."""
 
@@ -45,6 +48,14 @@ class Recorder:
         self.splits: dict[int, tuple] = {}  # map side -> (heavy keys, salts): s.mitigate()
         self.details: dict[int, dict] = {}  # node -> what else defines it (versions' prints)
         self.on_action: Any = None  # runs the cell's actions (instrument/actions.py)
+        self.trial: float | None = None  # a trial run: each source is sampled to this share
+
+    def sampled(self, source: Any) -> Any:
+        """A source RDD or DataFrame the cell made: in a trial run, its sample."""
+        if not self.trial or not hasattr(source, "sample"):
+            return source
+        with self.inside():
+            return source.sample(False, self.trial, TRIAL_SEED)
 
     @contextmanager
     def inside(self) -> Iterator[None]:

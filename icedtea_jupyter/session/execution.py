@@ -84,6 +84,8 @@ class RunOptions:
     cell_id: str | None = None  # the notebook cell (versions); default: a hash of its text
     break_when: list[str] = field(default_factory=list)  # "operator: expression over row"
     on_error: str = "fail"  # "pause": an operator's exception pauses the job (a hit)
+    trial: float | None = None  # this run is a trial on this share of each source
+    trial_continue: bool = False  # --trial: the full run starts even if the trial raised
 
     def manifest(self) -> dict:
         data = asdict(self)
@@ -179,6 +181,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
     run.recorder.cell = code
     run.recorder.splits = dict(options.splits)
+    run.recorder.trial = options.trial
     run.namespace = namespace
     if options.skew:
         run.coordinator.agents[AGENT] = SkewCoordinator()

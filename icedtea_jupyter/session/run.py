@@ -27,6 +27,7 @@ from ..snapshots.snapshot import Snapshot
 from ..store import layout
 from ..store.run_store import RunStore
 from .actions import ActionLog
+from .agent_data import RunAgentData
 from .metrics import metrics_frame
 from .moves import LoggedSnapshot, shown_by
 from .versions import RunVersions
@@ -46,7 +47,7 @@ Listener = Callable[[str, dict], None]
 STATUSES = ("running", "finished", "failed", "stopped")
 
 
-class Run(RunVersions, RecordedControl):
+class Run(RunVersions, RunAgentData, RecordedControl):
     """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``,
     ``"failed"``, ``"stopped"`` (``run.stop()``, a breakpoint's ``stop()``) or
     ``"interrupted"`` (its kernel died). A run recorded in this kernel is a ``LiveRun``

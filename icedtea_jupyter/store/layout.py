@@ -18,6 +18,10 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
                               executor/lineage.py, lineage/tables.py)
     skew/<worker>.json        a key-partitioned worker's heavy-hitter sketch of its keys
                               (--skew; executor/skew.py, skew/load.py)
+    samples/op<o>.parquet     a uniform sample of operator <o>'s input, one row per record
+                              and its partition (--agent samples; agents/samples.py)
+    summaries/op<o>.json      per field of operator <o>'s input: count, nulls, min/max,
+                              mean, HLL and KLL sketches (--agent summaries; summaries/)
     interactions.jsonl        one line per interaction as it is requested
     interactions.json         the final list of interactions, with latencies
     snapshots.jsonl           one line per worker report: count, status, state delta
@@ -67,6 +71,8 @@ LOGS = "logs"
 INPUTS = "inputs"
 LINEAGE = "lineage"
 SKEW = "skew"
+SAMPLES = "samples"
+SUMMARIES = "summaries"
 INTERACTIONS_LOG = "interactions.jsonl"
 INTERACTIONS = "interactions.json"
 SNAPSHOTS = "snapshots.jsonl"
@@ -268,6 +274,15 @@ def recorded_inputs(run: str, operator: int, partition: int) -> Iterator[tuple[W
     sorted by name."""
     return ((name, path) for name, path in _named(os.path.join(run, INPUTS))
             if name.operator == operator and name.partition == partition)
+
+
+# --- samples/, summaries/ (one file per operator, written by the coordinator) -----------
+def sample_path(run: str, op_id: int) -> str:
+    return os.path.join(run, SAMPLES, f"op{op_id}.parquet")
+
+
+def summary_path(run: str, op_id: int) -> str:
+    return os.path.join(run, SUMMARIES, f"op{op_id}{JSON}")
 
 
 # --- operators/, checkpoints/, replay/ -------------------------------------------------

@@ -6,7 +6,9 @@
 import { controlSection } from './control/section';
 import { lineageSection } from './lineage/section';
 import { runSection } from './runs/section';
+import { samplesSection } from './samples/section';
 import { skewSection } from './skew/section';
+import { summariesSection } from './summaries/section';
 import { timeTravelSections } from './timetravel/sections';
 import { versionsSection } from './versions/section';
 import type { ISidebarSection } from './widgets/section';
@@ -17,5 +19,7 @@ export const SECTIONS: readonly ISidebarSection[] = [
   ...timeTravelSections,
   skewSection,
   lineageSection,
-  versionsSection
+  versionsSection,
+  samplesSection,
+  summariesSection
 ];

@@ -1,3 +1,4 @@
 import './base.css';
 import './timetravel.css';
 import './lineage.css';
+import './agentdata.css';

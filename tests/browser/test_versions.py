@@ -20,34 +20,39 @@ pytestmark = pytest.mark.browser
 expect = pytest.importorskip("playwright.sync_api").expect
 
 NOTEBOOK = "versions.ipynb"
+SESSION = ("%load_ext icedtea_jupyter\n"
+           "import os\n"
+           "os.environ.setdefault('SPARK_LOCAL_IP', '127.0.0.1')\n"
+           "from pyspark.sql import SparkSession\n"
+           "spark = (SparkSession.builder.master('local[2]')\n"
+           "         .config('spark.ui.showConsoleProgress', 'false').getOrCreate())\n"
+           "sc = spark.sparkContext\n")
 CELLS = [
-    "%load_ext icedtea_jupyter\n"
-    "import os\n"
-    "os.environ.setdefault('SPARK_LOCAL_IP', '127.0.0.1')\n"
-    "from pyspark.sql import SparkSession\n"
-    "spark = (SparkSession.builder.master('local[2]')\n"
-    "         .config('spark.ui.showConsoleProgress', 'false').getOrCreate())\n"
-    "sc = spark.sparkContext\n"
-    "LIMIT = 100",
+    SESSION + "LIMIT = 100",
     "%%icedtea --wait --no-panel\n"
     "sevens = sc.parallelize(range(1000), 2).filter(lambda x: x % 7 == 0 and x > LIMIT).collect()",
     "LIMIT = 500",
 ]
 
 
-def test_two_versions_compared_and_a_session_exported(page, lab_server, artifacts):
-    (lab_server.root / NOTEBOOK).write_text(json.dumps(notebook_json(CELLS), indent=1))
-    notebook = open_notebook(page, lab_server, NOTEBOOK)
-    cells = notebook.locator(".jp-Cell")
-    cells.first.click()
-    for _ in CELLS:
+def run_twice(page, lab_server, name: str, cells: list[str]) -> None:
+    """Open a notebook of ``cells`` (a session, a ``%%icedtea`` cell, a change of a
+    global it reads), run them all, then the ``%%icedtea`` cell again: versions 1 and 2."""
+    (lab_server.root / name).write_text(json.dumps(notebook_json(cells), indent=1))
+    notebook = open_notebook(page, lab_server, name)
+    shown = notebook.locator(".jp-Cell")
+    shown.first.click()
+    for _ in cells:
         page.keyboard.press("Shift+Enter")
-    prompt = cells.nth(2).locator(".jp-InputPrompt")
+    prompt = shown.nth(2).locator(".jp-InputPrompt")
     expect(prompt).to_have_text(re.compile(r"\[\d+\]"), timeout=RUN_FINISHED + KERNEL_READY)
-    cells.nth(1).locator(".jp-InputPrompt").click()  # the %%icedtea cell again: version 2
+    shown.nth(1).locator(".jp-InputPrompt").click()  # the %%icedtea cell again: version 2
     page.keyboard.press("Control+Enter")
-    expect(cells.nth(1).locator(".jp-InputPrompt")).to_have_text("[4]:", timeout=RUN_FINISHED)
+    expect(shown.nth(1).locator(".jp-InputPrompt")).to_have_text("[4]:", timeout=RUN_FINISHED)
 
+
+def test_two_versions_compared_and_a_session_exported(page, lab_server, artifacts):
+    run_twice(page, lab_server, NOTEBOOK, CELLS)
     sidebar = show_sidebar(page)
     expect(sidebar.locator(".jp-icedtea-run-item")).to_have_count(2, timeout=60_000)
     # The section starts collapsed, under the others: its view opens in the main area.

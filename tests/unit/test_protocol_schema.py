@@ -109,6 +109,7 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
             return engine
         monkeypatch.setattr(remote, "debugger_for", debugger_for)
         registry.add(theta_run)  # run.added
+        with_agent_data(theta_run)
         asked = [("hello", {}), ("runs.list", {}), ("run.get", {"run": run}),
                  ("run.partitions", {"run": run, "operator": "enrich"}),
                  ("run.open", {"path": theta_run.path}),
@@ -139,7 +140,9 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                  ("versions.list", {"run": run}), ("versions.diff", {"run": run, "other": run}),
                  ("run.export", {"run": run,
                                  "path": os.path.join(os.path.dirname(theta_run.path),
-                                                      "export.ipynb")})]
+                                                      "export.ipynb")}),
+                 ("samples.get", {"run": run, "operator": "enrich"}),
+                 ("summaries.compare", {"run": run, "other": run}), ("summaries.compare", {"run": run})]
         for method, params in asked:
             declared = fields(SCHEMA["requests"][method]["params"])
             assert {n for n, (_, required) in declared.items() if required} <= set(params) \
@@ -156,6 +159,17 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
     assert answered == {m for m in SCHEMA["requests"] if not m.startswith("control.")}
     assert {m["event"] for m in comm.sent if m["kind"] == "event"} == \
         set(SCHEMA["events"]) - {"run.control"}
+
+
+def with_agent_data(run):
+    """``enrich``'s sample and summary, as the samples and summaries agents store them."""
+    from icedtea_jupyter.agents.summaries import fold
+    from icedtea_jupyter.store.agent_files import write_sample, write_summary
+
+    write_sample(run.path, 1, [{"_1": "Bob", "_2": 5000.0, "_partition": 0}])
+    sketches = {}
+    fold(sketches, [("Bob", 5000.0), ("Ann", None)])
+    write_summary(run.path, 1, {"fields": {n: s.to_json() for n, s in sketches.items()}})
 
 
 def test_a_reply_that_breaks_the_schema_fails_the_frontends_double(stored_run, monkeypatch):

@@ -51,7 +51,9 @@ export const REQUEST_METHODS = [
   'control.add_breakpoint',
   'control.remove_breakpoint',
   'control.decide',
-  'lineage.replay'
+  'lineage.replay',
+  'samples.get',
+  'summaries.compare'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -632,6 +634,8 @@ export interface IRequestParams {
   'control.remove_breakpoint': IActionParams & { breakpoint: number };
   'control.decide': IActionParams & { hit: number; action: string; record?: Tagged };
   'lineage.replay': IActionParams & { trace: number; size?: number };
+  'samples.get': { run: string; operator: string };
+  'summaries.compare': { run: string; other?: string };
 }
 
 /** Result of each request method. */
@@ -674,6 +678,8 @@ export interface IRequestResults {
   'control.remove_breakpoint': IControlView;
   'control.decide': IControlView;
   'lineage.replay': ILineageReplay;
+  'samples.get': ISampleResult;
+  'summaries.compare': ISummaryComparison;
 }
 
 /** Data of each event. */
@@ -687,6 +693,38 @@ export interface IEventData {
   'debug.preparing': { run: string; progress: IReplayProgress };
   'run.action': { run: string; action: IAction };
   'run.control': { run: string; view: IControlView };
+}
+
+/** `run.samples(operator)`: a uniform sample of the operator's input, one row a record. */
+export interface ISampleResult {
+  run: string;
+  operator: string;
+  columns: string[];
+  rows: unknown[][];
+}
+
+/** One change `run.summary_diff(other)` found. */
+export interface ISummaryChange {
+  operator: string;
+  field: string;
+  /** "distribution shifted", "became null", "nulls changed", "count changed", "field added"… */
+  change: string;
+  before: unknown;
+  after: unknown;
+  /** The KS distance of a shift, the difference of a count or of a null share. */
+  statistic: number | null;
+}
+
+/** The selected run's summaries against an earlier run of its cell, with charts. */
+export interface ISummaryComparison {
+  run: string;
+  /** The run compared against (null: no earlier run of the cell recorded summaries). */
+  other: string | null;
+  /** The earlier runs of the cell with summaries, latest first. */
+  earlier: { run: string; version: string }[];
+  changes: ISummaryChange[];
+  /** A Vega-Lite spec (Altair) per shifted field. */
+  charts: { operator: string; field: string; spec: unknown }[];
 }
 
 /** Frontend -> kernel. */

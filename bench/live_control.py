@@ -13,10 +13,15 @@ seconds: hosted without and with the breakpoints, against PySpark's own call.
 ``--part latency`` (local[8]): a job of 8 tasks that run for minutes; ``run.pause()``
 repeatedly: the seconds from the request until the last of the 8 tasks held (``seconds``
 of its report) and the call's wall time; ``run.resume()`` likewise (budgets 0.1 s, 0.05 s).
+With ``--cluster``, on the standalone cluster of the tests (``tests/spark/cluster.py``: a
+master and two workers of 4 cores on 127.0.0.1 and 127.0.0.2, executors in JVMs of their
+own, Python workers beside them).
 
     .venv/bin/python bench/live_control.py --part overhead [--records 3000000] [--repeat 5]
-    .venv/bin/python bench/live_control.py --part latency [--pauses 20]
+    .venv/bin/python bench/live_control.py --part latency [--pauses 20] [--cluster]
     .venv/bin/python bench/live_control.py --part inprocess [--records N] [--repeat 5]
+    valgrind --tool=callgrind .venv/bin/python bench/live_control.py --part inprocess \
+        --only hosted|breakpoint|setup   (instructions: subtract setup's)
 """
 from __future__ import annotations
 
@@ -27,8 +32,10 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -101,7 +108,17 @@ def slow(x: int) -> int:
 
 
 def latency(args: argparse.Namespace) -> dict:
-    spark = session("local[8]")
+    if not args.cluster:
+        return pauses(session("local[8]"), args)
+    from tests.spark.cluster import standalone_cluster
+
+    with standalone_cluster(Path(tempfile.mkdtemp(prefix="icedtea-cluster-")), workers=2,
+                            cores=4) as (url, env):
+        os.environ.update(env)
+        return dict(pauses(session(url), args), master=url)
+
+
+def pauses(spark: SparkSession, args: argparse.Namespace) -> dict:
     ns = {"sc": spark.sparkContext, "slow": slow}
     code = "n = sc.parallelize(range(8 * 400_000), 8).map(slow).setName('slow').count()"
     run = start_run(code, ns, RunOptions(store=tempfile.mkdtemp(prefix="icedtea-bench-"),
@@ -191,6 +208,10 @@ def inprocess(args: argparse.Namespace) -> dict:
         return time.process_time() - start
 
     names = ["plain", *armed]
+    if args.only:  # once, for an instruction count (valgrind): subtract --only setup's
+        if args.only != "setup":
+            once(args.only)
+        return {}
     for name in names:
         once(name)
     times: dict[str, list[float]] = {name: [] for name in names}
@@ -213,9 +234,13 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--pauses", type=int, default=20)
+    parser.add_argument("--cluster", action="store_true", help="latency: standalone cluster")
+    parser.add_argument("--only", choices=("plain", "hosted", "breakpoint", "global count",
+                                           "setup"), help="inprocess: run one variant once")
     args = parser.parse_args()
     result = {"overhead": overhead, "latency": latency, "inprocess": inprocess}[args.part](args)
-    print(json.dumps(result))
+    if result:
+        print(json.dumps(result))
 
 
 if __name__ == "__main__":

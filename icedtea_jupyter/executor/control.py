@@ -8,10 +8,12 @@ record boundary of the whole task chain. There the worker acknowledges (``paused
 holds, handling control messages of every host of its task (``live_state`` answers from
 the states of suspended workers), until the pause ends.
 
-With a breakpoint on its operator, the host's input goes through one handler per
-breakpoint (a C ``map``: one Python call a record; ``_wrap``): its per-record loop's input,
-or in blocks the input of a feed of its own (``feed_input``), taken in step with the
-function. A conditional hit sends the record and the worker's state (``hit``) and holds
+With a breakpoint on its operator, the host's input goes through its breakpoints: its
+per-record loop's input, or in blocks the input of a feed of its own (``feed_input``),
+taken in step with the function (``_wrap``). Where that input is Spark's, conditions are
+tested on lists of records read ahead (``breakpoint_scan.py``: a loop compiled once, no
+call a record) and the handlers run on a matching record only, as the operator pulls it;
+else, and for a SUM, one handler per breakpoint in a C ``map``: one Python call a record. A conditional hit sends the record and the worker's state (``hit``) and holds
 until the user decides (``decide``: skip, replace, resume, stop). A global breakpoint adds
 each record to the worker's count or sum; at its local target the worker reports
 (``global_report``) and holds until the coordinator gives it a new target (Amber's
@@ -34,7 +36,8 @@ from itertools import filterfalse
 from operator import is_
 from typing import Any
 
-from .blocks import Counter
+from .blocks import Counter, _from_spark
+from .breakpoint_scan import ScannedInput, compile_scan
 from .control_state import CONTROL_TYPES as _HANDLED
 from .control_state import TaskControl, compile_expression, state_for
 from .plugin import WorkerPlugin
@@ -84,6 +87,7 @@ class Watch:
         self.handler: Callable[[Any], Any]
         if self.kind == "condition":
             self.handler = _condition_handler(item.get("when") or "False", self, control)
+            self.scan = compile_scan(item.get("when") or "False")
         elif self.kind == "count":  # counted by the host: checked at its checks
             self.handler = _identity
         else:
@@ -141,6 +145,9 @@ class LiveControl(WorkerPlugin):
         self.counter: Counter | None = None  # counts the input the watches see ...
         self.base = 0  # ... from this index
         self.skipped = 0  # records skipped at conditional breakpoints
+        self.scanner: ScannedInput | None = None  # tests conditions on lists read ahead ...
+        self.scanned: set[int] = set()  # ... of these watches
+        self.index_at: int | None = None  # the scanner's record being handled: its index
         self._refresh()
 
     # --- the host's hooks ----------------------------------------------------------------
@@ -150,10 +157,14 @@ class LiveControl(WorkerPlugin):
         return self.on_error
 
     def records(self, host: Any, records: Iterable) -> Iterable:
-        return records if not self.watches else self._wrap(records, self.watches, 0)
+        if not self.watches:
+            return records
+        return self._wrap(records, self.watches, 0, _from_spark(records))
 
     def feed_input(self, host: Any, iterator: Iterable) -> Iterable | None:
-        return None if not self.watches else self._wrap(iterator, self.watches, 0)
+        if not self.watches:
+            return None
+        return self._wrap(iterator, self.watches, 0, _from_spark(iterator))
 
     def first_record(self, host: Any) -> None:
         if self.state.paused is not None:
@@ -263,20 +274,31 @@ class LiveControl(WorkerPlugin):
             gone.armed = False
         fresh = [w for w in watches if w.id not in self.applied]
         self.watches = watches
+        if fresh and self.scanner is not None:  # it tests them from its next record on
+            fresh = self._scan_too(fresh)
+            self.scanner.rescan()
         feed = getattr(self.host, "feed", None)
         if fresh and feed is not None and feed.owner is self.host and feed.started \
                 and not feed.ended:
             base = feed.count() + 1  # its block's first record was pulled already
-            feed.read_ahead = False  # a record meets the watch as the operator takes it
-            feed.source = self._wrap(feed.source, fresh, base)
+            read_ahead, feed.read_ahead = feed.read_ahead, False  # the watches read ahead
+            feed.source = self._wrap(feed.source, fresh, base, read_ahead)
 
     def _watch(self, bp: int) -> Watch | None:
         return next((w for w in self.watches if w.id == bp), None)
 
-    def _wrap(self, records: Iterable, watches: list[Watch], base: int) -> Iterator:
-        """``records`` through the watches' handlers, in C but for their one call each;
-        the first wrap counts the input (a hit's index)."""
-        if self.counter is None:
+    def _wrap(self, records: Iterable, watches: list[Watch], base: int,
+              read_ahead: bool) -> Iterator:
+        """``records`` through the watches: conditions tested on lists read ahead where
+        ``read_ahead`` allows (``ScannedInput``), else and for a SUM through their
+        handlers, in C but for their one call each; the first such wrap counts the input
+        (a hit's index)."""
+        if read_ahead and self.scanner is None and any(w.kind == "condition" for w in watches):
+            self.scanner = ScannedInput(records, self._first_match, self._at_match, _SKIP,
+                                        base)
+            records = iter(self.scanner)
+            watches = self._scan_too(watches)
+        if self.counter is None and self.scanner is None:
             self.counter, self.base = Counter(), base
             records = self.counter.tap(records)
         for watch in watches:
@@ -287,8 +309,42 @@ class LiveControl(WorkerPlugin):
             records = filterfalse(_IS_SKIP, records)
         return iter(records)
 
+    def _scan_too(self, watches: list[Watch]) -> list[Watch]:
+        """The conditions among ``watches`` join the scanner's; returns the others."""
+        for watch in watches:
+            if watch.kind == "condition":
+                self.scanned.add(watch.id)
+                self.applied.add(watch.id)
+        return [w for w in watches if w.kind != "condition"]
+
+    def _first_match(self, rows: list, start: int) -> int:
+        """The first of ``rows[start:]`` an armed scanned condition holds for, or -1."""
+        first = -1
+        for watch in self.watches:
+            if watch.armed and watch.id in self.scanned:
+                found = watch.scan(rows, start)
+                if found >= 0 and (first < 0 or found < first):
+                    first = found
+        return first
+
+    def _at_match(self, record: Any, index: int) -> Any:
+        """The scanned conditions' handlers on a matching record (input ``index``), as
+        the operator pulls it: the record to pass on, its replacement, or _SKIP."""
+        self.index_at = index
+        try:
+            for watch in list(self.watches):
+                if watch.id in self.scanned:
+                    record = watch.handler(record)
+                    if record is _SKIP:
+                        break
+        finally:
+            self.index_at = None
+        return record
+
     def raw_index(self) -> int:
         """The input index of the record being tested (edits not applied)."""
+        if self.index_at is not None:
+            return self.index_at
         if self.counter is not None:
             return self.base + self.counter.value() - 1
         return self.host.live_count() - 1 + self.skipped

@@ -15,9 +15,11 @@ Where the keys are counted:
   ``compress``), Python once a chunk of ``CHUNK`` records; the keys are folded into the
   sketch between blocks (``boundary``). Counting a key costs about as much as PySpark's
   combine of its record, so a worker counts every key of its first ``EXACT`` records and
-  then of one chunk in ``EVERY`` (a systematic sample, each key counted ``EVERY``
-  times: ``estimated`` says how many records that covers; the Misra–Gries bound below
-  holds for the sample, the sampling error comes on top). Each key is then sent to the
+  then of one chunk in ``EVERY`` (a stratified sample: which chunk of each run of
+  ``EVERY`` is drawn at random, so no order of the records biases it; each key counted
+  ``EVERY`` times: ``estimated`` says how many records that covers; the Misra–Gries
+  bound below holds for the sample, the sampling error comes on top:
+  ``HeavyHitters.sampling_error``). Each key is then sent to the
   reduce partition
   ``partitionFunc(key) % numPartitions``, computed here for the sketch's keys only,
   with the job's own partitioner (the workers' hash seed is Spark's);
@@ -37,6 +39,8 @@ off and the largest count dropped from each block, so for every key
 from __future__ import annotations
 
 import json
+import math
+import random
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -52,6 +56,7 @@ CAPACITY = 512  # k: counters a sketch keeps
 EXACT = 16_384  # records of a map-side worker whose keys are all counted
 CHUNK = 512  # after those, the keys of one chunk of CHUNK records in EVERY are counted
 EVERY = 16
+FOLD = 32_768  # keys waiting in lists before a check folds them into the sketch
 _END = object()
 SENT = 64  # heavy keys in a live message
 AGENT = "skew_keys"  # the live messages' agent name (agents/skew.py receives them)
@@ -76,7 +81,7 @@ class HeavyHitters:
         times (a sample's: its counts are estimates)."""
         self.n += block.total() * weight
         keep = 2 * self.capacity
-        top = sorted(block.items(), key=itemgetter(1), reverse=True) \
+        top = nlargest(keep + 1, block.items(), key=itemgetter(1)) \
             if len(block) > keep else list(block.items())
         if len(top) > keep:
             self.error += top[keep][1] * weight  # no dropped key had more in the block
@@ -107,6 +112,16 @@ class HeavyHitters:
         ordered = sorted(self.counts.items(), key=itemgetter(1), reverse=True)
         return ordered if k is None else ordered[:k]
 
+    def sampling_error(self, count: int) -> int:
+        """How far a key's ``count`` may be off because part of it was sampled: three
+        standard deviations of the estimate (binomial: each of the key's records in the
+        sampled part was counted with probability 1/EVERY), for the share of its count
+        that is estimated. Holds with ~99.7% confidence when the key's records are
+        spread over the partition; 0 when nothing was sampled."""
+        if not self.estimated or not self.n:
+            return 0
+        return math.ceil(3 * math.sqrt((EVERY - 1) * count * self.estimated / self.n))
+
     def bound(self) -> float:
         """The a priori bound on ``error``: n/(k+1) + n/(2k+1)."""
         return self.n / (self.capacity + 1) + self.n / (2 * self.capacity + 1)
@@ -124,6 +139,7 @@ class SkewCounter(WorkerPlugin):
         self.shuffle = getattr(host.spec, "shuffle", None)  # (partitions, partitionFunc)
         self.last_sent = 0.0
         self.inputs: Counter = Counter()  # a join's records per input
+        self.draw = random.Random(host.worker.get("partition", 0)).randrange  # sampled chunks
 
     # --- taps ----------------------------------------------------------------------
     def tap(self, records: Iterable) -> Iterator:
@@ -133,15 +149,18 @@ class SkewCounter(WorkerPlugin):
         return chain.from_iterable(self._chunks(iter(records)))
 
     def _chunks(self, records: Iterator) -> Iterator[Iterable]:
-        position = 0
+        position = phase = 0
         while True:
             first: Any = next(records, _END)  # pulled when the consumer wants it: no read-ahead
             if first is _END:
                 return
             rest = islice(records, CHUNK - 1)
+            within = (position // CHUNK) % EVERY  # the chunk's place in its run of EVERY
+            if within == 0:
+                phase = self.draw(EVERY)  # the run's sampled chunk
             if position < EXACT:
                 append = self.keys.append
-            elif (position // CHUNK) % EVERY == 0:
+            elif within == phase:
                 append = self.sampled.append
             else:  # two C iterators a record: islice, chain
                 yield (first,)
@@ -181,7 +200,8 @@ class SkewCounter(WorkerPlugin):
 
     # --- the host's hooks ------------------------------------------------------------
     def boundary(self, host: Any, inputs: int, outputs: int) -> None:
-        self.fold()
+        if len(self.keys) + len(self.sampled) >= FOLD:
+            self.fold()
 
     def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
         """A grouped pandas function's group: ``(key, frame)`` counts its rows."""

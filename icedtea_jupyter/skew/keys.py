@@ -18,7 +18,7 @@ import pandas as pd
 from ..executor.skew import CAPACITY, HeavyHitters
 from ..executor.state import decode
 
-KEY_COLUMNS = ["key", "count", "share", "partition"]
+KEY_COLUMNS = ["key", "count", "share", "partition", "error"]
 
 
 @dataclass
@@ -40,10 +40,14 @@ class Keys:
         return self.sketch.error
 
     def frame(self, top: int | None = 20) -> pd.DataFrame:
-        """key, count, share (of all the records counted), partition; heaviest first."""
-        n = self.sketch.n or 1
-        rows = [(self.values[k], count, count / n, self.partitions.get(k, -1))
-                for k, count in self.sketch.top(top)]
+        """key, count, share (of all the records counted), partition, error (the key's
+        true count is at most ``count + error``, and at least ``count - error`` where
+        part of it was sampled: the sketch's bound plus ``sampling_error``); heaviest
+        first."""
+        sketch = self.sketch
+        n = sketch.n or 1
+        rows = [(self.values[k], count, count / n, self.partitions.get(k, -1),
+                 sketch.error + sketch.sampling_error(count)) for k, count in sketch.top(top)]
         return pd.DataFrame(rows, columns=KEY_COLUMNS)
 
     def per_partition(self) -> dict[int, int]:

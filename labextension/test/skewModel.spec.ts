@@ -24,8 +24,8 @@ function report(run: string, operator: string, live: boolean, hot: number): ISke
       key_records: p === 2 ? hot : 50
     })),
     keys: [
-      { key: "'hot'", count: hot, share: 0.8, partition: 2 },
-      { key: "'u1'", count: 20, share: 0.05, partition: 0 }
+      { key: "'hot'", count: hot, share: 0.8, partition: 2, error: 0 },
+      { key: "'u1'", count: 20, share: 0.05, partition: 0, error: 0 }
     ],
     error: 3,
     records: 1000,

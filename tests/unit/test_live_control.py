@@ -65,6 +65,8 @@ def test_a_conditional_breakpoint_hits_exactly_the_matching_records(wire, tmp_pa
     hits = [wire.controller.wait_hit(10)]
     assert wire.controller.paused is not None  # a hit pauses the whole job
     assert (hits[0].record, hits[0].partition, hits[0].kind) == (7, 0, "condition")
+    time.sleep(0.2)  # held exactly before record 7: records 0-6 out, not one more
+    assert wire.outputs[0] == [x * x for x in range(7)]
     hits[0].skip()
     hits.append(wire.controller.wait_hit(10))
     hits[1].replace(1000)
@@ -92,6 +94,28 @@ def test_a_breakpoint_added_while_a_task_runs_in_blocks_takes_effect(wire):
     hit.skip()
     wire.join()
     assert wire.outputs[0] == [x * x for x in data if x != 3001]
+
+
+def test_a_breakpoint_added_live_beside_an_armed_one_is_tested_on_records_read_ahead(wire):
+    wire.controller.add("op0", when="row == 3900")  # its records are read ahead in lists
+    data = list(range(4000))
+    wire.run("map", slow_square, data, partition=0)
+    wait_until(lambda: len(wire.outputs[0]) > 100, 10, "the task producing")
+    assert wire.controller.pause(timeout=5).complete
+    done = len(wire.outputs[0])
+    wire.controller.add("op0", when="row >= 0")  # holds for every record read ahead too
+    wire.controller.resume()
+    first = wire.controller.wait_hit(10)
+    assert first.record == first.input_index and first.record - done <= 1
+    time.sleep(0.2)
+    assert wire.outputs[0] == [x * x for x in range(first.record)]  # held before it exactly
+    wire.controller.remove(first.breakpoint)
+    first.replace(-1)
+    second = wire.controller.wait_hit(10)
+    assert (second.record, second.input_index) == (3900, 3900)
+    second.skip()
+    wire.join()
+    assert wire.outputs[0] == [1 if x == first.record else x * x for x in data if x != 3900]
 
 
 def test_on_error_pause_replaces_or_skips_the_culprit_and_resume_fails_the_task(

@@ -179,6 +179,37 @@ def test_after_the_first_records_one_chunk_in_every_few_is_counted_and_weighted(
     assert sketch.counts["hot"] == total // 4  # one key in four, in every chunk
 
 
+def test_sampled_key_counts_stay_within_the_error_the_keys_table_states():
+    from icedtea_jupyter.executor.skew import CHUNK, EXACT
+
+    draw = random.Random(7)
+    weights = [1 / (rank + 1) ** 1.1 for rank in range(2000)]
+    keys = draw.choices([f"k{rank}" for rank in range(2000)], weights, k=EXACT + 400 * CHUNK)
+    counter = SkewCounter(FakeHost())
+    for _ in counter.tap(iter([(key, 1) for key in keys])):
+        pass
+    counter.fold()
+    table = merge_summaries([counter.summary(FakeHost(), None)]).frame(20)
+    exact = Counter(keys)
+    assert counter.sketch.estimated > 0
+    assert all(abs(exact[key] - count) <= error
+               for key, count, error in zip(table["key"], table["count"], table["error"]))
+    assert (table["error"] > counter.sketch.error).all()  # the sampling's part is stated
+
+
+def test_which_chunk_is_sampled_is_drawn_so_a_periodic_order_does_not_bias_the_counts():
+    from icedtea_jupyter.executor.skew import CHUNK, EVERY, EXACT
+
+    total = EXACT + 256 * EVERY * CHUNK
+    records = [("first" if (i // CHUNK) % EVERY == 0 else "other", i) for i in range(total)]
+    counter = SkewCounter(FakeHost())
+    for _ in counter.tap(iter(records)):
+        pass
+    counter.fold()
+    exact = sum(1 for key, _ in records if key == "first")
+    assert exact / 2 <= counter.sketch.counts["first"] <= exact * 2  # not all 16x as many
+
+
 def test_mitigate_refuses_heavy_keys_that_travelled_as_descriptions():
     from types import SimpleNamespace
 

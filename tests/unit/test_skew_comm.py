@@ -58,7 +58,8 @@ def test_skew_report_flags_the_hot_partition_and_lists_its_keys(skewed_run):
     assert view["operator"] == "sum" and view["operators"] == ["sum"] and view["recorded"]
     assert view["load"] == "key_records" and view["records"] == 10_000
     assert [k["key"] for k in view["keys"]] == ["'hot'", "'u1'", "'u2'"]
-    assert view["keys"][0] == {"key": "'hot'", "count": 4000, "share": 0.4, "partition": 2}
+    assert view["keys"][0] == {"key": "'hot'", "count": 4000, "share": 0.4, "partition": 2,
+                                "error": 0}
     assert {f["partition"] for f in view["skewed"]} == {2}
     assert view["advice"][0]["remedy"] == "salt"
     assert view["spec"]["params"][0]["name"] == "partition"

@@ -522,13 +522,15 @@ export interface ISkewPartition {
   key_records?: number;
 }
 
-/** A heavy key: `count` is a lower bound, `count + error` an upper one. */
+/** A heavy key: its true count is within `count` and `count + error` (and above
+ * `count - error` where part of it was sampled: the sampling's error is in `error`). */
 export interface ISkewKey {
   /** The key's Python repr. */
   key: string;
   count: number;
   share: number;
   partition: number;
+  error: number;
 }
 
 /** A partition a skew rule flags, and why (the rule with its numbers). */

@@ -402,7 +402,8 @@ class WorkerHost:
             pass
         self.error = {
             "operator": self.worker["operator"], "partition": self.worker["partition"],
-            "exception": type(exc).__name__, "message": str(exc)[:4000],
+            "exception": type(exc).__name__,
+            "message": "; ".join([str(exc), *getattr(exc, "__notes__", ())])[:4000],
             "traceback": "".join(traceback.format_exception(exc))[-20000:],
             "record": None if record is _NO_RECORD else describe_record(record),
             "records_before": max(self.records_in - 1, 0),

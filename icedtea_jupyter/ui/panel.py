@@ -198,7 +198,7 @@ class RunPanel:
         for warning in self.run.warnings:
             parts.append(f"<div class='icedtea-warning' style='color:#b06000'>⚠ "
                          f"{html.escape(warning)}</div>")
-        for alert in self.run.alerts[-5:]:
+        for alert in self.run._alert_list()[-5:]:
             parts.append(f"<div class='icedtea-alert'>🔔 {html.escape(str(alert.get('operator') or ''))}"
                          f" {html.escape(alert.get('message', ''))}</div>")
         return "".join(parts)

@@ -110,6 +110,9 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--golden-sample", type=float, default=1.0, metavar="FRACTION",
                         help="the fraction of records (partitions, for mapPartitions) "
                              "--golden tests (default 1)")
+    parser.add_argument("--latency-factor", type=float, default=None, metavar="F",
+                        help="the latency agent, alerting on a record that takes more "
+                             "than F times its operator's average (--agent latency: F=10)")
 
 
 def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
@@ -139,7 +142,8 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
                          reuse=args.reuse, cell_id=args.cell, break_when=args.break_when,
                          on_error=args.on_error, tolerate=args.tolerate, checks=args.check,
                          table_checks=args.check_table, golden=args.golden,
-                         golden_sample=args.golden_sample)
+                         golden_sample=args.golden_sample,
+                         latency_factor=args.latency_factor)
     try:
         flag_agents(options, namespace)
     except ValueError as exc:

@@ -1,7 +1,8 @@
 """The built-in agents the magic's flags select, configured (``Agent.with_options``).
 
 ``--tolerate N`` → ``tolerate``; ``--check`` → ``check``; ``--check-table`` →
-``check-table``; ``--golden`` (``--golden-sample``) → ``golden``. Each flag's text is
+``check-table``; ``--golden`` (``--golden-sample``) → ``golden``; ``--latency-factor F``
+→ ``latency`` with F. Each flag's text is
 checked here, before anything runs: a ValueError says what is wrong and how to write it.
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from ..executor.agent import Agent
 from .golden import Golden, resolve_golden
+from .latency import LatencyAgent
 from .row_checks import RowChecks, parse_check
 from .table_checks import TableChecks, parse_table_check
 from .tolerate import Quarantine
@@ -36,4 +38,13 @@ def flag_agents(options: Any, namespace: dict) -> list[type[Agent]]:
         agents.append(Golden.with_options(
             references=tuple(resolve_golden(text, namespace) for text in options.golden),
             sample=float(options.golden_sample)))
+    named = {cls.agent_name() for cls in options.agents}
+    if options.latency_factor is not None:
+        if "latency" in named:
+            raise ValueError("--latency-factor selects the latency agent already: drop "
+                             "--agent latency")
+        if options.latency_factor <= 1:
+            raise ValueError(f"--latency-factor {options.latency_factor}: a record is slow "
+                             "at more than F times the average; F must be more than 1")
+        agents.append(LatencyAgent.with_options(factor=float(options.latency_factor)))
     return agents

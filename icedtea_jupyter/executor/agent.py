@@ -150,7 +150,7 @@ class AgentPlugin(WorkerPlugin):
         spec, worker = host.spec, host.worker
         context = AgentContext(
             run_id=spec.run.run_id, operator_id=spec.op_id,
-            operator=names.get(spec.op_id, spec.name or str(spec.op_id)),
+            operator=spec.name or names.get(spec.op_id, str(spec.op_id)),
             partition=worker["partition"], stage=worker["stage"],
             attempt=worker["attempt"], counts=host.counts, state=host.state,
             overhead=self.overhead, taken=host.live_count, api=spec.api)

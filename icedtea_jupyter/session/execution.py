@@ -89,6 +89,7 @@ class RunOptions:
     table_checks: list[str] = field(default_factory=list)  # "operator: unique(id)", ...
     golden: list[str] = field(default_factory=list)  # "operator: reference_function"
     golden_sample: float = 1.0  # the fraction of records (or partitions) golden tests
+    latency_factor: float | None = None  # the latency agent, alerting at F × the average
 
     def manifest(self) -> dict:
         data = asdict(self)

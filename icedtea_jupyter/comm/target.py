@@ -18,6 +18,7 @@ from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .lineage import LINEAGE
 from .lineage import SLOW as LINEAGE_REQUESTS
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
+from .alerts import ALERTS
 from .skew import SKEW
 from .time_travel import EVENTS as TIME_TRAVEL_EVENTS
 from .time_travel import TIME_TRAVEL
@@ -36,7 +37,7 @@ _WATCHED: weakref.WeakSet[Run] = weakref.WeakSet()  # runs whose events are forw
 def default_handlers() -> HandlerRegistry:
     """Every request method's handler: runs, time travel, skew, lineage, versions, control."""
     return (HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW).add(LINEAGE).add(VERSIONS)
-            .add(CONTROL))
+            .add(CONTROL).add(ALERTS))
 
 
 HANDLERS = default_handlers()

@@ -14,6 +14,7 @@ import pandas as pd
 
 ALERT_COLUMNS = ("time", "tool", "level", "operator", "partition", "check", "count",
                  "message", "record", "value", "traceback")
+GROUP_RECORDS = 20  # records shown per group of alerts
 QUARANTINE_COLUMNS = ("operator", "partition", "attempt", "index", "record", "value",
                       "exception", "message", "traceback", "state")
 
@@ -35,6 +36,29 @@ class AgentResults:
         ``value`` (JSON-able), ``traceback``."""
         rows = [_alert_row(alert) for alert in self._alert_list()]
         return pd.DataFrame(rows, columns=list(ALERT_COLUMNS))
+
+    def alert_groups(self, records: int = GROUP_RECORDS) -> list[dict]:
+        """The alerts grouped by tool, check and operator, as the sidebar shows them:
+        per group its level, ``count`` (failures, sampled ones included), ``alerts``,
+        the latest message and up to ``records`` of its records with their partitions."""
+        groups: dict[tuple, dict] = {}
+        for alert in self._alert_list():
+            key = (alert.get("source"), alert.get("check"), alert.get("operator"))
+            group = groups.setdefault(key, {
+                "tool": str(key[0] or ""), "check": key[1], "operator": key[2],
+                "level": alert.get("level") or "warning", "count": 0, "alerts": 0,
+                "message": "", "records": []})
+            group["count"] += int(alert.get("count") or 1)
+            group["alerts"] += 1
+            group["message"] = str(alert.get("message") or "")
+            if alert.get("level") == "error":
+                group["level"] = "error"
+            record = alert.get("record")
+            if isinstance(record, dict) and len(group["records"]) < records:
+                group["records"].append({"repr": str(record.get("repr")),
+                                         "partition": alert.get("partition"),
+                                         "message": str(alert.get("message") or "")})
+        return list(groups.values())
 
     def agent_table(self, table: str) -> pd.DataFrame:
         """An agent's table in the run store (``CoordinatorAgent.keep``), as a DataFrame."""

@@ -50,7 +50,8 @@ export const REQUEST_METHODS = [
   'control.live_state',
   'control.add_breakpoint',
   'control.remove_breakpoint',
-  'control.decide'
+  'control.decide',
+  'alerts.groups'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -156,6 +157,30 @@ export interface IRunError {
 /** An agent's alert; its fields depend on the agent. */
 export interface IAlert {
   [key: string]: unknown;
+}
+
+/** One record of a group of alerts: its repr, partition and the alert's message. */
+export interface IAlertRecord {
+  repr: string;
+  partition: number | null;
+  message: string;
+}
+
+/** The alerts of one tool, check and operator (`run.alert_groups()`). */
+export interface IAlertGroup {
+  /** The agent (or part of one) that raised them: check, tolerate, latency… */
+  tool: string;
+  check: string | null;
+  operator: string | null;
+  /** `error` if any of them is an error, else the first one's level. */
+  level: string;
+  /** The failures they stand for (sampled tools count the ones they did not send). */
+  count: number;
+  /** The alerts received. */
+  alerts: number;
+  /** The latest alert's message. */
+  message: string;
+  records: IAlertRecord[];
 }
 
 export interface IRunSummary {
@@ -619,6 +644,7 @@ export interface IRequestParams {
   'control.add_breakpoint': IActionParams & { operator: string; when: string };
   'control.remove_breakpoint': IActionParams & { breakpoint: number };
   'control.decide': IActionParams & { hit: number; action: string; record?: Tagged };
+  'alerts.groups': { run: string };
 }
 
 /** Result of each request method. */
@@ -660,6 +686,7 @@ export interface IRequestResults {
   'control.add_breakpoint': IControlView;
   'control.remove_breakpoint': IControlView;
   'control.decide': IControlView;
+  'alerts.groups': { run: string; groups: IAlertGroup[]; total: number };
 }
 
 /** Data of each event. */

@@ -40,17 +40,16 @@ class AgentResults:
     def alert_groups(self, records: int = GROUP_RECORDS) -> list[dict]:
         """The alerts grouped by tool, check and operator, as the sidebar shows them:
         per group its level, ``count`` (failures, sampled ones included), ``alerts``,
-        the latest message and up to ``records`` of its records with their partitions."""
+        the first message and up to ``records`` of its records with their partitions."""
         groups: dict[tuple, dict] = {}
         for alert in self._alert_list():
             key = (alert.get("source"), alert.get("check"), alert.get("operator"))
             group = groups.setdefault(key, {
                 "tool": str(key[0] or ""), "check": key[1], "operator": key[2],
                 "level": alert.get("level") or "warning", "count": 0, "alerts": 0,
-                "message": "", "records": []})
+                "message": str(alert.get("message") or ""), "records": []})
             group["count"] += int(alert.get("count") or 1)
             group["alerts"] += 1
-            group["message"] = str(alert.get("message") or "")
             if alert.get("level") == "error":
                 group["level"] = "error"
             record = alert.get("record")

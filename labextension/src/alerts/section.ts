@@ -14,6 +14,7 @@ export const alertsSection: ISidebarSection = {
   caption: "The agents' alerts on the selected run, by tool and check, with their records",
   rank: 120,
   collapsed: true,
+  weight: 2,
   create: ({ alerts, reveal }) => {
     if (alerts === null) {
       return new Widget({ node: el('div', 'jp-icedtea-muted', 'No kernel connection.') });

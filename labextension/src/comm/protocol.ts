@@ -178,7 +178,7 @@ export interface IAlertGroup {
   count: number;
   /** The alerts received. */
   alerts: number;
-  /** The latest alert's message. */
+  /** The first alert's message. */
   message: string;
   records: IAlertRecord[];
 }

@@ -107,4 +107,4 @@ class Golden(Agent):
                 self._differs(f"partition {self.context.partition} "
                               f"({len(self.inputs)} records)", expected, self.outputs)
             self.inputs = None
-        self.sampler.flush()
+        self.sampler.flush(final=True)

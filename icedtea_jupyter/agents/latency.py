@@ -69,7 +69,7 @@ class LatencyAgent(Agent):
         self.sampler.flush()
 
     def finish(self) -> None:
-        self.sampler.flush()
+        self.sampler.flush(final=True)
         self.send_to_coordinator({
             "histogram": {str((1 << b) >> 1): n for b, n in self.histogram.items()},
             "slowest": [(s, r) for s, _, r in sorted(self.slowest, reverse=True)]})

@@ -60,4 +60,5 @@ class RowChecks(Agent):
             sampler.flush()
 
     def finish(self) -> None:
-        self.heartbeat()
+        for _, sampler in self.checks:
+            sampler.flush(final=True)

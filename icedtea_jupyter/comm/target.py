@@ -13,12 +13,12 @@ from ..replay.client import ReplayCancelled
 from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
+from .alerts import ALERTS
 from .control import CONTROL, CONTROL_EVENTS
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .lineage import LINEAGE
 from .lineage import SLOW as LINEAGE_REQUESTS
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
-from .alerts import ALERTS
 from .skew import SKEW
 from .time_travel import EVENTS as TIME_TRAVEL_EVENTS
 from .time_travel import TIME_TRAVEL

@@ -2,7 +2,7 @@ import { Signal } from '@lumino/signaling';
 
 import { AlertsModel, alertsLabel } from '../src/alerts/model';
 import type { ClientState } from '../src/comm/client';
-import type { IAlertGroup, IEventMessage, IRequestParams, IRequestResults, RequestMethod } from '../src/comm/protocol';
+import type { IAlertGroup, IEventMessage, IRequestResults, RequestMethod } from '../src/comm/protocol';
 import { LIVE_INTERVAL } from '../src/comm/throttle';
 import { RunsModel } from '../src/runs/model';
 import { flush } from './fakeKernel';
@@ -29,8 +29,17 @@ class FakeSource {
   failures = 0;
   calls = 0;
 
-  async request<M extends RequestMethod>(method: M, params: IRequestParams[M]): Promise<IRequestResults[M]> {
-    const run = { id: 'r1', status: 'running', started: 1, ended: null, duration: 1, cell: 'x', path: '/r1', operators: 1 };
+  async request<M extends RequestMethod>(method: M): Promise<IRequestResults[M]> {
+    const run = {
+      id: 'r1',
+      status: 'running',
+      started: 1,
+      ended: null,
+      duration: 1,
+      cell: 'x',
+      path: '/r1',
+      operators: 1
+    };
     switch (method) {
       case 'runs.list':
         return { runs: [run] } as IRequestResults[M];

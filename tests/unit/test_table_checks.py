@@ -61,7 +61,7 @@ def decide(texts, partitions, attempts=None):
         for attempt in (attempts or {}).get(partition, [0]):
             agent = agent_class()
             sent = []
-            agent._send = lambda fields: sent.append(fields["payload"])
+            agent._send = lambda fields, sent=sent: sent.append(fields["payload"])
             agent.init(type("Context", (), {"operator": "op"})())
             for row in rows:
                 agent.observe_outputs(row, [row], 0.0)

@@ -138,7 +138,8 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                  ("versions.list", {"run": run}), ("versions.diff", {"run": run, "other": run}),
                  ("run.export", {"run": run,
                                  "path": os.path.join(os.path.dirname(theta_run.path),
-                                                      "export.ipynb")})]
+                                                      "export.ipynb")}),
+                 ("alerts.groups", {"run": run})]
         for method, params in asked:
             declared = fields(SCHEMA["requests"][method]["params"])
             assert {n for n, (_, required) in declared.items() if required} <= set(params) \

@@ -13,6 +13,9 @@ PySpark's ``chain.from_iterable(map(f, ...))`` (issue 12's capture budget).
 
     .venv/bin/python bench/per_record.py [--records 2000000] [--keep 0.66] [--lineage]
 
+``--tool check`` (tolerate, check-table, golden, latency, overhead; ``bench/agents.py``'s
+tools, on the filter ``keep``) hosts that built-in agent too, with the progress agent.
+
 ``--only plain|hosted|setup`` runs one of them once and exits, for instruction counts
 that do not depend on the machine's load (``valgrind --tool=callgrind``; ``setup`` builds
 the records only: subtract it).
@@ -98,12 +101,31 @@ def plain(shape: str, records: list, keep: float) -> int:
 
 
 STORE = ["/nonexistent"]  # --lineage: a directory for the links the hosts write
+AGENTS: list = []  # --tool: the agent classes the hosts run with
+
+
+def tool_agents(tool: str, shape: str, keep: float) -> list:
+    """The progress agent and ``tool`` configured as ``bench/agents.py`` does, on the
+    filter ``keep`` (the golden reference: the filter's own function)."""
+    from agents import TOOLS
+
+    from icedtea_jupyter.agents.flags import flag_agents
+    from icedtea_jupyter.agents.progress import ProgressAgent
+    from icedtea_jupyter.session.execution import RunOptions
+
+    fields = {name: [text.replace("near max", "keep") for text in value]
+              if name in ("checks", "table_checks", "golden") else value
+              for name, value in TOOLS[tool].items()}
+    options = RunOptions(**fields)
+    reference = {name: f for _, name, f in SHAPES[shape][0](keep)}["keep"]
+    return [ProgressAgent, *options.agents, *flag_agents(options, {"near_max": reference})]
 
 
 def hosted(shape: str, records: list, keep: float) -> int:
     """Each function in its ``WorkerHost``, θ and everything after it in G(θ)."""
     functions, _, theta = SHAPES[shape]
-    run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], (), lineage=STORE[0] != "/nonexistent")
+    run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], tuple(AGENTS),
+                  lineage=STORE[0] != "/nonexistent")
     stream = iter(records)
     for i, (api, name, f) in enumerate(functions(keep)):
         spec = OperatorSpec(i, run, api, name, theta=i == theta, in_g=i >= theta)
@@ -124,6 +146,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape", choices=sorted(SHAPES), default="operator")
     parser.add_argument("--lineage", action="store_true", help="hosts capture lineage")
+    parser.add_argument("--tool", help="host this built-in agent too (bench/agents.py's)")
     parser.add_argument("--only", choices=["plain", "hosted", "setup"],
                         help="run this once and exit (for valgrind)")
     args = parser.parse_args()
@@ -131,6 +154,8 @@ def main() -> None:
         import tempfile
 
         STORE[0] = tempfile.mkdtemp(prefix="icedtea-per-record-")
+    if args.tool:
+        AGENTS[:] = tool_agents(args.tool, args.shape, args.keep)
     channel = RecordingChannel()
     host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept
     records = SHAPES[args.shape][1](args.records)

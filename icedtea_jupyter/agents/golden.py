@@ -19,6 +19,7 @@ to the workers with the run.
 """
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from typing import Any
@@ -57,6 +58,14 @@ class Golden(Agent):
         self.inputs: list | None = [] if whole else None  # a whole partition's, kept
         self.outputs: list = []
         self.tested = 0
+        self.skip = self._gap()  # records until the next one tested
+
+    def _gap(self) -> int:
+        """Records to the next tested one: 1 without sampling, else geometric with mean
+        1/rate (each record tested with probability ``rate``, one draw per test)."""
+        if self.rate >= 1.0:
+            return 1
+        return 1 + int(math.log(1.0 - random.random()) / math.log(1.0 - self.rate))
 
     def observes(self) -> bool:
         return self.reference is not None
@@ -71,8 +80,10 @@ class Golden(Agent):
                 self.outputs.extend(outputs)
             return
         self.inputs = None  # an Operator: compared per record
-        if self.rate < 1.0 and random.random() >= self.rate:
+        self.skip -= 1
+        if self.skip > 0:
             return
+        self.skip = self._gap()
         self.tested += 1
         expected = self._expected(record)
         if expected != outputs:

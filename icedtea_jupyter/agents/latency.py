@@ -4,7 +4,7 @@ Per operator and worker: the time each input record took the operator (a per-rec
 operator's call; a whole-partition function's time to produce each output), a
 histogram of those times in powers of two of microseconds, the slowest records with
 their values, and an alert when a record takes more than F times the operator's
-running average on that worker (F = ``options["factor"]``, 10 by default; set it with
+average on that worker (as of its last heartbeat, at most 0.25 s old) (F = ``options["factor"]``, 10 by default; set it with
 ``LatencyAgent.with_options(factor=5)``), after the first ``warmup`` records.
 ``run.latency(operator)`` lists the slowest records, ``run.agent_table("latency")``
 the histograms.
@@ -12,6 +12,8 @@ the histograms.
 from __future__ import annotations
 
 import heapq
+import math
+from collections import Counter
 from typing import Any
 
 from ..coordinator.agent import CoordinatorAgent
@@ -20,6 +22,7 @@ from .alert_sampler import AlertSampler
 
 SLOWEST = 5
 WARMUP = 20
+MICROSECONDS = 1e6
 
 
 class LatencyCoordinator(CoordinatorAgent):
@@ -35,7 +38,9 @@ class LatencyCoordinator(CoordinatorAgent):
 
 
 class LatencyAgent(Agent):
-    """Times every record; alerts on those over F times the running average."""
+    """Times every record; alerts on those over F times the average. Per record: an
+    append and two comparisons; the histogram and the average are folded in batches,
+    each heartbeat (so the average an alert compares with is at most 0.25 s old)."""
 
     name = "latency"
     coordinator = LatencyCoordinator
@@ -45,30 +50,51 @@ class LatencyAgent(Agent):
         self.factor = float(self.options.get("factor", 10.0))
         self.warmup = int(self.options.get("warmup", WARMUP))
         self.count, self.total = 0, 0.0
-        self.histogram: dict[int, int] = {}
+        self.times: list[float] = []  # since the last fold
+        self.threshold = math.inf  # F × the average, once ``warmup`` records are folded
+        self.histogram: Counter = Counter()
         self.slowest: list[tuple[float, int, str]] = []  # a min-heap of the slowest
+        self.floor = -1.0  # a record slower than this enters ``slowest``
         self.sampler = AlertSampler(self, f"{context.operator}: latency > {self.factor:g}× "
                                           "average")
 
     def observe_outputs(self, record: Any, outputs: list, seconds: float) -> None:
-        count, total = self.count, self.total
-        if count >= self.warmup and seconds > self.factor * total / count:
-            self.sampler.add(f"a record took {seconds * 1e3:.3g} ms, "
-                             f"{seconds * count / max(total, 1e-12):.0f}× the average "
-                             f"{total / count * 1e6:.3g} µs", record if record is not None
-                             else outputs, seconds=seconds)
-        self.count, self.total = count + 1, total + seconds
-        bucket = int(seconds * 1e6).bit_length()
-        self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
+        self.times.append(seconds)
+        if seconds > self.threshold:
+            self._slow_alert(record if record is not None else outputs, seconds)
+        if seconds > self.floor:
+            self._keep_slowest(record, seconds)
+
+    def _slow_alert(self, record: Any, seconds: float) -> None:
+        average = self.total / self.count
+        self.sampler.add(f"a record took {seconds * 1e3:.3g} ms, {seconds / average:.0f}× "
+                         f"the average {average * 1e6:.3g} µs", record, seconds=seconds)
+
+    def _keep_slowest(self, record: Any, seconds: float) -> None:
+        entry = (seconds, self.count + len(self.times), repr(record)[:500])
         if len(self.slowest) < SLOWEST:
-            heapq.heappush(self.slowest, (seconds, count, repr(record)[:500]))
-        elif seconds > self.slowest[0][0]:
-            heapq.heapreplace(self.slowest, (seconds, count, repr(record)[:500]))
+            heapq.heappush(self.slowest, entry)
+        else:
+            heapq.heapreplace(self.slowest, entry)
+        if len(self.slowest) == SLOWEST:
+            self.floor = self.slowest[0][0]
+
+    def _fold(self) -> None:
+        """The times since the last fold into the count, average and histogram (C
+        iterators: no Python call per record)."""
+        times, self.times = self.times, []
+        self.count += len(times)
+        self.total += math.fsum(times)
+        self.histogram.update(map(int.bit_length, map(int, map(MICROSECONDS.__mul__, times))))
+        if self.count >= self.warmup and self.total > 0:
+            self.threshold = self.factor * self.total / self.count
 
     def heartbeat(self) -> None:
+        self._fold()
         self.sampler.flush()
 
     def finish(self) -> None:
+        self._fold()
         self.sampler.flush(final=True)
         self.send_to_coordinator({
             "histogram": {str((1 << b) >> 1): n for b, n in self.histogram.items()},

@@ -18,9 +18,12 @@ partitions. A failed check is one alert; every check's outcome is in
 from __future__ import annotations
 
 import hashlib
+import math
+import operator
 import re
 import threading
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from ..coordinator.agent import CoordinatorAgent
@@ -40,6 +43,7 @@ _FORMS = {
 KEYS_PER_MESSAGE = 5000
 MAX_KEY_REPR = 200
 SAMPLES = 5
+BATCH = 4096  # output rows kept before a fold
 
 
 def parse_table_check(text: str) -> dict:
@@ -75,11 +79,13 @@ def key_of(value: Any) -> Any:
 
 
 class _Partial:
-    """One check's aggregate on one worker."""
+    """One check's aggregate on one worker, folded from batches of output rows: the
+    common case runs in C iterators (a field getter, ``set.update``, ``fsum``, pairwise
+    ``<=``); a batch with a failure is walked in Python to find its rows."""
 
     def __init__(self, check: dict) -> None:
-        self.check, self.kind = check, check["kind"]
-        self.get = field_getter(check["field"]) if check["field"] is not None else None
+        self.check, self.kind, self.field = check, check["kind"], check["field"]
+        self.get = field_getter(self.field) if self.field is not None else None
         self.count = self.unreadable = self.nulls = self.violations = 0
         self.total = 0.0
         self.keys: set = set()
@@ -88,32 +94,74 @@ class _Partial:
         self.last: Any = None
         self.samples: list[str] = []
 
-    def add(self, row: Any) -> None:
-        self.count += 1
-        if self.get is None:
+    def fold(self, rows: list) -> None:
+        self.count += len(rows)
+        if self.get is None or not rows:
             return
-        try:
-            value = self.get(row)
-        except (AttributeError, KeyError, IndexError, TypeError):
-            value, self.unreadable = None, self.unreadable + 1
+        values = self._values(rows)
         if self.kind == "not_null":
-            if value is None:
-                self._failed(row, "nulls")
+            self._nulls(rows, values)
         elif self.kind == "sum":
-            if isinstance(value, (int, float)):
-                self.total += value
+            self._sum(values)
         elif self.kind == "unique":
+            self._unique(rows, values)
+        else:
+            self._monotone(rows, values)
+
+    def _values(self, rows: list) -> list:
+        try:
+            return list(map(fast_getter(self.field, rows[0]), rows))
+        except (AttributeError, KeyError, IndexError, TypeError):
+            return [self._read(row) for row in rows]
+
+    def _read(self, row: Any) -> Any:
+        assert self.get is not None
+        try:
+            return self.get(row)
+        except (AttributeError, KeyError, IndexError, TypeError):
+            self.unreadable += 1
+            return None
+
+    def _nulls(self, rows: list, values: list) -> None:
+        if values.count(None):
+            for row, value in zip(rows, values):
+                if value is None:
+                    self._failed(row, "nulls")
+
+    def _sum(self, values: list) -> None:
+        try:
+            self.total += math.fsum(values)
+        except TypeError:  # None or text among them: the numbers are summed
+            self.total += math.fsum(v for v in values if isinstance(v, (int, float)))
+
+    def _unique(self, rows: list, values: list) -> None:
+        if set(map(type, values)) <= {int, str}:  # keys as they are (key_of's identity)
+            batch = set(values)
+            if len(batch) == len(values) and self.keys.isdisjoint(batch):
+                self.keys |= batch  # no key seen twice: the common case
+                return
+        for row, value in zip(rows, values):  # walk the batch for its duplicates
             key = key_of(value)
             if key in self.keys:
                 self._failed(row, "duplicates")
             else:
                 self.keys.add(key)
-        elif self.kind == "monotone" and value is not None:
-            if self.first is None:
-                self.first = value
-            elif value < self.last:
-                self._failed(row, "violations")
-            self.last = value
+
+    def _monotone(self, rows: list, values: list) -> None:
+        present = [(row, v) for row, v in zip(rows, values) if v is not None] \
+            if None in values else list(zip(rows, values))
+        if not present:
+            return
+        ordered = [v for _, v in present]
+        if self.first is None:
+            self.first = ordered[0]
+        elif ordered[0] < self.last:
+            self._failed(present[0][0], "violations")
+        if not all(map(operator.le, ordered, ordered[1:])):
+            for (_, before), (row, value) in zip(present, present[1:]):
+                if value < before:
+                    self._failed(row, "violations")
+        self.last = ordered[-1]
 
     def _failed(self, row: Any, counter: str) -> None:
         setattr(self, counter, getattr(self, counter) + 1)
@@ -127,8 +175,18 @@ class _Partial:
                 "samples": self.samples, "keys": len(self.keys)}
 
 
+def fast_getter(field: str, example: Any) -> Callable[[Any], Any]:
+    """A C getter of ``field`` for rows like ``example``."""
+    if field.lstrip("-").isdigit():
+        return operator.itemgetter(int(field))
+    return operator.itemgetter(field) if isinstance(example, dict) \
+        else operator.attrgetter(field)
+
+
 class TableChecks(Agent):
-    """Worker side: a partial aggregate per check of its operator, sent when it ends."""
+    """Worker side: a partial aggregate per check of its operator, sent when it ends.
+    Output rows wait in a list and are folded in batches (each heartbeat, or every
+    ``BATCH`` rows)."""
 
     name = "check-table"
     options: dict = {"checks": ()}
@@ -137,16 +195,27 @@ class TableChecks(Agent):
         self.partials = {i: _Partial(check) for i, check in
                          enumerate(self.options.get("checks", ()))
                          if check["operator"] == context.operator}
+        self.rows: list = []
 
     def observes(self) -> bool:
         return bool(self.partials)
 
     def observe_outputs(self, record: Any, outputs: list, seconds: float) -> None:
+        rows = self.rows
+        rows += outputs
+        if len(rows) >= BATCH:
+            self._fold()
+
+    def _fold(self) -> None:
+        rows, self.rows = self.rows, []
         for partial in self.partials.values():
-            for row in outputs:
-                partial.add(row)
+            partial.fold(rows)
+
+    def heartbeat(self) -> None:
+        self._fold()
 
     def finish(self) -> None:
+        self._fold()
         for i, partial in self.partials.items():
             keys = list(partial.keys)
             for start in range(0, len(keys), KEYS_PER_MESSAGE):

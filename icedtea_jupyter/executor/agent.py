@@ -156,8 +156,11 @@ class AgentPlugin(WorkerPlugin):
             overhead=self.overhead, taken=host.live_count, api=spec.api)
         self.agents: list[Agent] = []
         self.quiet: list[Agent] = []  # agents that declined the per-record hooks
+        self._output_hooks: tuple[tuple[Agent, Callable], ...] = ()
+        self._timed = False
         if any(getattr(cls, "times_agents", False) for cls in spec.run.agents):
             self._call = self._timed_call  # type: ignore[method-assign]
+            self._timed = True
         for cls in spec.run.agents:
             try:
                 agent = cls()
@@ -178,6 +181,14 @@ class AgentPlugin(WorkerPlugin):
         self.observers = [a for a in observing if overrides(a, "observe_record")]
         self.output_observers = [a for a in observing if overrides(a, "observe_outputs")]
         self.failure_handlers = [a for a in observing if overrides(a, "record_failed")]
+        # per record: the bound hooks, called directly (timed when an agent asks)
+        self._output_hooks = tuple((a, self._hook(a, "observe_outputs"))
+                                   for a in self.output_observers)  # a new one: a loop
+        # over the old one goes on when an agent is switched off
+        # what the function wrapper calls: the one observer's hook itself (its failure
+        # comes back through ``outputs_failed``), else every observer's in turn
+        self.notify = self._output_hooks[0][1] if len(self._output_hooks) == 1 \
+            else self.on_outputs
 
     def _sender(self, name: str) -> Callable[[dict], None]:
         host = self.host
@@ -229,9 +240,33 @@ class AgentPlugin(WorkerPlugin):
         """Must the operator's function be wrapped (outputs, timing, failures)?"""
         return bool(self.output_observers or self.failure_handlers)
 
+    def _hook(self, agent: Agent, hook: str) -> Callable:
+        """``agent``'s bound ``hook``, timed into ``spent`` if this host times agents."""
+        bound = getattr(agent, hook)
+        if not self._timed:
+            return bound
+        spent = self.spent.setdefault(agent.agent_name(), [0.0, 0])
+
+        def timed(*args: Any) -> Any:
+            started = perf_counter()
+            try:
+                return bound(*args)
+            finally:
+                spent[0] += perf_counter() - started
+                spent[1] += 1
+        return timed
+
+    def outputs_failed(self, exc: Exception) -> None:
+        """The one output observer's hook raised (``notify``): it is switched off."""
+        if len(self._output_hooks) == 1:
+            self._switch_off(self._output_hooks[0][0], "observe_outputs", exc)
+
     def on_outputs(self, record: Any, outputs: list, seconds: float) -> None:
-        for agent in self.output_observers:
-            self._call(agent, "observe_outputs", record, outputs, seconds)
+        for agent, hook in self._output_hooks:
+            try:
+                hook(record, outputs, seconds)
+            except Exception as exc:
+                self._switch_off(agent, "observe_outputs", exc)
 
     def on_failure(self, record: Any, exc: Exception) -> bool:
         """True if an agent took the failing record (quarantined: skip it)."""

@@ -96,20 +96,21 @@ def test_golden_reference_differences_are_alerts_with_both_outputs(record):
     assert all("19]" in m or "39]" in m for m in partitions["message"])
 
 
-def slow_at_123(x):
-    time.sleep(0.05 if x == 123 else 0.0002)
+def slow_at_350(x):
+    """2 ms a record, 0.1 s for record 350 (partition 1, after its first heartbeat)."""
+    time.sleep(0.1 if x == 350 else 0.002)
     return x
 
 
 def test_latency_alerts_on_the_slow_record_and_lists_it_slowest(record):
-    run = record("out = sc.parallelize(range(400), 2).map(slow_at_123).setName('slow')"
-                 ".collect()", {"slow_at_123": slow_at_123}, latency_factor=10.0)
+    run = record("out = sc.parallelize(range(400), 2).map(slow_at_350).setName('slow')"
+                 ".collect()", {"slow_at_350": slow_at_350}, latency_factor=10.0)
     assert run.status == "finished", run.error
     alerts = run.alerts()
     latency = alerts[alerts["tool"] == "latency"]
-    assert "123" in set(latency["record"])
+    assert "350" in set(latency["record"])
     slowest = run.latency("slow")
-    assert slowest.iloc[0]["record"] == "123" and slowest.iloc[0]["seconds"] >= 0.05
+    assert slowest.iloc[0]["record"] == "350" and slowest.iloc[0]["seconds"] >= 0.1
     histogram = run.agent_table("latency")
     assert histogram["records"].sum() == 400
 

@@ -121,3 +121,21 @@ def test_a_timing_agent_makes_the_host_time_every_agents_hooks(monkeypatch):
     plugin = host.plugins.get(AgentPlugin)
     plugin.on_outputs(1, [1], 0.0)
     assert plugin.overhead()["Outputs"]["calls"] >= 1
+
+
+class BrokenOutputs(Agent):
+    def observe_outputs(self, record, outputs, seconds):
+        if record == 2:
+            raise RuntimeError("outputs bug")
+
+
+@pytest.mark.parametrize("agents", [(BrokenOutputs,), (BrokenOutputs, Outputs)],
+                         ids=["alone", "beside another"])
+def test_an_agent_failing_on_outputs_is_an_alert_and_the_task_goes_on(monkeypatch, agents):
+    Outputs.seen = []
+    outputs, channel = run_operator(monkeypatch, agents, "map", abs, [1, 2, 3])
+    assert outputs == [1, 2, 3] and channel.ended[0]["status"] == "ok"
+    (alert,) = channel.of_type("alert")
+    assert alert["source"] == "BrokenOutputs" and "outputs bug" in alert["message"]
+    if Outputs in agents:
+        assert [r for r, _ in Outputs.seen] == [1, 2, 3]

@@ -5,7 +5,6 @@ from icedtea_jupyter.agents.row_checks import parse_check
 from icedtea_jupyter.agents.table_checks import (
     TableChecks,
     TableChecksCoordinator,
-    _Partial,
     parse_table_check,
 )
 
@@ -41,14 +40,7 @@ def test_a_row_check_must_be_an_expression():
         parse_check("op: row.x >")
 
 
-def partial_of(check, rows):
-    partial = _Partial(check)
-    for row in rows:
-        partial.add(row)
-    return partial
-
-
-def decide(texts, partitions, attempts=None):
+def decide(texts, partitions, attempts=None, batched=False):
     """Run the worker side on each partition's rows, the coordinator on what they send."""
     checks = tuple(parse_table_check(t) for t in texts)
     coordinator = TableChecksCoordinator()
@@ -65,6 +57,8 @@ def decide(texts, partitions, attempts=None):
             agent.init(type("Context", (), {"operator": "op"})())
             for row in rows:
                 agent.observe_outputs(row, [row], 0.0)
+                if not batched:
+                    agent.heartbeat()  # a fold per record: batches of one
             agent.finish()
             worker = {"partition": partition, "attempt": attempt, "operator_name": "op"}
             for payload in sent:
@@ -102,3 +96,15 @@ def test_a_retried_partition_counts_once():
     rows, _ = decide(["op: count between 4 and 4", "op: unique(0)"],
                      {0: [(1,), (2,)], 1: [(3,), (4,)]}, attempts={1: [0, 1]})
     assert rows["op: count between 4 and 4"]["passed"] and rows["op: unique(0)"]["passed"]
+
+
+def test_a_batch_with_a_failure_finds_its_rows_and_counts_them_once():
+    rows = [{"id": i % 50, "ts": i if i != 70 else 3, "v": None if i == 90 else 1}
+            for i in range(100)]
+    checks = ("op: unique(id)", "op: monotone(ts)", "op: not_null(v)", "op: sum(v) between 0 and 99")
+    outcome, alerts = decide(checks, {0: rows}, batched=True)
+    assert outcome["op: unique(id)"]["failures"] == 50
+    assert outcome["op: monotone(ts)"]["failures"] == 1  # 3 after 69 (71 after 3 is a rise)
+    assert outcome["op: not_null(v)"]["failures"] == 1
+    assert outcome["op: sum(v) between 0 and 99"]["passed"]  # 99: the None is not summed
+    assert {a["check"] for a in alerts} == set(checks) - {"op: sum(v) between 0 and 99"}

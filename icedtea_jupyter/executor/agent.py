@@ -290,7 +290,11 @@ class AgentPlugin(WorkerPlugin):
             yield record
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
-        return self._outputs(outputs) if self.output_observers else outputs
+        """A whole-partition function's outputs, shown one by one to ``observe_outputs``
+        (not a batch function's: its outputs are batches, not records)."""
+        if self.output_observers and host.loop_kind == "partition":
+            return self._outputs(outputs)
+        return outputs
 
     def _outputs(self, outputs: Iterable) -> Iterator:
         """A whole-partition function's outputs, each shown to ``observe_outputs``."""

@@ -98,7 +98,7 @@ class WorkerHost:
         self.feed: Any = None
         self.culprit: Any = None
         self.outputs_ended = False  # a whole-partition function in blocks: its outputs ran out
-        self.loop_kind = "partition"  # map, filter, flatMap, operator: a per-record function's
+        self.loop_kind = "partition"  # map, filter, flatMap, operator, partition, batches
         self._lost = 0  # a failed map's record that produced no output
         self.plugins = PluginSet(self)
         self._start_plugins()
@@ -153,6 +153,8 @@ class WorkerHost:
         side...): in blocks if its code can be named (blocks.py), else record by record."""
         if self.user_function is None:
             self.user_function = fn.func if isinstance(fn, partial) else fn
+        if batches:
+            self.loop_kind = "batches"
         if batches or self._needs_records() or blocks.code_of(self.user_function) is None:
             return record_loop(self, "batches" if batches else "partition", fn, iterator)
         self.outputs_log("partition", in_blocks=True)

@@ -1,7 +1,7 @@
 """The built-in agents the magic's flags select, configured (``Agent.with_options``).
 
 ``--tolerate N`` → ``tolerate``; ``--check`` → ``check``; ``--check-table`` →
-``check-table``; ``--golden`` (``--golden-sample``) → ``golden``; ``--latency-factor F``
+``check-table``; ``--golden`` (``--golden-sample``) → ``golden`` and ``golden-partitions``; ``--latency-factor F``
 → ``latency`` with F. Each flag's text is
 checked here, before anything runs: a ValueError says what is wrong and how to write it.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..executor.agent import Agent
-from .golden import Golden, resolve_golden
+from .golden import Golden, GoldenPartitions, resolve_golden
 from .latency import LatencyAgent
 from .row_checks import RowChecks, parse_check
 from .table_checks import TableChecks, parse_table_check
@@ -35,9 +35,10 @@ def flag_agents(options: Any, namespace: dict) -> list[type[Agent]]:
         if not 0 < options.golden_sample <= 1:
             raise ValueError(f"--golden-sample {options.golden_sample}: a fraction of the "
                              "records, more than 0 and at most 1 (e.g. 0.01)")
-        agents.append(Golden.with_options(
-            references=tuple(resolve_golden(text, namespace) for text in options.golden),
-            sample=float(options.golden_sample)))
+        references = tuple(resolve_golden(text, namespace) for text in options.golden)
+        for tool in (Golden, GoldenPartitions):
+            agents.append(tool.with_options(references=references,
+                                            sample=float(options.golden_sample)))
     named = {cls.agent_name() for cls in options.agents}
     if options.latency_factor is not None:
         if "latency" in named:

@@ -42,7 +42,7 @@ def resolve_golden(text: str, namespace: dict) -> tuple[str, Callable]:
 
 
 class Golden(Agent):
-    """Runs the reference beside the operator; alerts on each difference."""
+    """Runs the reference beside a per-record operator; alerts on each difference."""
 
     name = "golden"
     options: dict = {"references": (), "sample": 1.0}
@@ -54,10 +54,6 @@ class Golden(Agent):
         self.rate = float(self.options.get("sample", 1.0))
         self.sampler = AlertSampler(self, f"{context.operator}: golden")
         self.api = context.api
-        whole = self.api in PARTITION_APIS and random.random() < self.rate
-        self.inputs: list | None = [] if whole else None  # a whole partition's, kept
-        self.outputs: list = []
-        self.tested = 0
         self.skip = self._gap()  # records until the next one tested
 
     def _gap(self) -> int:
@@ -70,21 +66,13 @@ class Golden(Agent):
     def observes(self) -> bool:
         return self.reference is not None
 
-    def observe_record(self, record: Any) -> None:
-        if self.inputs is not None:
-            self.inputs.append(record)
-
     def observe_outputs(self, record: Any, outputs: list, seconds: float) -> None:
-        if record is None:  # a whole-partition function's output
-            if self.inputs is not None:
-                self.outputs.extend(outputs)
+        if record is None:  # a whole-partition function's output: GoldenPartitions'
             return
-        self.inputs = None  # an Operator: compared per record
         self.skip -= 1
         if self.skip > 0:
             return
         self.skip = self._gap()
-        self.tested += 1
         expected = self._expected(record)
         if expected != outputs:
             self._differs(record, expected, outputs)
@@ -107,9 +95,39 @@ class Golden(Agent):
         self.sampler.flush()
 
     def finish(self) -> None:
+        self.sampler.flush(final=True)
+
+
+class GoldenPartitions(Golden):
+    """Runs the reference beside a mapPartitions function, on a whole partition: its
+    inputs and outputs are kept (on a sample of partitions) and compared at its end.
+    A separate agent so that per-record operators are not made to show it their inputs
+    (``observe_record`` keeps a worker out of its blocks)."""
+
+    name = "golden-partitions"
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        whole = self.api in PARTITION_APIS and random.random() < self.rate
+        self.inputs: list | None = [] if whole else None  # a whole partition's, kept
+        self.outputs: list = []
+
+    def observes(self) -> bool:
+        return self.reference is not None and self.api in PARTITION_APIS
+
+    def observe_record(self, record: Any) -> None:
+        if self.inputs is not None:
+            self.inputs.append(record)
+
+    def observe_outputs(self, record: Any, outputs: list, seconds: float) -> None:
+        if record is not None:  # an Operator, compared per record by Golden
+            self.inputs = None
+        elif self.inputs is not None:
+            self.outputs.extend(outputs)
+
+    def finish(self) -> None:
         if self.inputs is not None and self.reference is not None \
                 and self.context is not None:
-            self.tested += 1
             source = iter(self.inputs)
             result = self.reference(self.context.partition, source) \
                 if self.api == "mapPartitionsWithIndex" else self.reference(source)
@@ -118,4 +136,4 @@ class Golden(Agent):
                 self._differs(f"partition {self.context.partition} "
                               f"({len(self.inputs)} records)", expected, self.outputs)
             self.inputs = None
-        self.sampler.flush(final=True)
+        super().finish()

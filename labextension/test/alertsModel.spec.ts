@@ -6,6 +6,7 @@ import type { IAlertGroup, IEventMessage, IRequestResults, RequestMethod } from 
 import { LIVE_INTERVAL } from '../src/comm/throttle';
 import { RunsModel } from '../src/runs/model';
 import { flush } from './fakeKernel';
+import { oneRunReply } from './oneRun';
 import { ManualClock } from './timeTravelKernel';
 
 function group(count: number): IAlertGroup {
@@ -30,28 +31,11 @@ class FakeSource {
   calls = 0;
 
   async request<M extends RequestMethod>(method: M): Promise<IRequestResults[M]> {
-    const run = {
-      id: 'r1',
-      status: 'running',
-      started: 1,
-      ended: null,
-      duration: 1,
-      cell: 'x',
-      path: '/r1',
-      operators: 1
-    };
+    const reply = oneRunReply(method, 'running');
+    if (reply !== undefined) {
+      return reply as IRequestResults[M];
+    }
     switch (method) {
-      case 'runs.list':
-        return { runs: [run] } as IRequestResults[M];
-      case 'run.get':
-        return {
-          ...run,
-          dag: { operators: [], edges: [], stages: {} },
-          progress: [],
-          error: null,
-          warnings: [],
-          alerts: []
-        } as unknown as IRequestResults[M];
       case 'alerts.groups':
         this.calls++;
         return {

@@ -15,7 +15,10 @@ it, against PySpark's ``chain.from_iterable(map(f, ...))``, ``map`` and ``Extern
     .venv/bin/python bench/per_record.py [--records 2000000] [--keep 0.66] [--lineage]
 
 ``--agents samples,summaries``: every host carries those built-in agents (bench/
-agent_data.py's instruction counts). ``--only plain|hosted|setup`` runs one of them once and exits, for instruction counts
+agent_data.py's instruction counts). ``--tool check`` (tolerate, check-table, golden, latency, overhead; ``bench/agents.py``'s
+tools, on the filter ``keep``) hosts that built-in agent too, with the progress agent.
+
+``--only plain|hosted|setup`` runs one of them once and exits, for instruction counts
 that do not depend on the machine's load (``valgrind --tool=callgrind``; ``setup`` builds
 the records only: subtract it).
 """
@@ -122,13 +125,30 @@ def plain(shape: str, records: list, keep: float) -> int:
 
 
 STORE = ["/nonexistent"]  # --lineage: a directory for the links the hosts write
-AGENTS: list[tuple] = [()]  # --agents: the agent classes every host carries
+AGENTS: list = []  # --agents or --tool: the agent classes the hosts run with
+
+
+def tool_agents(tool: str, shape: str, keep: float) -> list:
+    """The progress agent and ``tool`` configured as ``bench/agents.py`` does, on the
+    filter ``keep`` (the golden reference: the filter's own function)."""
+    from agents import TOOLS
+
+    from icedtea_jupyter.agents.flags import flag_agents
+    from icedtea_jupyter.agents.progress import ProgressAgent
+    from icedtea_jupyter.session.execution import RunOptions
+
+    fields = {name: [text.replace("near max", "keep") for text in value]
+              if name in ("checks", "table_checks", "golden") else value
+              for name, value in TOOLS[tool].items()}
+    options = RunOptions(**fields)
+    reference = {name: f for _, name, f in SHAPES[shape][0](keep)}["keep"]
+    return [ProgressAgent, *options.agents, *flag_agents(options, {"near_max": reference})]
 
 
 def hosted(shape: str, records: list, keep: float) -> int:
     """Each function in its ``WorkerHost``, θ and everything after it in G(θ)."""
     functions, _, theta = SHAPES[shape]
-    run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], AGENTS[0],
+    run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], tuple(AGENTS),
                   lineage=STORE[0] != "/nonexistent")
     stream = iter(records)
     for i, (api, name, f) in enumerate(functions(keep)):
@@ -159,6 +179,7 @@ def main() -> None:
     parser.add_argument("--lineage", action="store_true", help="hosts capture lineage")
     parser.add_argument("--agents", default="", metavar="NAMES",
                         help="built-in agents every host carries, e.g. samples,summaries")
+    parser.add_argument("--tool", help="host this built-in agent too (bench/agents.py's)")
     parser.add_argument("--only", choices=["plain", "hosted", "setup"],
                         help="run this once and exit (for valgrind)")
     args = parser.parse_args()
@@ -169,7 +190,9 @@ def main() -> None:
     if args.agents:
         from icedtea_jupyter.agents.registry import built_in_agents
 
-        AGENTS[0] = tuple(built_in_agents()[name] for name in args.agents.split(","))
+        AGENTS[:] = [built_in_agents()[name] for name in args.agents.split(",")]
+    if args.tool:
+        AGENTS[:] = tool_agents(args.tool, args.shape, args.keep)
     channel = RecordingChannel()
     host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept
     records = SHAPES[args.shape][1](args.records)

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from .agents.flags import flag_agents
 from .session import registry
 from .session.execution import (
     REFUSALS,
@@ -92,7 +93,33 @@ def _parser() -> _Parser:
                              "the full run; not if the trial raised")
     parser.add_argument("--trial-continue", action="store_true",
                         help="with --trial: start the full run even if the trial raised")
+    _agent_flags(parser)
     return parser
+
+
+def _agent_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of the built-in agents' tools (agents/flags.py)."""
+    parser.add_argument("--tolerate", type=int, default=None, metavar="N",
+                        help="quarantine up to N records that make a per-record operator "
+                             "raise (record, exception, state: run.quarantine); the job "
+                             "goes on; one more fails it")
+    parser.add_argument("--check", action="append", default=[], metavar="'OP: EXPR'",
+                        help="row integrity: an alert for each output record of OP for "
+                             "which the Python expression over `row` is false "
+                             "(repeatable), e.g. \"detect: row.amount >= 0\"")
+    parser.add_argument("--check-table", action="append", default=[], metavar="'OP: CHECK'",
+                        help="table integrity over OP's whole output (repeatable): "
+                             "unique(F), not_null(F), monotone(F), count between A and B, "
+                             "sum(F) between A and B")
+    parser.add_argument("--golden", action="append", default=[], metavar="'OP: FUNCTION'",
+                        help="run the notebook's reference FUNCTION beside OP; each "
+                             "difference is an alert (repeatable)")
+    parser.add_argument("--golden-sample", type=float, default=1.0, metavar="FRACTION",
+                        help="the fraction of records (partitions, for mapPartitions) "
+                             "--golden tests (default 1)")
+    parser.add_argument("--latency-factor", type=float, default=None, metavar="F",
+                        help="the latency agent, alerting on a record that takes more "
+                             "than F times its operator's average (--agent latency: F=10)")
 
 
 def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
@@ -125,7 +152,15 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
                          tau=args.tau, replay_memory=args.replay_memory, prepare=args.prepare,
                          reuse=args.reuse, cell_id=args.cell, break_when=args.break_when,
                          on_error=args.on_error, trial=trial,
-                         trial_continue=args.trial_continue)
+                         trial_continue=args.trial_continue, tolerate=args.tolerate,
+                         checks=args.check,
+                         table_checks=args.check_table, golden=args.golden,
+                         golden_sample=args.golden_sample,
+                         latency_factor=args.latency_factor)
+    try:
+        flag_agents(options, namespace)
+    except ValueError as exc:
+        raise UsageError(f"%%icedtea: {exc}") from None
     return options, not args.no_panel
 
 

@@ -14,6 +14,7 @@ from ..session import registry
 from ..session.actions import acting_as
 from ..session.run import Run, StepRefused
 from .agent_data import AGENT_DATA
+from .alerts import ALERTS
 from .control import CONTROL, CONTROL_EVENTS
 from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .lineage import LINEAGE
@@ -38,7 +39,7 @@ def default_handlers() -> HandlerRegistry:
     """Every request method's handler: runs, time travel, skew, lineage, versions, control,
     samples and summaries."""
     return (HandlerRegistry().add(RUNS).add(TIME_TRAVEL).add(SKEW).add(LINEAGE).add(VERSIONS)
-            .add(CONTROL).add(AGENT_DATA))
+            .add(CONTROL).add(AGENT_DATA).add(ALERTS))
 
 
 HANDLERS = default_handlers()

@@ -75,6 +75,7 @@ class Coordinator:
             coordinator_side = getattr(cls, "coordinator", None)
             if coordinator_side is not None:
                 self.agents[cls.agent_name()] = coordinator_side()
+                self.agents[cls.agent_name()].options = dict(getattr(cls, "options", {}))
         # a handler per worker message type (executor/protocol.py's WORKER_MESSAGES)
         self._handlers: dict[str, Handler] = {
             "worker_start": lambda message, body: self._worker_started(message),
@@ -98,6 +99,9 @@ class Coordinator:
     def start_agents(self, run: Any) -> None:
         for name, agent in self.agents.items():
             agent._send = self._sender(name)
+            agent._alert = self._alerter(name)
+            agent._keep = lambda table, rows: self._record(self.store.append_agent_rows,
+                                                           table, rows)
             self._call(name, agent, "init", run)
 
     def agent(self, name: str) -> CoordinatorAgent | None:
@@ -149,7 +153,9 @@ class Coordinator:
         if refused is not None:  # a worker's write to the store failed: said once
             self.store_is_full(refused)
             return
-        self.add_alert(dict(message, operator=self._name(message["worker"]["operator"])))
+        worker = message["worker"]
+        self.add_alert(dict(message, operator=self._name(worker["operator"]),
+                            partition=worker["partition"]))
 
     def _snapshots(self, reports: list[dict]) -> None:
         """One worker's snapshot, or a task chain's (θ's last; each validated as a
@@ -222,6 +228,11 @@ class Coordinator:
             return self.server.broadcast({"type": "to_agent", "agent": name, "operator": target,
                                           "partition": partition, "payload": payload})
         return send
+
+    def _alerter(self, name: str) -> Callable[[dict], None]:
+        def alert(fields: dict) -> None:
+            self.add_alert({**fields, "source": name, "message": str(fields["message"])})
+        return alert
 
     def _call(self, name: str, agent: CoordinatorAgent, hook: str, *args: Any) -> None:
         try:

@@ -1,8 +1,11 @@
 """Agents: small objects living beside a worker, shown every record (Inspector Gadget).
 
 Subclass ``Agent`` and override only the hooks you need; every hook is a no-op
-here. The host calls ``observe_record`` only for agents that override it, so an
-agent that just reports counts on ``heartbeat`` costs nothing per record. A hook
+here. The host calls ``observe_record``, ``observe_outputs`` and ``record_failed`` only
+for agents that override them, so an agent that just reports counts on ``heartbeat``
+costs nothing per record. ``Agent.with_options(...)`` gives a configured subclass (the
+options travel to the workers with the run); ``alert(...)`` puts an alert on the run's
+one alert stream. A hook
 that raises becomes an alert on the run and the agent is switched off for the
 rest of that worker; the Spark task never fails because of an agent. A worker hosts
 its agents through one plugin (``AgentPlugin``, see ``plugin.py``).
@@ -11,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any
 
 from .picks import picked_stream
 from .plugin import WorkerPlugin
+from .records import NO_RECORD, describe_record
 
 
 @dataclass
@@ -28,20 +33,35 @@ class AgentContext:
     stage: int
     attempt: int
     counts: Callable[[], dict]  # live records_in, records_out, bytes_in, seconds
+    state: Callable[[], dict] = dict  # the worker's state variables now (live objects)
+    overhead: Callable[[], dict] = dict  # per agent: seconds, calls in its hooks (timed runs)
+    taken: Callable[[], int] = int  # inputs taken so far, the one being processed included
+    api: str = ""  # the API that made the operator: map, filter, mapPartitions, ...
 
 
 class Agent:
     """Worker side of an agent. ``coordinator`` names its coordinator-side class."""
 
     coordinator: type | None = None
+    options: dict = {}  # set by ``with_options``; read by both sides
 
     def __init__(self) -> None:
         self._send: Callable[[dict], None] | None = None
+        self._alert: Callable[[dict], None] | None = None
         self.context: AgentContext | None = None
 
     @classmethod
     def agent_name(cls) -> str:
         return getattr(cls, "name", None) or cls.__name__
+
+    @classmethod
+    def with_options(cls, **options: Any) -> type[Agent]:
+        """A subclass of this agent whose ``options`` (also its coordinator side's) are
+        ``options``: how a flag configures a built-in agent. The class is shipped to the
+        workers by value, so the options must pickle."""
+        return type(cls.__name__, (cls,), {
+            "options": {**cls.options, **options}, "__module__": cls.__module__,
+            "__qualname__": f"{cls.__qualname__}.with_options"})
 
     # --- hooks (no-ops) -------------------------------------------------------------
     def init(self, context: AgentContext) -> None:
@@ -50,6 +70,27 @@ class Agent:
     def observe_record(self, record: Any) -> Any:
         """Called with every input record; returns the record's tags (or None)."""
         return None
+
+    def observes(self) -> bool:
+        """Asked once after ``init``: False spares this worker the agent's per-record
+        hooks (``observe_record``, ``observe_outputs``, ``record_failed``), e.g. an
+        agent configured for other operators. The other hooks still run."""
+        return True
+
+    def observe_outputs(self, record: Any, outputs: list, seconds: float) -> None:
+        """After the operator processed one input. Per-record operators (map, filter,
+        flatMap, foreach, ``Operator``): once per input ``record``, with its ``outputs``
+        (a list; a filter's is ``[record]`` or ``[]``) and the ``seconds`` the operator
+        took on it. Whole-partition functions (mapPartitions...): once per output,
+        ``record`` None, ``outputs`` that one output, ``seconds`` the time the function
+        took to produce it."""
+
+    def record_failed(self, record: Any, exception: Exception) -> bool:
+        """A per-record operator raised ``exception`` processing ``record``. True skips
+        the record (it has no output) and the task goes on; False (every agent's
+        answer by default) fails the task as without agents. Whole-partition
+        functions cannot skip a record: their exceptions fail the task."""
+        return False
 
     def receive_message(self, message: Any) -> None:
         """A message from the coordinator side or from another agent."""
@@ -79,6 +120,20 @@ class Agent:
         if self._send is not None:
             self._send({"payload": payload})
 
+    def alert(self, message: str, record: Any = NO_RECORD, check: str | None = None,
+              count: int = 1, level: str = "warning", **fields: Any) -> None:
+        """An alert on the run's one stream (``run.alerts()``, the panel, the sidebar),
+        from this worker: ``record`` (described: repr, value, type) and ``check`` (what
+        was checked) if any, ``count`` (the alerts this one stands for: sampled alerts
+        count the ones not sent). ``fields``: anything JSON-able besides."""
+        if self._alert is None:
+            return
+        alert = {"message": message, "level": level, "check": check, "count": count,
+                 **fields}
+        if record is not NO_RECORD:
+            alert["record"] = describe_record(record)
+        self._alert(alert)
+
     def send_to_agent(self, operator: str, payload: Any, partition: int | None = None) -> None:
         """Send a payload to this agent's twin beside ``operator`` (via the coordinator)."""
         if self._send is not None:
@@ -94,22 +149,32 @@ class AgentPlugin(WorkerPlugin):
 
     Each hook of each agent is wrapped: an agent that raises becomes an alert and is
     switched off for this worker. ``observe_record`` runs only for agents that override
-    it, and only then does the worker keep its per-record loop."""
+    it, and only then does the worker keep its per-record loop; ``observe_outputs`` and
+    ``record_failed`` only for agents that override them (the host then wraps the
+    operator's function: ``observed.py``). An agent class with ``times_agents = True``
+    (``--agent overhead``) makes this plugin time every agent's hooks (``overhead()``)."""
 
     name = "agents"
 
     def __init__(self, host: Any) -> None:
         self.host = host
         self.tags: dict[str, dict[str, int]] = {}  # per agent: its tags' counts
+        self.spent: dict[str, list[float]] = {}  # per agent: seconds and calls in its hooks
         names = host.channel.operator_names
         spec, worker = host.spec, host.worker
         context = AgentContext(
             run_id=spec.run.run_id, operator_id=spec.op_id,
-            operator=names.get(spec.op_id, spec.name or str(spec.op_id)),
+            operator=spec.name or names.get(spec.op_id, str(spec.op_id)),
             partition=worker["partition"], stage=worker["stage"],
-            attempt=worker["attempt"], counts=host.counts)
+            attempt=worker["attempt"], counts=host.counts, state=host.state,
+            overhead=self.overhead, taken=host.live_count, api=spec.api)
         self.agents: list[Agent] = []
-        self.observers: list[Agent] = []  # the agents that override observe_record
+        self.quiet: list[Agent] = []  # agents that declined the per-record hooks
+        self._output_hooks: tuple[tuple[Agent, Callable], ...] = ()
+        self._timed = False
+        if any(getattr(cls, "times_agents", False) for cls in spec.run.agents):
+            self._call = self._timed_call  # type: ignore[method-assign]
+            self._timed = True
         for cls in spec.run.agents:
             try:
                 agent = cls()
@@ -117,11 +182,27 @@ class AgentPlugin(WorkerPlugin):
                 host.alert(cls.agent_name(), "__init__", exc)
                 continue
             agent._send = self._sender(cls.agent_name())
+            agent._alert = self._alerter(cls.agent_name())
             agent.context = context
             self.agents.append(agent)
         for agent in list(self.agents):
             self._call(agent, "init", context)
-        self.observers = [a for a in self.agents if overrides(a, "observe_record")]
+        self.quiet = [a for a in list(self.agents) if self._call(a, "observes") is False]
+        self._index()
+
+    def _index(self) -> None:
+        observing = [a for a in self.agents if a not in self.quiet]
+        self.observers = [a for a in observing if overrides(a, "observe_record")]
+        self.output_observers = [a for a in observing if overrides(a, "observe_outputs")]
+        self.failure_handlers = [a for a in observing if overrides(a, "record_failed")]
+        # per record: the bound hooks, called directly (timed when an agent asks)
+        self._output_hooks = tuple((a, self._hook(a, "observe_outputs"))
+                                   for a in self.output_observers)  # a new one: a loop
+        # over the old one goes on when an agent is switched off
+        # what the function wrapper calls: the one observer's hook itself (its failure
+        # comes back through ``outputs_failed``), else every observer's in turn
+        self.notify = self._output_hooks[0][1] if len(self._output_hooks) == 1 \
+            else self.on_outputs
 
     def _sender(self, name: str) -> Callable[[dict], None]:
         host = self.host
@@ -130,16 +211,81 @@ class AgentPlugin(WorkerPlugin):
             host.channel.send({"type": "agent", "worker": host.worker, "agent": name, **fields})
         return send
 
+    def _alerter(self, name: str) -> Callable[[dict], None]:
+        host = self.host
+
+        def alert(fields: dict) -> None:
+            host.channel.send({**fields, "type": "alert", "worker": host.worker,
+                               "source": name, "message": str(fields["message"])})
+        return alert
+
     def _call(self, agent: Agent, hook: str, *args: Any) -> Any:
         try:
             return getattr(agent, hook)(*args)
         except Exception as exc:
-            self.host.alert(agent.agent_name(), hook, exc)
-            if agent in self.agents:
-                self.agents.remove(agent)
-            if agent in self.observers:
-                self.observers.remove(agent)
+            self._switch_off(agent, hook, exc)
             return None
+
+    def _timed_call(self, agent: Agent, hook: str, *args: Any) -> Any:
+        started = perf_counter()
+        try:
+            return getattr(agent, hook)(*args)
+        except Exception as exc:
+            self._switch_off(agent, hook, exc)
+            return None
+        finally:
+            spent = self.spent.setdefault(agent.agent_name(), [0.0, 0])
+            spent[0] += perf_counter() - started
+            spent[1] += 1
+
+    def _switch_off(self, agent: Agent, hook: str, exc: Exception) -> None:
+        self.host.alert(agent.agent_name(), hook, exc)
+        if agent in self.agents:
+            self.agents.remove(agent)
+            self._index()
+
+    def overhead(self) -> dict[str, dict]:
+        """Per agent: the seconds spent in its hooks and the calls, so far (timed only
+        when an agent sets ``times_agents``)."""
+        return {name: {"seconds": s, "calls": n} for name, (s, n) in self.spent.items()}
+
+    # --- what the host's function wrapper calls (observed.py) --------------------------
+    def sees_processing(self) -> bool:
+        """Must the operator's function be wrapped (outputs, timing, failures)?"""
+        return bool(self.output_observers or self.failure_handlers)
+
+    def _hook(self, agent: Agent, hook: str) -> Callable:
+        """``agent``'s bound ``hook``, timed into ``spent`` if this host times agents."""
+        bound = getattr(agent, hook)
+        if not self._timed:
+            return bound
+        spent = self.spent.setdefault(agent.agent_name(), [0.0, 0])
+
+        def timed(*args: Any) -> Any:
+            started = perf_counter()
+            try:
+                return bound(*args)
+            finally:
+                spent[0] += perf_counter() - started
+                spent[1] += 1
+        return timed
+
+    def outputs_failed(self, exc: Exception) -> None:
+        """The one output observer's hook raised (``notify``): it is switched off."""
+        if len(self._output_hooks) == 1:
+            self._switch_off(self._output_hooks[0][0], "observe_outputs", exc)
+
+    def on_outputs(self, record: Any, outputs: list, seconds: float) -> None:
+        for agent, hook in self._output_hooks:
+            try:
+                hook(record, outputs, seconds)
+            except Exception as exc:
+                self._switch_off(agent, "observe_outputs", exc)
+
+    def on_failure(self, record: Any, exc: Exception) -> bool:
+        """True if an agent took the failing record (quarantined: skip it)."""
+        return any([self._call(agent, "record_failed", record, exc) is True
+                    for agent in list(self.failure_handlers)])
 
     # --- hooks -------------------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
@@ -173,6 +319,21 @@ class AgentPlugin(WorkerPlugin):
                     counts = self.tags.setdefault(agent.agent_name(), {})
                     counts[str(tag)] = counts.get(str(tag), 0) + 1
             yield record
+
+    def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
+        """A whole-partition function's outputs, shown one by one to ``observe_outputs``
+        (not a batch function's: its outputs are batches, not records)."""
+        if self.output_observers and host.loop_kind == "partition":
+            return self._outputs(outputs)
+        return outputs
+
+    def _outputs(self, outputs: Iterable) -> Iterator:
+        """A whole-partition function's outputs, each shown to ``observe_outputs``."""
+        started = perf_counter()
+        for out in outputs:
+            self.on_outputs(None, [out], perf_counter() - started)
+            yield out
+            started = perf_counter()
 
     def beat(self, host: Any) -> None:
         for agent in list(self.agents):

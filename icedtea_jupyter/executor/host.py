@@ -99,7 +99,7 @@ class WorkerHost:
         self.feed: Any = None
         self.culprit: Any = None
         self.outputs_ended = False  # a whole-partition function in blocks: its outputs ran out
-        self.loop_kind = "partition"  # map, filter, flatMap, operator: a per-record function's
+        self.loop_kind = "partition"  # map, filter, flatMap, operator, partition, batches
         self._lost = 0  # a failed map's record that produced no output
         self.plugins = PluginSet(self)
         self._start_plugins()
@@ -154,6 +154,8 @@ class WorkerHost:
         side...): in blocks if its code can be named (blocks.py), else record by record."""
         if self.user_function is None:
             self.user_function = fn.func if isinstance(fn, partial) else fn
+        if batches:
+            self.loop_kind = "batches"
         if batches or self._needs_records() or blocks.code_of(self.user_function) is None:
             return record_loop(self, "batches" if batches else "partition", fn, iterator)
         self.outputs_log("partition", in_blocks=True)
@@ -405,7 +407,8 @@ class WorkerHost:
             pass
         self.error = {
             "operator": self.worker["operator"], "partition": self.worker["partition"],
-            "exception": type(exc).__name__, "message": str(exc)[:4000],
+            "exception": type(exc).__name__,
+            "message": "; ".join([str(exc), *getattr(exc, "__notes__", ())])[:4000],
             "traceback": "".join(traceback.format_exception(exc))[-20000:],
             "record": None if record is _NO_RECORD else describe_record(record),
             "records_before": max(self.records_in - 1, 0),

@@ -12,11 +12,13 @@ from itertools import repeat, tee
 from operator import itemgetter
 from typing import Any
 
+from .agent import AgentPlugin
 from .control import LiveControl
 from .error_guard import guard, guard_operator
 from .host import _NO_RECORD, WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
 from .loops import LOOP_CODES
+from .observed import observe, observe_operator
 from .operator import Operator
 from .shipping import Shipped
 from .spec import OperatorSpec
@@ -51,6 +53,25 @@ class PartitionFunction(Shipped):
         control = host.plugins.get(LiveControl)
         if control is not None and (control.on_error or control.replaying):
             return self._guarded(host, control, split, kind, f, iterator)
+        agents = host.plugins.get(AgentPlugin)
+        if agents is not None and agents.sees_processing():
+            return self._observed(host, agents, split, kind, f, iterator)
+        return self._loop_unguarded(host, split, kind, f, iterator)
+
+    def _observed(self, host: WorkerHost, agents: AgentPlugin, split: int, kind: str,
+                  f: Callable, iterator: Iterable) -> Iterator:
+        """Agents see each record's outputs and time, or its failure (``observed.py``);
+        whole-partition functions' outputs are seen through ``partition_outputs``."""
+        if kind in ("map", "filter", "flatMap", "foreach"):
+            host.user_function = f  # its state, not the wrapper's
+            if kind == "foreach":
+                kind, f = "flatMap", partial(_foreach, f)
+            kind, observed = observe(agents, kind, f)
+            return self._loop_unguarded(host, split, kind, observed, iterator)
+        if isinstance(f, Operator) and type(f).__call__ is Operator.__call__:
+            loop = host.run_operator(observe_operator(agents, f), iterator)
+            host.user_function = f
+            return loop
         return self._loop_unguarded(host, split, kind, f, iterator)
 
     def _loop_unguarded(self, host: WorkerHost, split: int, kind: str, f: Callable,

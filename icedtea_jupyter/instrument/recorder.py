@@ -177,6 +177,9 @@ class Recorder:
         for other in self.companions.get(node, []):
             phase = self.dag.node(other).phase
             self.dag.rename(other, f"{name} ({phase})" if phase else name)
+        for renamed in (node, *self.companions.get(node, [])):
+            if renamed in self.specs:  # shipped with the next job: agents see the name
+                self.specs[renamed].name = self.dag.node(renamed).name
 
 
 def _source_name(obj: Any) -> str:

@@ -119,7 +119,7 @@ class ReplayInputs:
         """The one thing that gives replay θ's inputs as the run saw them."""
         if self._recorded_flag():
             return ("the run was recorded with --record-inputs but no successful task of "
-                    "θ kept them (run.alerts says why); run the cell again in this kernel "
+                    "θ kept them (run.alerts() says why); run the cell again in this kernel "
                     "and debug the new run")
         return "run the cell again with --record-inputs to keep what θ saw"
 

@@ -10,6 +10,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..agents.flags import flag_agents
 from ..agents.progress import ProgressAgent
 from ..agents.skew import SkewCoordinator
 from ..coordinator.coordinator import Coordinator
@@ -86,10 +87,17 @@ class RunOptions:
     on_error: str = "fail"  # "pause": an operator's exception pauses the job (a hit)
     trial: float | None = None  # this run is a trial on this share of each source
     trial_continue: bool = False  # --trial: the full run starts even if the trial raised
+    tolerate: int | None = None  # quarantine up to N records that raise (run.quarantine)
+    checks: list[str] = field(default_factory=list)  # "operator: predicate over row"
+    table_checks: list[str] = field(default_factory=list)  # "operator: unique(id)", ...
+    golden: list[str] = field(default_factory=list)  # "operator: reference_function"
+    golden_sample: float = 1.0  # the fraction of records (or partitions) golden tests
+    latency_factor: float | None = None  # the latency agent, alerting at F × the average
 
     def manifest(self) -> dict:
         data = asdict(self)
         data["agents"] = [getattr(a, "__name__", str(a)) for a in self.agents]
+        data["golden"] = list(self.golden)
         data["splits"] = {str(node): {"keys": [repr(k) for k in keys], "salts": salts}
                           for node, (keys, salts) in self.splits.items()}
         return data
@@ -148,6 +156,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     compiled = compile(code, "<icedtea cell>", "exec")  # a SyntaxError loses nothing
     for text in options.break_when:  # refused before anything is recorded
         parse_break_when(text)
+    tools = flag_agents(options, namespace)  # --tolerate, --check...: refused before a run
     if options.on_error not in ("fail", "pause"):
         raise ValueError(f"on_error must be 'fail' or 'pause', not {options.on_error!r}")
     connect = is_connect()
@@ -167,7 +176,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     dag = Dag()
 
     def coordinator(emit: Listener) -> Coordinator:
-        return Coordinator(run_id, store, dag, [ProgressAgent, *options.agents], emit,
+        return Coordinator(run_id, store, dag, [ProgressAgent, *options.agents, *tools], emit,
                            bind=_bind_address(options), advertise=options.advertise,
                            advertise_port=options.advertise_port,
                            interact_every=options.interact_every,

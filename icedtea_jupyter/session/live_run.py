@@ -93,8 +93,7 @@ class LiveRun(LiveControlAPI, Run):
                 self.store.write_manifest(dict(self.manifest, dag=self.dag.to_json()))
 
     # --- what the coordinator holds -----------------------------------------------------
-    @property
-    def alerts(self) -> list[dict]:
+    def _alert_list(self) -> list[dict]:
         return list(self._coordinator.alerts)
 
     def _worker_states(self) -> list[dict]:

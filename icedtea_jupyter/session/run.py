@@ -28,6 +28,7 @@ from ..store import layout
 from ..store.run_store import RunStore
 from .actions import ActionLog
 from .agent_data import RunAgentData
+from .agent_results import AgentResults
 from .metrics import metrics_frame
 from .moves import LoggedSnapshot, shown_by
 from .versions import RunVersions
@@ -47,7 +48,7 @@ Listener = Callable[[str, dict], None]
 STATUSES = ("running", "finished", "failed", "stopped")
 
 
-class Run(RunVersions, RunAgentData, RecordedControl):
+class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
     """A recorded run, read from its store. ``status`` is ``"running"``, ``"finished"``,
     ``"failed"``, ``"stopped"`` (``run.stop()``, a breakpoint's ``stop()``) or
     ``"interrupted"`` (its kernel died). A run recorded in this kernel is a ``LiveRun``
@@ -140,10 +141,6 @@ class Run(RunVersions, RunAgentData, RecordedControl):
         """One row per Python operator and partition: records_in, records_out, bytes_in,
         seconds (summed over the jobs that ran it), from successful task attempts only."""
         return metrics_frame(self.store.worker_table(), self.dag.names())
-
-    @property
-    def alerts(self) -> list[dict]:
-        return self.store.alerts()
 
     def progress(self) -> list[dict]:
         """Per Python operator: records in/out, partitions done/running/failed, rate (now,
@@ -366,7 +363,7 @@ class Run(RunVersions, RunAgentData, RecordedControl):
         ran = sorted({w["partition"] for w in self.partitions(theta.name)})
         raise LookupError(f"no recorded inputs of {theta.name!r} on partition {partition}: "
                           f"no successful task of θ ran it (θ ran on partitions {ran}), or "
-                          "writing them failed (see run.alerts)")
+                          "writing them failed (see run.alerts())")
 
     def summary(self) -> dict:
         """A JSON-able view of the run for the sidebar and the panel."""
@@ -374,7 +371,7 @@ class Run(RunVersions, RunAgentData, RecordedControl):
                 "ended": self.ended, "duration": self.duration, "cell": self.cell,
                 "path": self.path, "dag": self.dag.to_json(), "progress": self.progress(),
                 "error": self.error, "warnings": self.warnings,
-                "alerts": json.loads(json.dumps(self.alerts[-50:], default=str))}
+                "alerts": json.loads(json.dumps(self._alert_list()[-50:], default=str))}
 
     def __repr__(self) -> str:
         return f"<Run {self.id} {self.status}, {len(self.dag.python_operators)} Python operators>"

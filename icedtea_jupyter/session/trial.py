@@ -56,8 +56,7 @@ def trial_report(run: LiveRun) -> str:
     if run.error:
         lines.append(f"  error: {run.error.get('operator')!r} raised "
                      f"{run.error.get('exception')}: {run.error.get('message')}")
-    alerts = run.alerts
-    alerts = alerts.to_dict("records") if hasattr(alerts, "to_dict") else list(alerts)
+    alerts = run.alerts().to_dict("records")
     lines.append(f"  {len(alerts)} alert(s)" + (":" if alerts else ""))
     lines += [f"  - [{a.get('operator')}] {a.get('message')}" for a in alerts[:10]]
     if run.stored_summaries():

@@ -11,6 +11,8 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     local/<worker>.jsonl      agent messages and alerts of a worker that could not reach
                               the coordinator, for the coordinator to take at the end
     alerts.jsonl              alerts, in arrival order
+    agents/<table>.jsonl      rows an agent's coordinator side keeps, one table each:
+                              quarantine (--tolerate), latency, overhead (agents/)
     logs/<worker>.arrow       a G(θ) worker's replay log: outputs per input, input order,
                               log_result values (executor/worker_file.py, store/replay_logs.py)
     inputs/<worker>.arrow     θ's input records, pickled (--record-inputs)
@@ -67,6 +69,7 @@ MANIFEST = "manifest.json"
 WORKERS = "workers"
 LOCAL = "local"
 ALERTS = "alerts.jsonl"
+AGENT_TABLES = "agents"
 LOGS = "logs"
 INPUTS = "inputs"
 LINEAGE = "lineage"
@@ -176,6 +179,13 @@ def manifest_path(run: str) -> str:
 
 def alerts_path(run: str) -> str:
     return os.path.join(run, ALERTS)
+
+
+def agent_table_path(run: str, table: str) -> str:
+    """An agent's table ``table`` (a plain name: letters, digits, ``_``, ``-``)."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", table):
+        raise ValueError(f"an agent's table name must be letters, digits, _ or -: {table!r}")
+    return os.path.join(run, AGENT_TABLES, f"{table}.jsonl")
 
 
 def interactions_log_path(run: str) -> str:

@@ -135,6 +135,16 @@ class RunStore:
     def alerts(self) -> list[dict]:
         return read_lines(layout.alerts_path(self.path))
 
+    def append_agent_rows(self, table: str, rows: list[dict]) -> None:
+        """Rows of an agent's table (``agents/<table>.jsonl``, pandas reads it:
+        ``pd.read_json(path, lines=True)``)."""
+        path = layout.agent_table_path(self.path, table)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        append_lines(path, *rows)
+
+    def agent_rows(self, table: str) -> list[dict]:
+        return read_lines(layout.agent_table_path(self.path, table))
+
     def local_events(self) -> list[dict]:
         events: list[dict] = []
         for path in layout.local_event_files(self.path):

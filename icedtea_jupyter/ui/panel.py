@@ -198,10 +198,24 @@ class RunPanel:
         for warning in self.run.warnings:
             parts.append(f"<div class='icedtea-warning' style='color:#b06000'>⚠ "
                          f"{html.escape(warning)}</div>")
-        for alert in self.run.alerts[-5:]:
-            parts.append(f"<div class='icedtea-alert'>🔔 {html.escape(str(alert.get('operator') or ''))}"
-                         f" {html.escape(alert.get('message', ''))}</div>")
+        parts.extend(alert_group_html(group) for group in self.run.alert_groups(PANEL_RECORDS))
         return "".join(parts)
+
+
+PANEL_RECORDS = 3  # records shown per group of alerts in the panel
+
+
+def alert_group_html(group: dict) -> str:
+    """One tool's alerts on one check and operator: count, latest message, records."""
+    color = "#d93025" if group["level"] == "error" else "#b06000"
+    where = f" on {group['operator']}" if group["operator"] else ""
+    what = html.escape(f"{group['check'] or ''}{where}")
+    records = "".join(f"<li>p{r['partition']} <code>{html.escape(r['repr'])}</code></li>"
+                      for r in group["records"])
+    return (f"<div class='icedtea-alert' data-tool='{html.escape(group['tool'])}'>"
+            f"🔔 <b style='color:{color}'>{html.escape(group['tool'])}</b> {what} "
+            f"×{group['count']}: {html.escape(group['message'])}"
+            f"{f'<ul>{records}</ul>' if records else ''}</div>")
 
 
 def show_panel(run: Run) -> Any:

@@ -8,6 +8,7 @@ import { NotebookFollower } from './runs/follower';
 import { ControlModel } from './control/model';
 import { RunsModel } from './runs/model';
 import { IcedteaSidebar } from './sidebar';
+import { AlertsModel } from './alerts/model';
 import { SkewModel } from './skew/model';
 import { TimeTravelModel } from './timetravel/timeTravel';
 import { icedteaIcon } from './widgets/icon';
@@ -49,7 +50,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const lineage = new LineageModel(runs, client, timeTravel.debug);
     const control = new ControlModel(runs, client);
     const skew = new SkewModel(runs, client);
-    const sidebar = new IcedteaSidebar(runs, timeTravel, skew, lineage, { openWide, control });
+    const alerts = new AlertsModel(runs, client);
+    const sidebar = new IcedteaSidebar(runs, timeTravel, skew, lineage, { openWide, control, alerts });
     // A hit waits for the user: show the sidebar and open its live-control section.
     control.hitArrived.connect(() => {
       app.shell.activateById(sidebar.id);

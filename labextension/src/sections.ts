@@ -3,6 +3,7 @@
  * folder. A new feature (live control, gadget tools, versions…) adds its folder with a
  * `section.ts` exporting an `ISidebarSection`, and one line here.
  */
+import { alertsSection } from './alerts/section';
 import { controlSection } from './control/section';
 import { lineageSection } from './lineage/section';
 import { runSection } from './runs/section';
@@ -21,5 +22,6 @@ export const SECTIONS: readonly ISidebarSection[] = [
   lineageSection,
   versionsSection,
   samplesSection,
-  summariesSection
+  summariesSection,
+  alertsSection
 ];

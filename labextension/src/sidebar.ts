@@ -1,6 +1,7 @@
 import { SidePanel } from '@jupyterlab/ui-components';
 import { AccordionPanel, SplitPanel, Widget } from '@lumino/widgets';
 
+import type { AlertsModel } from './alerts/model';
 import type { LineageModel } from './lineage/lineageModel';
 import type { ControlModel } from './control/model';
 import type { RunsModel } from './runs/model';
@@ -52,7 +53,8 @@ export class IcedteaSidebar extends SidePanel {
       skew,
       lineage,
       reveal: id => this.reveal(id),
-      control: options.control ?? null
+      control: options.control ?? null,
+      alerts: options.alerts ?? null
     };
     const open = options.openWide ? (section: ISidebarSection) => options.openWide!(section, context) : null;
     for (const section of [...(options.sections ?? SECTIONS)].sort((a, b) => a.rank - b.rank)) {
@@ -166,5 +168,7 @@ export namespace IcedteaSidebar {
     openWide?: (section: ISidebarSection, context: ISectionContext) => void;
     /** Live control of the selected run (the live-control section). */
     control?: ControlModel;
+    /** The agents' alerts on the selected run (the alerts section). */
+    alerts?: AlertsModel;
   }
 }

@@ -5,6 +5,7 @@ import type { IEventMessage, IRequestParams, IRequestResults, ISkewReport, Reque
 import { RunsModel } from '../src/runs/model';
 import { SKEW_LIVE_INTERVAL, SkewModel } from '../src/skew/model';
 import { flush } from './fakeKernel';
+import { oneRunReply } from './oneRun';
 import { ManualClock } from './timeTravelKernel';
 
 function report(run: string, operator: string, live: boolean, hot: number): ISkewReport {
@@ -49,28 +50,11 @@ class FakeSource {
   fail: string | null = null;
 
   async request<M extends RequestMethod>(method: M, params: IRequestParams[M]): Promise<IRequestResults[M]> {
-    const run = {
-      id: 'r1',
-      status: this.status,
-      started: 1,
-      ended: null,
-      duration: 1,
-      cell: 'x',
-      path: '/r1',
-      operators: 2
-    };
+    const reply = oneRunReply(method, this.status);
+    if (reply !== undefined) {
+      return reply as IRequestResults[M];
+    }
     switch (method) {
-      case 'runs.list':
-        return { runs: [run] } as IRequestResults[M];
-      case 'run.get':
-        return {
-          ...run,
-          dag: { operators: [], edges: [], stages: {} },
-          progress: [],
-          error: null,
-          warnings: [],
-          alerts: []
-        } as unknown as IRequestResults[M];
       case 'skew.report': {
         const p = params as IRequestParams['skew.report'];
         this.calls.push(p);

@@ -101,10 +101,10 @@ def test_failing_agents_become_alerts_and_the_job_succeeds(record):
     run = record("out = sc.parallelize(range(10), 2).map(lambda x: x * 3).collect()",
                  agents=[Crashing, CrashingWithCoordinator])
     assert run.status == "finished" and run.namespace["out"] == [x * 3 for x in range(10)]
-    messages = [a["message"] for a in run.alerts]
+    messages = list(run.alerts()["message"])
     assert sum("agent bug" in m for m in messages) == 2  # one per worker, then switched off
     assert any("coordinator bug" in m for m in messages)
-    assert len(run.store.alerts()) == len(run.alerts)
+    assert len(run.store.alerts()) == len(run.alerts())
 
 
 def test_counts_arrive_while_the_job_runs(spark, tmp_path, gate):

@@ -51,7 +51,7 @@ def test_a_full_store_stops_recording_and_nothing_else(spark, small_disk):
     assert ns["out"] == sum(len(s) for s in records(300_000))  # the job's own result
     (warning,) = [w for w in run.warnings if w.startswith("recording stopped")]
     assert run.path in warning and " MB" in warning
-    assert [a["source"] for a in run.alerts].count("store") == 1  # said once, in the panel
+    assert list(run.alerts()["tool"]).count("store") == 1  # said once, in the panel
     assert {row["operator"]: row["records_in"] for row in run.progress()} == \
         {"reverse": 300_000, "length": 300_000}  # live counts went on
 

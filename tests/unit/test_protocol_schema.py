@@ -142,7 +142,8 @@ def test_every_reply_and_event_the_kernel_sends_conforms_to_the_schema(theta_run
                                  "path": os.path.join(os.path.dirname(theta_run.path),
                                                       "export.ipynb")}),
                  ("samples.get", {"run": run, "operator": "enrich"}),
-                 ("summaries.compare", {"run": run, "other": run}), ("summaries.compare", {"run": run})]
+                 ("summaries.compare", {"run": run, "other": run}), ("summaries.compare", {"run": run}),
+                 ("alerts.groups", {"run": run})]
         for method, params in asked:
             declared = fields(SCHEMA["requests"][method]["params"])
             assert {n for n, (_, required) in declared.items() if required} <= set(params) \

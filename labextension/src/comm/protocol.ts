@@ -53,7 +53,8 @@ export const REQUEST_METHODS = [
   'control.decide',
   'lineage.replay',
   'samples.get',
-  'summaries.compare'
+  'summaries.compare',
+  'alerts.groups'
 ] as const;
 
 export const EVENT_TYPES = [
@@ -159,6 +160,30 @@ export interface IRunError {
 /** An agent's alert; its fields depend on the agent. */
 export interface IAlert {
   [key: string]: unknown;
+}
+
+/** One record of a group of alerts: its repr, partition and the alert's message. */
+export interface IAlertRecord {
+  repr: string;
+  partition: number | null;
+  message: string;
+}
+
+/** The alerts of one tool, check and operator (`run.alert_groups()`). */
+export interface IAlertGroup {
+  /** The agent (or part of one) that raised them: check, tolerate, latency… */
+  tool: string;
+  check: string | null;
+  operator: string | null;
+  /** `error` if any of them is an error, else the first one's level. */
+  level: string;
+  /** The failures they stand for (sampled tools count the ones they did not send). */
+  count: number;
+  /** The alerts received. */
+  alerts: number;
+  /** The first alert's message. */
+  message: string;
+  records: IAlertRecord[];
 }
 
 export interface IRunSummary {
@@ -638,6 +663,7 @@ export interface IRequestParams {
   'lineage.replay': IActionParams & { trace: number; size?: number };
   'samples.get': { run: string; operator: string };
   'summaries.compare': { run: string; other?: string };
+  'alerts.groups': { run: string };
 }
 
 /** Result of each request method. */
@@ -682,6 +708,7 @@ export interface IRequestResults {
   'lineage.replay': ILineageReplay;
   'samples.get': ISampleResult;
   'summaries.compare': ISummaryComparison;
+  'alerts.groups': { run: string; groups: IAlertGroup[]; total: number };
 }
 
 /** Data of each event. */

@@ -1,9 +1,9 @@
-import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { IEventMessage, ISkewFlag, ISkewKey, ISkewReport } from '../comm/protocol';
-import { IClock, realClock, Throttle } from '../comm/throttle';
+import { IClock, realClock } from '../comm/throttle';
 import { IRunsSource, LONG_REQUEST_TIMEOUT, RunsModel } from '../runs/model';
+import { SelectedRunResource } from '../runs/selectedRunResource';
 
 /** While a run records, its skew report is fetched again at most this often (ms). */
 export const SKEW_LIVE_INTERVAL = 500;
@@ -15,29 +15,15 @@ export const SKEW_LIVE_INTERVAL = 500;
  * every `SKEW_LIVE_INTERVAL` ms), and once more when it ends. A click on a bar selects a
  * partition: `partitionKeys` are its heavy keys. No DOM: views listen to `changed`.
  */
-export class SkewModel implements IDisposable {
+export class SkewModel extends SelectedRunResource {
   constructor(runs: RunsModel, source: IRunsSource, clock: IClock = realClock) {
-    this._runs = runs;
-    this._source = source;
-    this._live = new Throttle(() => void this.refresh(), SKEW_LIVE_INTERVAL, clock);
-    runs.changed.connect(this._onRuns, this);
-    source.event.connect(this._onEvent, this);
-    this._onRuns();
-  }
-
-  /** Emitted after any change of the report, the selection or the error. */
-  get changed(): ISignal<this, void> {
-    return this._changed;
+    super(runs, source, SKEW_LIVE_INTERVAL, clock);
+    this.start();
   }
 
   /** The report shown (null: none yet, or no run). */
   get report(): ISkewReport | null {
     return this._report;
-  }
-
-  /** Why the last request failed (cleared by the next success). */
-  get error(): string | null {
-    return this._error;
   }
 
   /** The partition whose keys are shown (a click on its bar), or null. */
@@ -57,10 +43,6 @@ export class SkewModel implements IDisposable {
     return this._partition === null ? flags : flags.filter(f => f.partition === this._partition);
   }
 
-  get isDisposed(): boolean {
-    return this._isDisposed;
-  }
-
   /** Show another operator of the run. */
   async setOperator(operator: string): Promise<void> {
     this._operator = operator;
@@ -77,82 +59,38 @@ export class SkewModel implements IDisposable {
   selectPartition(partition: number | null): void {
     if (partition !== this._partition) {
       this._partition = partition;
-      this._changed.emit();
+      this.changedSignal.emit();
       if (partition !== null) {
         this._partitionSelected.emit(partition);
       }
     }
   }
 
-  /** Fetch the selected run's report again. */
-  async refresh(): Promise<void> {
-    const run = this._run;
-    if (run === null || this._runs.state !== 'ready') {
-      return;
-    }
-    const token = ++this._token;
+  protected fetch(run: string): Promise<unknown> {
     const params = this._operator === null ? { run } : { run, operator: this._operator };
-    try {
-      const report = await this._source.request('skew.report', params, LONG_REQUEST_TIMEOUT);
-      if (token !== this._token || this._isDisposed) {
-        return;
-      }
-      this._report = report;
-      this._operator = report.operator;
-      this._error = null;
-    } catch (reason) {
-      if (token !== this._token || this._isDisposed) {
-        return;
-      }
-      this._error = reason instanceof Error ? reason.message : String(reason);
-    }
-    this._changed.emit();
+    return this.source.request('skew.report', params, LONG_REQUEST_TIMEOUT);
   }
 
-  dispose(): void {
-    if (this._isDisposed) {
-      return;
-    }
-    this._isDisposed = true;
-    this._live.dispose();
-    this._runs.changed.disconnect(this._onRuns, this);
-    this._source.event.disconnect(this._onEvent, this);
-    Signal.clearData(this);
+  protected apply(result: unknown): void {
+    const report = result as ISkewReport;
+    this._report = report;
+    this._operator = report.operator;
   }
 
-  private _onRuns(): void {
-    const id = this._runs.state === 'ready' ? this._runs.selectedId : null;
-    if (id === this._run) {
-      return;
-    }
-    this._run = id;
-    this._token++;
+  protected reset(): void {
     this._report = null;
     this._operator = null;
     this._partition = null;
-    this._error = null;
-    this._changed.emit();
-    void this.refresh();
   }
 
-  private _onEvent(sender: unknown, message: IEventMessage): void {
-    if (message.event === 'run.progress' && message.data.run === this._run) {
-      this._live.schedule();
-    } else if (message.event === 'run.status' && message.data.run === this._run) {
-      void this.refresh(); // the final report, from the store
+  protected onEvent(message: IEventMessage): void {
+    if (message.event === 'run.progress') {
+      this.live.schedule();
     }
   }
 
-  private _runs: RunsModel;
-  private _source: IRunsSource;
-  private _live: Throttle;
-  private _run: string | null = null;
   private _operator: string | null = null;
   private _report: ISkewReport | null = null;
   private _partition: number | null = null;
-  private _error: string | null = null;
-  private _token = 0;
-  private _isDisposed = false;
-  private _changed = new Signal<this, void>(this);
   private _partitionSelected = new Signal<this, number>(this);
 }

@@ -1,6 +1,7 @@
 import { launchIcon, Toolbar } from '@jupyterlab/ui-components';
 import { Panel, Widget } from '@lumino/widgets';
 
+import type { AlertsModel } from '../alerts/model';
 import type { LineageModel } from '../lineage/lineageModel';
 import type { ControlModel } from '../control/model';
 import type { RunsModel } from '../runs/model';
@@ -18,6 +19,8 @@ export interface ISectionContext {
   reveal(section: string): void;
   /** Live control of the selected run (null: no kernel connection to act through). */
   control: ControlModel | null;
+  /** The agents' alerts on the selected run (null: no kernel connection). */
+  alerts: AlertsModel | null;
 }
 
 /**

@@ -1,0 +1,83 @@
+"""Built-in agents' overhead (issue 15): each tool alone against the plain run, side by side.
+
+The Python-UDF pipeline of ``overhead.py`` (a map, a stateful ``Operator`` in
+mapPartitions, a filter, a map and a reduceByKey over ``--records`` records), plain and
+recorded with each tool alone, in the same process and Spark session, in an order
+rotating per repetition. Prints, per tool, the ratio of medians and the median of the
+paired ratios (each repetition's tool run against its plain run), wall and Python-worker
+CPU (target: <= 1.2 each tool).
+
+    .venv/bin/python bench/agents.py [--tool check,latency] [--records 5000000] [--repeat 3]
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+
+from overhead import plain, prepare, recorded
+
+from icedtea_jupyter.agents.overhead import OverheadAgent
+
+
+def near_max(r):
+    """The filter's reference implementation (``--golden``)."""
+    return r[1] * 2 > r[2]
+
+
+TOOLS = {  # tool -> the RunOptions fields that select it
+    "recording": {},  # the progress agent and time travel only: the tools' floor
+    "tolerate": {"tolerate": 10},
+    "check": {"checks": ["near max: row[1] >= 0"]},
+    "check-table": {"table_checks": ["near max: sum(1) between 0 and 1e15",
+                                     "near max: not_null(0)"]},
+    "golden": {"golden": ["near max: near_max"], "golden_sample": 0.01},
+    "latency": {"latency_factor": 10.0},
+    "overhead": {"agents": [OverheadAgent]},
+}
+
+
+def main() -> None:
+    tools = sys.argv.pop(sys.argv.index("--tool") + 1).split(",") if "--tool" in sys.argv \
+        else [t for t in TOOLS if t != "recording"]
+    sys.argv = [a for a in sys.argv if a != "--tool"]
+    args, spark, ns, store = prepare(__doc__.splitlines()[0])
+    ns["near_max"] = near_max
+    runs = {"plain": lambda: plain(ns)}
+    for tool in tools:
+        runs[tool] = lambda tool=tool: recorded(ns, store, **TOOLS[tool])
+    for run_once in runs.values():  # warm up workers and caches
+        run_once()
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
+    for i in range(args.repeat):
+        order = names[i % len(names):] + names[:i % len(names)]  # rotating
+        for name in order:
+            times[name].append(runs[name]())
+            cpu[name].append((plain if name == "plain" else recorded).cpu)
+            print(f"  rep {i + 1} {name:11s} {times[name][-1]:.2f} s wall, "
+                  f"{cpu[name][-1]:.2f} s worker CPU", flush=True)
+    results = [summary(tool, times, cpu) for tool in tools]
+    for result in results:
+        print(f"{result['tool']}: wall ratio {result['ratio']:.3f} (paired "
+              f"{result['paired']:.3f}) · worker CPU ratio {result['cpu_ratio']:.3f} "
+              f"(paired {result['paired_cpu']:.3f})")
+    print(json.dumps({"bench": "agents", "records": args.records, "repeat": args.repeat,
+                      "results": results, "times": times, "cpu": cpu}))
+    spark.stop()
+
+
+def summary(tool: str, times: dict, cpu: dict) -> dict:
+    """One tool against the plain runs: ratio of medians, median of paired ratios."""
+    def ratios(values: dict) -> tuple[float, float]:
+        paired = [t / p for t, p in zip(values[tool], values["plain"])]
+        return (statistics.median(values[tool]) / statistics.median(values["plain"]),
+                statistics.median(paired))
+    (ratio, paired), (cpu_ratio, paired_cpu) = ratios(times), ratios(cpu)
+    return {"tool": tool, "ratio": ratio, "paired": paired, "cpu_ratio": cpu_ratio,
+            "paired_cpu": paired_cpu}
+
+
+if __name__ == "__main__":
+    main()

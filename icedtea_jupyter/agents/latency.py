@@ -1,0 +1,101 @@
+"""Latency alerts and profiling (``--agent latency``, Inspector Gadget's latency tool).
+
+Per operator and worker: the time each input record took the operator (a per-record
+operator's call; a whole-partition function's time to produce each output), a
+histogram of those times in powers of two of microseconds, the slowest records with
+their values, and an alert when a record takes more than F times the operator's
+average on that worker (as of its last heartbeat, at most 0.25 s old) (F = ``options["factor"]``, 10 by default; set it with
+``LatencyAgent.with_options(factor=5)``), after the first ``warmup`` records.
+``run.latency(operator)`` lists the slowest records, ``run.agent_table("latency")``
+the histograms.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from typing import Any
+
+from ..coordinator.agent import CoordinatorAgent
+from ..executor.agent import Agent
+from .alert_sampler import AlertSampler
+
+SLOWEST = 5
+WARMUP = 20
+MICROSECONDS = 1e6
+
+
+class LatencyCoordinator(CoordinatorAgent):
+    """Keeps each worker's histogram and slowest records in the run store."""
+
+    def receive_message(self, worker: dict, payload: Any) -> None:
+        where = {"operator": worker["operator_name"], "partition": worker["partition"],
+                 "attempt": worker["attempt"]}
+        self.keep("latency", [{**where, "bucket_us": int(bucket), "records": n}
+                              for bucket, n in payload["histogram"].items()])
+        self.keep("latency_slowest", [{**where, "seconds": seconds, "record": record}
+                                      for seconds, record in payload["slowest"]])
+
+
+class LatencyAgent(Agent):
+    """Times every record; alerts on those over F times the average. Per record: an
+    append and two comparisons; the histogram and the average are folded in batches,
+    each heartbeat (so the average an alert compares with is at most 0.25 s old)."""
+
+    name = "latency"
+    coordinator = LatencyCoordinator
+    options: dict = {"factor": 10.0, "warmup": WARMUP}
+
+    def init(self, context: Any) -> None:
+        self.factor = float(self.options.get("factor", 10.0))
+        self.warmup = int(self.options.get("warmup", WARMUP))
+        self.count, self.total = 0, 0.0
+        self.times: list[float] = []  # since the last fold
+        self.threshold = math.inf  # F × the average, once ``warmup`` records are folded
+        self.histogram: Counter = Counter()
+        self.slowest: list[tuple[float, int, str]] = []  # a min-heap of the slowest
+        self.floor = -1.0  # a record slower than this enters ``slowest``
+        self.sampler = AlertSampler(self, f"{context.operator}: latency > {self.factor:g}× "
+                                          "average")
+
+    def observe_outputs(self, record: Any, outputs: list, seconds: float) -> None:
+        self.times.append(seconds)
+        if seconds > self.threshold:
+            self._slow_alert(record if record is not None else outputs, seconds)
+        if seconds > self.floor:
+            self._keep_slowest(record, seconds)
+
+    def _slow_alert(self, record: Any, seconds: float) -> None:
+        average = self.total / self.count
+        self.sampler.add(f"a record took {seconds * 1e3:.3g} ms, {seconds / average:.0f}× "
+                         f"the average {average * 1e6:.3g} µs", record, seconds=seconds)
+
+    def _keep_slowest(self, record: Any, seconds: float) -> None:
+        entry = (seconds, self.count + len(self.times), repr(record)[:500])
+        if len(self.slowest) < SLOWEST:
+            heapq.heappush(self.slowest, entry)
+        else:
+            heapq.heapreplace(self.slowest, entry)
+        if len(self.slowest) == SLOWEST:
+            self.floor = self.slowest[0][0]
+
+    def _fold(self) -> None:
+        """The times since the last fold into the count, average and histogram (C
+        iterators: no Python call per record)."""
+        times, self.times = self.times, []
+        self.count += len(times)
+        self.total += math.fsum(times)
+        self.histogram.update(map(int.bit_length, map(int, map(MICROSECONDS.__mul__, times))))
+        if self.count >= self.warmup and self.total > 0:
+            self.threshold = self.factor * self.total / self.count
+
+    def heartbeat(self) -> None:
+        self._fold()
+        self.sampler.flush()
+
+    def finish(self) -> None:
+        self._fold()
+        self.sampler.flush(final=True)
+        self.send_to_coordinator({
+            "histogram": {str((1 << b) >> 1): n for b, n in self.histogram.items()},
+            "slowest": [(s, r) for s, _, r in sorted(self.slowest, reverse=True)]})

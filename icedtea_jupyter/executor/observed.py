@@ -1,0 +1,121 @@
+"""The operator's function as the agents see it process records (``Agent.observe_outputs``,
+``Agent.record_failed``), for per-record operators.
+
+Used only when an agent overrides one of those hooks: one Python call per record more,
+timing it and listing its outputs. With ``record_failed`` a map becomes a flatMap of one
+output or none, so that a quarantined record gives no output (as ``error_guard.py``
+does for ``--on-error pause``); a filter drops it; a flatMap's or an ``Operator``'s
+gives nothing.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from time import perf_counter
+from typing import Any
+
+from .error_guard import GuardedOperator
+
+
+def observe(agents: Any, kind: str, f: Callable) -> tuple[str, Callable]:
+    """``kind``, ``f`` for the host's loop with ``agents`` (the ``AgentPlugin``) told of
+    each record's outputs and time, and asked about each record that raises."""
+    if not agents.output_observers:  # failures only (--tolerate): no timing, no lists
+        return _guarded(agents, kind, f)
+    if kind == "map":
+        return ("flatMap" if agents.failure_handlers else "map"), _map(agents, f)
+    if kind == "filter":
+        return kind, _filter(agents, f)
+    return kind, _flat_map(agents, f)
+
+
+def _guarded(agents: Any, kind: str, f: Callable) -> tuple[str, Callable]:
+    """``f`` whose failing records the agents may take (skipped): one frame a record."""
+    on_failure = agents.on_failure
+    if kind == "map":
+        def one(record: Any) -> tuple:
+            try:
+                return (f(record),)
+            except Exception as exc:
+                if on_failure(record, exc):
+                    return ()
+                raise
+        return "flatMap", one
+    if kind == "filter":
+        def keep(record: Any) -> Any:
+            try:
+                return f(record)
+            except Exception as exc:
+                if on_failure(record, exc):
+                    return False
+                raise
+        return kind, keep
+
+    def outputs(record: Any) -> list:  # a flatMap's outputs may raise as they are made
+        try:
+            out = f(record)
+            return [] if out is None else list(out)
+        except Exception as exc:
+            if on_failure(record, exc):
+                return []
+            raise
+    return kind, outputs
+
+
+def _map(agents: Any, f: Callable) -> Callable:
+    tolerant = bool(agents.failure_handlers)
+
+    def call(record: Any) -> Any:
+        started = perf_counter()
+        try:
+            out = f(record)
+        except Exception as exc:
+            if agents.on_failure(record, exc):
+                return ()
+            raise
+        try:  # the one observer's hook itself (several: on_outputs isolates them)
+            agents.notify(record, [out], perf_counter() - started)
+        except Exception as exc:
+            agents.outputs_failed(exc)
+        return (out,) if tolerant else out
+    return call
+
+
+def _filter(agents: Any, f: Callable) -> Callable:
+    def call(record: Any) -> bool:
+        started = perf_counter()
+        try:
+            keep = bool(f(record))
+        except Exception as exc:
+            if agents.on_failure(record, exc):
+                return False
+            raise
+        try:  # the one observer's hook itself (several: on_outputs isolates them)
+            agents.notify(record, [record] if keep else [], perf_counter() - started)
+        except Exception as exc:
+            agents.outputs_failed(exc)
+        return keep
+    return call
+
+
+def _flat_map(agents: Any, f: Callable) -> Callable:
+    def call(record: Any) -> list:
+        started = perf_counter()
+        try:
+            outs = f(record)
+            outs = [] if outs is None else list(outs)
+        except Exception as exc:
+            if agents.on_failure(record, exc):
+                return []
+            raise
+        try:  # the one observer's hook itself (several: on_outputs isolates them)
+            agents.notify(record, outs, perf_counter() - started)
+        except Exception as exc:
+            agents.outputs_failed(exc)
+        return outs
+    return call
+
+
+def observe_operator(agents: Any, op: Any) -> GuardedOperator:
+    """An ``Operator`` whose ``process`` the agents observe (``observe``)."""
+    _, process = observe(agents, "flatMap", op.process)
+    return GuardedOperator(op, process)

@@ -1,0 +1,108 @@
+"""What the agents reported, as DataFrames: ``run.alerts()``, ``run.quarantine``,
+``run.latency()``, ``run.agent_overhead()``, ``run.agent_table(name)``.
+
+Alerts of every tool come through one stream (the coordinator's ``add_alert``): a live
+run reads them from its coordinator, a reopened one from ``alerts.jsonl``. The tools'
+tables are JSON-lines files in the run store (``agents/<table>.jsonl``), which pandas
+reads as they are: ``pd.read_json(path, lines=True)``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+ALERT_COLUMNS = ("time", "tool", "level", "operator", "partition", "check", "count",
+                 "message", "record", "value", "traceback")
+GROUP_RECORDS = 20  # records shown per group of alerts
+QUARANTINE_COLUMNS = ("operator", "partition", "attempt", "index", "record", "value",
+                      "exception", "message", "traceback", "state")
+
+
+class AgentResults:
+    """The agents' part of a run's API (mixed into ``Run``)."""
+
+    store: Any
+
+    def _alert_list(self) -> list[dict]:
+        """The alerts as dicts, in arrival order (a live run: from its coordinator)."""
+        return self.store.alerts()
+
+    def alerts(self) -> pd.DataFrame:
+        """Every alert of every tool, in arrival order: ``tool`` (the agent, plugin or
+        part that raised it), ``level``, ``operator``, ``partition``, ``check`` (what was
+        checked, if any), ``count`` (the alerts it stands for: sampled tools send a
+        few records and count the rest), ``message``, ``record`` (its repr) and
+        ``value`` (JSON-able), ``traceback``."""
+        rows = [_alert_row(alert) for alert in self._alert_list()]
+        return pd.DataFrame(rows, columns=list(ALERT_COLUMNS))
+
+    def alert_groups(self, records: int = GROUP_RECORDS) -> list[dict]:
+        """The alerts grouped by tool, check and operator, as the sidebar shows them:
+        per group its level, ``count`` (failures, sampled ones included), ``alerts``,
+        the first message and up to ``records`` of its records with their partitions."""
+        groups: dict[tuple, dict] = {}
+        for alert in self._alert_list():
+            key = (alert.get("source"), alert.get("check"), alert.get("operator"))
+            group = groups.setdefault(key, {
+                "tool": str(key[0] or ""), "check": key[1], "operator": key[2],
+                "level": alert.get("level") or "warning", "count": 0, "alerts": 0,
+                "message": str(alert.get("message") or ""), "records": []})
+            group["count"] += int(alert.get("count") or 1)
+            group["alerts"] += 1
+            if alert.get("level") == "error":
+                group["level"] = "error"
+            record = alert.get("record")
+            if isinstance(record, dict) and len(group["records"]) < records:
+                group["records"].append({"repr": str(record.get("repr")),
+                                         "partition": alert.get("partition"),
+                                         "message": str(alert.get("message") or "")})
+        return list(groups.values())
+
+    def agent_table(self, table: str) -> pd.DataFrame:
+        """An agent's table in the run store (``CoordinatorAgent.keep``), as a DataFrame."""
+        return pd.DataFrame(self.store.agent_rows(table))
+
+    @property
+    def quarantine(self) -> pd.DataFrame:
+        """The records quarantined by ``--tolerate N``: operator, partition, attempt,
+        index (the record's input index in its partition), record, value, exception,
+        message, traceback, state (the worker's state variables then, as reprs)."""
+        frame = self.agent_table("quarantine")
+        if frame.empty:
+            return pd.DataFrame(columns=list(QUARANTINE_COLUMNS))
+        frame = frame.drop_duplicates(["operator", "partition", "index"], keep="last")
+        return frame.reindex(columns=list(QUARANTINE_COLUMNS)).reset_index(drop=True)
+
+    def latency(self, operator: str | None = None) -> pd.DataFrame:
+        """``--agent latency``: the slowest records per operator (``seconds``, record,
+        partition), slowest first; the histograms are ``agent_table("latency")``."""
+        frame = self.agent_table("latency_slowest")
+        if frame.empty:
+            return pd.DataFrame(columns=["operator", "partition", "seconds", "record"])
+        if operator is not None:
+            frame = frame[frame["operator"] == operator]
+        return frame.sort_values("seconds", ascending=False).reset_index(drop=True)
+
+    def agent_overhead(self) -> pd.DataFrame:
+        """``--agent overhead``: per agent and operator, the seconds its hooks took in
+        total, the calls, and the microseconds per record the operator took in."""
+        frame = self.agent_table("overhead")
+        columns = ["agent", "operator", "seconds", "calls", "records", "us_per_record"]
+        if frame.empty:
+            return pd.DataFrame(columns=columns)
+        totals = frame.groupby(["agent", "operator"], as_index=False)[
+            ["seconds", "calls", "records"]].sum()
+        totals["us_per_record"] = totals["seconds"] * 1e6 / totals["records"].clip(lower=1)
+        return totals[columns].sort_values("seconds", ascending=False).reset_index(drop=True)
+
+
+def _alert_row(alert: dict) -> dict:
+    record = alert.get("record") or {}
+    return {"time": alert.get("time"), "tool": alert.get("source"),
+            "level": alert.get("level"), "operator": alert.get("operator"),
+            "partition": alert.get("partition"), "check": alert.get("check"),
+            "count": int(alert.get("count") or 1), "message": alert.get("message"),
+            "record": record.get("repr") if isinstance(record, dict) else None,
+            "value": record.get("value") if isinstance(record, dict) else None,
+            "traceback": alert.get("traceback")}

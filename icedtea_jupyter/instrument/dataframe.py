@@ -89,6 +89,7 @@ def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi) -> li
 def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi) -> None:
     """A UDF of a kind replay knows (row, scalar pandas), called on ``df``: kept with
     its arguments, to regenerate its calls."""
+    recorder.udf_frames[node_id] = df  # replay/pushdown.py: filters run before it
     call = recorder.udf_calls.get(node_id)
     if call is not None and call[0].evalType in REPLAYED_UDFS:
         udf, args = call

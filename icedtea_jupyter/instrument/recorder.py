@@ -45,6 +45,8 @@ class Recorder:
         self.splits: dict[int, tuple] = {}  # map side -> (heavy keys, salts): s.mitigate()
         self.details: dict[int, dict] = {}  # node -> what else defines it (versions' prints)
         self.on_action: Any = None  # runs the cell's actions (instrument/actions.py)
+        self.action_frames: list = []  # the DataFrames of the cell's actions (their plans)
+        self.udf_frames: dict[int, Any] = {}  # UDF node -> the DataFrame it is computed on
 
     @contextmanager
     def inside(self) -> Iterator[None]:

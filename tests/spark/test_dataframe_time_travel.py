@@ -409,8 +409,11 @@ def test_a_filter_spark_runs_before_a_udf_theta_is_named_in_the_refusal(record):
     run = record(PUSHED_BELOW, {"ROWS": ROWS}, interact_every=0.1)
     assert run.status == "finished", run.error
     assert run.final_state("Running", 0)["rows"] < ROWS // 2  # called after the filter
-    with pytest.raises(InputsChanged, match="filter of the cell before θ") as refused:
+    with pytest.raises(InputsChanged, match=r"Spark ran the cell's filter \(.*> 100\.0\) "
+                                            "before θ: its optimizer moved it below the "
+                                            "UDF column 'Running'") as refused:
         run.debugger().jump(0)
+    assert "source changed" not in str(refused.value)
     assert "--record-inputs" in str(refused.value)
     kept = record(PUSHED_BELOW, {"ROWS": ROWS}, interact_every=0.1, record_inputs=True)
     last = len(kept.interactions) - 1

@@ -136,11 +136,6 @@ class GroupedUpstream(DataFrameUpstream):
         return self.grouped.applyInPandas(keep, "b binary")
 
 
-# the UDFs replay regenerates the calls of (PythonEvalType): row at a time (pickled or
-# Arrow-batched), scalar pandas
-REPLAYED_UDFS = (100, 101, 200)
-
-
 def keep_row(*values: Any) -> bytes:
     """The capture function of a row UDF: the row's arguments, pickled."""
     return pickle.dumps(values, protocol=5)
@@ -153,6 +148,21 @@ def keep_series(*series: Any) -> Any:
 
     rows = len(series[0]) if series else 1
     return pd.Series([pickle.dumps(series, protocol=5)] + [b""] * (rows - 1))
+
+
+def keep_arrays(*arrays: Any) -> Any:
+    """The capture function of a scalar Arrow UDF: the batch's Arrow arrays, pickled, in
+    the batch's first row (the others empty)."""
+    import pyarrow as pa
+
+    rows = len(arrays[0]) if arrays else 1
+    return pa.array([pickle.dumps(arrays, protocol=5)] + [b""] * (rows - 1), pa.binary())
+
+
+# the UDFs replay regenerates the calls of (PythonEvalType), and their capture functions:
+# row at a time (pickled or Arrow-batched), scalar pandas, scalar Arrow
+KEEPERS: dict[int, Any] = {100: keep_row, 101: keep_row, 200: keep_series, 250: keep_arrays}
+REPLAYED_UDFS = tuple(KEEPERS)
 
 
 class UdfUpstream(DataFrameUpstream):
@@ -168,6 +178,6 @@ class UdfUpstream(DataFrameUpstream):
         from pyspark.sql.types import BinaryType
         from pyspark.sql.udf import UserDefinedFunction
 
-        keep = keep_series if self.eval_type == REPLAYED_UDFS[2] else keep_row
-        udf = UserDefinedFunction(keep, BinaryType(), "icedtea_keep", self.eval_type)
+        udf = UserDefinedFunction(KEEPERS[self.eval_type], BinaryType(), "icedtea_keep",
+                                  self.eval_type)
         return self.frame.select(udf(*self.args))

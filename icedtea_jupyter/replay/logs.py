@@ -278,9 +278,9 @@ def refuse_unreplayable(run: Any, theta: Any) -> None:
     instead = (f"record the cell again with --interesting set to one of {others}" if others
                else "compute the step as a mapInPandas (or an RDD operator) to debug it")
     raise NotReplayable(
-        f"θ ({theta.name!r}) is an iterator, aggregate or Arrow UDF column, and the debugger "
-        "does not replay those yet (it replays RDD operators, mapInPandas, mapInArrow, "
-        f"applyInPandas, @udf and scalar @pandas_udf columns): {instead}")
+        f"θ ({theta.name!r}) is an iterator or aggregate UDF column, and the debugger does "
+        "not replay those yet (it replays RDD operators, mapInPandas, mapInArrow, "
+        f"applyInPandas, @udf and scalar @pandas_udf and @arrow_udf columns): {instead}")
 
 
 @dataclass

@@ -368,6 +368,13 @@ def udf_state(state):
 @pytest.mark.parametrize("record_inputs", [False, True])
 @pytest.mark.parametrize("code", [ROW_UDF, PANDAS_UDF], ids=["udf", "pandas_udf"])
 def test_udf_columns_a_record_is_a_row_or_a_batch(record, sql_conf, code, record_inputs):
+    jumps_and_steps_equal_the_run_and_the_oracle(record, sql_conf, code, record_inputs,
+                                                 unit=1 if code is ROW_UDF else BATCH)
+
+
+def jumps_and_steps_equal_the_run_and_the_oracle(record, sql_conf, code, record_inputs, unit):
+    """A UDF θ's jumps equal the recorded snapshots, and steps move by ``unit`` rows (a
+    row, or a batch) to the states the oracle gives."""
     sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
     run = record(code, {"ROWS": ROWS}, interact_every=0.1, record_inputs=record_inputs)
     assert run.status == "finished", run.error
@@ -388,7 +395,6 @@ def test_udf_columns_a_record_is_a_row_or_a_batch(record, sql_conf, code, record
     expected = "recorded" if record_inputs else "regenerated"
     assert set(dbg.inputs.source.values()) == {expected}
 
-    unit = 1 if code is ROW_UDF else BATCH  # a record is a row, or a batch
     _, k, p = min(middles)
     rows, _ = udf_state(dbg.jump(k).state(name, p))
     for step in range(3):

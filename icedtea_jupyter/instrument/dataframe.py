@@ -19,6 +19,7 @@ from pyspark.util import PythonEvalType
 
 from ..executor import wrappers as w
 from ..replay.dataframe_inputs import (
+    ITERATOR_UDFS,
     REPLAYED_UDFS,
     DataFrameUpstream,
     GroupedUpstream,
@@ -93,8 +94,10 @@ def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi) -> None:
     call = recorder.udf_calls.get(node_id)
     if call is not None and call[0].evalType in REPLAYED_UDFS:
         udf, args = call
-        recorder.keep_for_replay(node_id, w.UdfFunction(recorder.specs[node_id], udf.func),
-                                 api.udf_upstream(df, udf.evalType, args))
+        spec = recorder.specs[node_id]
+        kept = w.BatchFunction(spec, udf.func) if udf.evalType in ITERATOR_UDFS else \
+            w.UdfFunction(spec, udf.func)  # an iterator UDF replays as a mapInPandas
+        recorder.keep_for_replay(node_id, kept, api.udf_upstream(df, udf.evalType, args))
 
 
 def _structural(api: str, flavour: DataFrameApi) -> Callable:

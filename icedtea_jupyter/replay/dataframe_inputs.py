@@ -159,10 +159,36 @@ def keep_arrays(*arrays: Any) -> Any:
     return pa.array([pickle.dumps(arrays, protocol=5)] + [b""] * (rows - 1), pa.binary())
 
 
+def keep_series_batches(batches: Any) -> Any:
+    """The capture function of an iterator pandas UDF: each batch as the function takes
+    it (a Series, or a tuple of them), pickled, in the batch's first row."""
+    import pandas as pd
+
+    for batch in batches:
+        yield pd.Series(_in_first_row(batch))
+
+
+def keep_array_batches(batches: Any) -> Any:
+    """The capture function of an iterator Arrow UDF: each batch as the function takes
+    it (an Arrow array, or a tuple of them), pickled, in the batch's first row."""
+    import pyarrow as pa
+
+    for batch in batches:
+        yield pa.array(_in_first_row(batch), pa.binary())
+
+
+def _in_first_row(batch: Any) -> list[bytes]:
+    rows = len(batch[0] if isinstance(batch, tuple) else batch)
+    return [pickle.dumps(batch, protocol=5)] + [b""] * (max(rows, 1) - 1)
+
+
 # the UDFs replay regenerates the calls of (PythonEvalType), and their capture functions:
-# row at a time (pickled or Arrow-batched), scalar pandas, scalar Arrow
-KEEPERS: dict[int, Any] = {100: keep_row, 101: keep_row, 200: keep_series, 250: keep_arrays}
+# row at a time (pickled or Arrow-batched), scalar pandas, scalar Arrow; iterator pandas
+# and Arrow UDFs (their records are batches, replayed as a mapInPandas: ITERATOR_UDFS)
+KEEPERS: dict[int, Any] = {100: keep_row, 101: keep_row, 200: keep_series, 250: keep_arrays,
+                           204: keep_series_batches, 251: keep_array_batches}
 REPLAYED_UDFS = tuple(KEEPERS)
+ITERATOR_UDFS = (204, 251)
 
 
 class UdfUpstream(DataFrameUpstream):

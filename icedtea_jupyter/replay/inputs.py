@@ -124,6 +124,16 @@ class ReplayInputs:
                     "and debug the new run")
         return "run the cell again with --record-inputs to keep what θ saw"
 
+    def _whole_batches(self) -> bool:
+        """Whether θ takes whole batches (an iterator UDF, replayed as a mapInPandas),
+        not one call's arguments a record."""
+        from ..executor.wrappers import BatchFunction
+
+        try:
+            return isinstance(self.logs.operator(self.logs.chain[0])(), BatchFunction)
+        except LookupError:
+            return False
+
     def _other_causes(self) -> str:
         return ("The source changed since the run, or its order is not deterministic (a "
                 f"shuffle read){self._pushed_filter()}")
@@ -179,7 +189,8 @@ class ReplayInputs:
         api = self.run.dag.require_interesting().api
         unit = "group" if api == "applyInPandas" else "batch"
         # a group's or a pandas UDF's record is its call's arguments: (key,) frame, Series…
-        frames = [b[-1] for b in batches] if api in ("applyInPandas", "udf") else batches
+        per_call = api == "applyInPandas" or (api == "udf" and not self._whole_batches())
+        frames = [b[-1] for b in batches] if per_call else batches
         run_rows = [int(n) for n in log.batch_rows]
         rows = [batch_length(b) for b in frames[:len(run_rows)]]
         if rows != run_rows:

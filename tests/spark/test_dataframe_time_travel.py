@@ -249,22 +249,20 @@ def test_a_source_changed_since_the_run(record, sql_conf, tmp_path, record_input
 
 def test_an_operator_the_debugger_cannot_replay_says_what_to_pick(record):
     code = """
-from typing import Iterator
 import pandas as pd
 from pyspark.sql.functions import pandas_udf, col
-@pandas_udf("long")
-def plus_one(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
-    for s in batches:
-        yield s + 1
-out = spark.range(30).select(plus_one(col("id")).alias("id")).mapInPandas(
-    lambda batches: batches, "id long").collect()
+@pandas_udf("double")
+def mean_of(v: pd.Series) -> float:
+    return float(v.mean())
+out = spark.range(30).groupBy((col("id") % 3).alias("k")).agg(mean_of(col("id")).alias("m")
+    ).mapInPandas(lambda batches: batches, "k long, m double").collect()
 """
     from icedtea_jupyter.replay.logs import NotReplayable
 
     run = record(code)
     assert run.status == "finished", run.error
-    with pytest.raises(NotReplayable, match=r"θ \('plus_one'\) is an iterator, aggregate "
-                                            r"or Arrow UDF .* one of \['mapInPandas'\]"):
+    with pytest.raises(NotReplayable, match=r"θ \('mean_of'\) is an aggregate or window "
+                                            r"UDF .* one of \['mapInPandas'\]"):
         run.debugger().jump(0)
 
 

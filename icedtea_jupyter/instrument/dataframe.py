@@ -12,6 +12,7 @@ from pyspark.sql.classic.dataframe import DataFrame
 from pyspark.sql.column import Column
 from pyspark.sql.dataframe import DataFrame as AnyDataFrame
 from pyspark.sql.group import GroupedData
+from pyspark.sql.pandas.group_ops import PandasCogroupedOps
 from pyspark.sql.readwriter import DataFrameReader
 from pyspark.sql.session import SparkSession
 from pyspark.sql.udf import UserDefinedFunction
@@ -21,6 +22,7 @@ from ..executor import wrappers as w
 from ..replay.dataframe_inputs import (
     ITERATOR_UDFS,
     REPLAYED_UDFS,
+    CogroupedUpstream,
     DataFrameUpstream,
     GroupedUpstream,
     UdfUpstream,
@@ -200,7 +202,9 @@ def _hosting(api: str, input_of: Callable[[Any], Any], host: Callable) -> Callab
             recorder = active()
             if recorder is None:
                 return original(self, func, *args, **kwargs)
-            node, spec = recorder.python(api, func, recorder.parents(input_of(self)))
+            inputs = input_of(self)  # a DataFrame, or a cogroup's two
+            node, spec = recorder.python(api, func, recorder.parents(
+                *(inputs if isinstance(inputs, tuple) else (inputs,))))
             shipped, kept, upstream = host(self, spec, func)
             recorder.keep_for_replay(node.id, kept, upstream)
             with recorder.inside():
@@ -224,6 +228,15 @@ def _apply_in_pandas(flavour: DataFrameApi) -> Callable:
         return (w.group_function(spec, func, arity), w.GroupFunction(spec, func),
                 flavour.grouped_upstream(grouped, arity))
     return _hosting("applyInPandas", lambda grouped: grouped._df, host)
+
+
+def _cogroup_apply_in_pandas() -> Callable:
+    def host(cogrouped: Any, spec: Any, func: Callable) -> tuple:
+        arity = len(inspect.signature(func).parameters)  # (left, right) or (key, ...)
+        return (w.cogroup_function(spec, func, arity), w.GroupFunction(spec, func),
+                CogroupedUpstream(cogrouped, arity))
+    return _hosting("applyInPandas", lambda cogrouped: (cogrouped._gd1._df,
+                                                       cogrouped._gd2._df), host)
 
 
 def _udf_call(original: Callable) -> Callable:
@@ -268,6 +281,7 @@ def register_api(api: DataFrameApi) -> None:
 
 register_api(DataFrameApi(DataFrame, GroupedData, SparkSession, DataFrameReader,
                           UserDefinedFunction))
+register(PandasCogroupedOps, "applyInPandas")(_cogroup_apply_in_pandas())  # classic only
 register(DataFrame, "rdd")(_rdd)
 for _api in ("format", "option", "options", "schema"):
     register(DataFrameReader, _api)(_reader_setting(_api))

@@ -53,6 +53,16 @@ def keep_keyed_group(key: Any, frame: Any) -> Any:
     return _pickled_frame((key, frame))
 
 
+def keep_cogroup(left: Any, right: Any) -> Any:
+    """The capture function of a cogrouped map whose function takes (left, right)."""
+    return _pickled_frame((left, right))
+
+
+def keep_keyed_cogroup(key: Any, left: Any, right: Any) -> Any:
+    """The capture function of a cogrouped map whose function takes (key, left, right)."""
+    return _pickled_frame((key, left, right))
+
+
 def _first_column(rows: Iterator) -> list:
     return [row[0] for row in rows]
 
@@ -134,6 +144,21 @@ class GroupedUpstream(DataFrameUpstream):
     def capture(self) -> Any:
         keep = keep_keyed_group if self.arity == 2 else keep_group
         return self.grouped.applyInPandas(keep, "b binary")
+
+
+class CogroupedUpstream(DataFrameUpstream):
+    """A cogrouped map's input: the ``PandasCogroupedOps`` (both sides' keys and
+    partitioning), whose records are groups, ``(left, right)`` or ``(key, left, right)``
+    frames by the function's arity."""
+
+    def __init__(self, cogrouped: Any, arity: int) -> None:
+        super().__init__(cogrouped._gd1._df, "applyInPandas")
+        self.cogrouped = cogrouped
+        self.arity = arity
+
+    def capture(self) -> Any:
+        keep = keep_keyed_cogroup if self.arity == 3 else keep_cogroup
+        return self.cogrouped.applyInPandas(keep, "b binary")
 
 
 def keep_row(*values: Any) -> bytes:

@@ -17,6 +17,8 @@ KIND = "order"  # the replay-log kind of a worker that logs its input order
 class InputOrder:
     """Which input each consumed combiner came from, as (input index, first position) pairs."""
 
+    kind = KIND
+
     def __init__(self) -> None:
         self.starts = array("I")
 
@@ -40,7 +42,7 @@ class InputOrder:
 
         The worker's outputs all follow its last input (it is a merge), so the order
         takes the place of an ``after_last`` log, which has no body of its own."""
-        log = dict(log or {"results": []}, kind=KIND)
+        log = dict(log or {"results": []}, kind=self.kind)
         runs = self.runs(consumed)
         return log, zlib.compress(runs.tobytes(), 1) if len(runs) else b""
 

@@ -1,20 +1,22 @@
 """A ``partitionBy`` after θ's chain: where each record the reduce side reads came from.
 
 A shuffle delivers a reduce partition's records map partition after map partition, in
-fetch order, which varies from run to run. While recording, the map side tags each
-record's value with its map partition and position (C iterators: nothing of ours runs
-per record there) and the reduce side's ``ShuffleRead`` host strips the tags, logging
-them (``input_order.Origins``, kind ``"origins"``): replay feeds the operators after the
-shuffle exactly the records θ's chain emitted, in the order the run read them. A join
-or cogroup after θ's chain does the same with its map side's combiners (``OriginMerge``).
+fetch order, which varies from run to run; one map partition's records arrive together,
+in the order the map side emitted them. So while recording, each map partition starts
+with one marker record per reduce partition (``BlockMarks``: a chained iterator, nothing
+of ours runs per record), and the reduce side's ``ShuffleRead`` host reads PySpark's
+batches whole: a batch that starts with a marker starts the next map partition's block.
+It logs (map partition, records) runs (``BlockRuns``, kind ``"shuffle_runs"``); replay
+routes each map partition's outputs with the run's partitioner and feeds the operators
+after the shuffle the logged runs of them, in order (``replay/order.py``). A join or
+cogroup after θ's chain tags its map side's combiners instead (``OriginMerge``).
 """
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable, Iterator
-from functools import partial
-from itertools import count, filterfalse, repeat, tee
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain, count, islice, repeat, tee
 from operator import itemgetter
+from typing import Any
 
 from .host import WorkerHost
 from .input_order import InputOrder, Origins
@@ -22,7 +24,9 @@ from .shipping import Shipped
 from .spec import OperatorSpec
 from .wrappers import GroupMerge, TaggedCombine
 
-_KEY, _VALUE, _THIRD, _PAIR = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(0, 1)
+SHUFFLE_RUNS = "shuffle_runs"  # the replay-log kind of a ShuffleRead worker
+HASH_PROBE = "icedtea-jupyter hash probe"  # hashed in the workers and in replay
+_KEY, _VALUE = itemgetter(0), itemgetter(1)
 
 
 def tag_positions(split: int, records: Iterable) -> Iterator[tuple]:
@@ -31,30 +35,72 @@ def tag_positions(split: int, records: Iterable) -> Iterator[tuple]:
     return zip(map(_KEY, keys), zip(repeat(split), count(), map(_VALUE, values)))
 
 
-class _Arrivals(Origins):
-    """The origins of the records read, noted as each one is untagged: C iterators
-    only (a tee per field, ``array.append`` as a filter that keeps everything)."""
+class Marker:
+    """The key of the record that starts map partition ``split``'s block of reduce
+    partition ``partition``; PySpark's default partitioner (``portable_hash``: ``hash``)
+    sends it there, and ``Marking`` does for any other."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.splits, self.positions = array("I"), array("I")
+    __slots__ = ("split", "partition")
 
-    def untag_all(self, records: Iterable) -> Iterator:
-        keys, tagged = tee(records)
-        splits, positions, values = tee(map(_VALUE, tagged), 3)
-        noted = zip(filterfalse(self.splits.append, map(_KEY, splits)),
-                    filterfalse(self.positions.append, map(_VALUE, positions)))
-        return map(_PAIR, zip(map(_KEY, keys), map(_THIRD, values), noted))
+    def __init__(self, split: int, partition: int) -> None:
+        self.split, self.partition = split, partition
+
+    def __hash__(self) -> int:
+        return self.partition
+
+    def __reduce__(self) -> tuple:
+        return Marker, (self.split, self.partition)
+
+
+class BlockMarks:
+    """The map side: one marker record per reduce partition before the records."""
+
+    def __init__(self, partitions: int) -> None:
+        self.partitions = partitions
+
+    def __call__(self, split: int, records: Iterable) -> Iterator:
+        marks = [(Marker(split, r), None) for r in range(self.partitions)]
+        return chain(marks, records)
+
+
+class Marking:
+    """A user's partition function that also sends each marker to its partition."""
+
+    def __init__(self, partition_func: Callable[[Any], int]) -> None:
+        self.partition_func = partition_func
+
+    def __call__(self, key: Any) -> int:
+        if key.__class__ is Marker:
+            return key.partition
+        return self.partition_func(key)
+
+
+class BlockRuns(InputOrder):
+    """Which map partition each record read came from, as (map partition, first
+    position) pairs: one per block, noted per batch (records pass in C)."""
+
+    kind = SHUFFLE_RUNS
+
+    def read(self, batches: Iterable[list]) -> Iterator:
+        """PySpark's batches of ``(key, value)`` records, flattened, markers dropped."""
+        return chain.from_iterable(self._noted(batches))
+
+    def _noted(self, batches: Iterable[list]) -> Iterator[Iterable]:
+        starts, position = self.starts, 0
+        for batch in batches:
+            first = batch[0][0] if batch else None
+            if first.__class__ is Marker:
+                starts.append(first.split)
+                starts.append(position)
+                position += len(batch) - 1
+                yield islice(batch, 1, None)
+            else:
+                position += len(batch)
+                yield batch
 
     def replay_log(self, log: dict | None, consumed: int) -> tuple[dict, bytes]:
-        n = min(consumed, len(self.splits), len(self.positions))
-        self.pairs = array("I", bytes(8 * n))
-        self.pairs[0::2], self.pairs[1::2] = self.splits[:n], self.positions[:n]
-        return super().replay_log(log, consumed)
-
-
-def _untag(order: _Arrivals, records: Iterable) -> Iterator:
-    return order.untag_all(records)  # not a generator: the worker has no state
+        log, body = super().replay_log(log, consumed)
+        return dict(log, hash_probe=hash(HASH_PROBE)), body
 
 
 def _as_read(records: Iterable) -> Iterable:
@@ -62,18 +108,24 @@ def _as_read(records: Iterable) -> Iterable:
 
 
 class ShuffleRead(Shipped):
-    """The reduce side of a tagged ``partitionBy``: a stateless worker that strips the
-    tags and logs their order; in replay (untagged records, in that order) it passes
-    them on."""
+    """The reduce side of a marked ``partitionBy``: a stateless worker that reads the
+    shuffle's batches and logs its blocks' order; in replay (the records, in that order)
+    it passes them on. ``route`` is the run's partitioner, for replay."""
 
-    def __init__(self, spec: OperatorSpec) -> None:
+    def __init__(self, spec: OperatorSpec, partitions: int,
+                 partition_func: Callable[[Any], int]) -> None:
         self.spec = spec
+        self.partitions, self.partition_func = partitions, partition_func
 
-    def __call__(self, split: int, records: Iterable) -> Iterator:
+    def route(self, key: Any) -> int:
+        """The reduce partition of ``key`` (as PySpark's ``partitionBy`` computes it)."""
+        return self.partition_func(key) % self.partitions
+
+    def __call__(self, split: int, batches: Iterable[list]) -> Iterator:
         host = WorkerHost(self.spec, split)
-        host.order = order = _Arrivals()
+        host.order = order = BlockRuns()
         host.user_function = _as_read  # stateless, in the run as in replay
-        return host.run_partition(partial(_untag, order), records)
+        return host.run_partition(_as_read, order.read(batches))
 
     def replay(self, partition: int, records: Iterable) -> Iterator:
         host = WorkerHost(self.spec, partition)

@@ -18,6 +18,7 @@ import datetime
 import decimal
 import json
 import math
+import re
 from collections.abc import Callable
 from itertools import islice
 from typing import Any
@@ -202,11 +203,17 @@ def _type_name(value: Any) -> str:
 
 
 def _repr(value: Any, limit: int = 300) -> str:
+    """``repr(value)``, cut at ``limit``, without memory addresses (``<… object at
+    0x…>``: a pyarrow array's, a plain object's), which differ between the run's worker
+    and replay for the same state."""
     try:
-        text = repr(value)
+        text = _ADDRESS.sub("", repr(value))
     except Exception as exc:
         text = f"<unrepresentable: {exc}>"
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def encode_state(state: dict[str, Any]) -> dict[str, Any]:

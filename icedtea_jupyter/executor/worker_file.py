@@ -92,6 +92,7 @@ def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
         "fingerprints": json.dumps(log.get("fingerprints", [])),
         "records_in": str(message.get("records_in") or 0),
         "records_out": str(message.get("records_out") or 0),
+        "hash_probe": str(log.get("hash_probe", "")),
     })
     return _write_atomically(table, layout.replay_log_path(store_path, message["worker"]))
 

@@ -389,6 +389,18 @@ def group_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
     return _keyed_group(call) if arity == 2 else _group(call)
 
 
+def cogroup_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
+    """A cogrouped applyInPandas inspects its function's argument count too: keep it."""
+    call = CallFunction(spec, f, "group")
+
+    def apply_keyed(key: Any, left: Any, right: Any) -> Any:
+        return call(key, left, right)
+
+    def apply(left: Any, right: Any) -> Any:
+        return call(left, right)
+    return apply_keyed if arity == 3 else apply
+
+
 def _keyed_group(call: Callable) -> Callable:
     def apply_group(key: Any, frame: Any) -> Any:
         return call(key, frame)

@@ -42,6 +42,8 @@ def _action(name: str, kind: str) -> Callable:
             hook = getattr(recorder, "on_action", None)
             if hook is None or kwargs:
                 return original(self, *args, **kwargs)
+            if isinstance(self, DataFrame):  # its plan tells what Spark ran (replay)
+                recorder.action_frames.append(self)
             with recorder.inside():
                 return hook(ActionCall(name, self, kind, lambda: original(self, *args),
                                        list(args)))

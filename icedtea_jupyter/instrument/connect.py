@@ -16,12 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..replay.dataframe_inputs import (
-    REPLAYED_UDFS,
+    KEEPERS,
     DataFrameUpstream,
     GroupedUpstream,
     UdfUpstream,
-    keep_row,
-    keep_series,
     pin,
     restore,
 )
@@ -133,6 +131,5 @@ class ConnectUdfUpstream(_OverConnect, UdfUpstream):
         from pyspark.sql.connect.udf import UserDefinedFunction
         from pyspark.sql.types import BinaryType
 
-        keep = keep_series if self.eval_type == REPLAYED_UDFS[2] else keep_row
-        return self.frame.select(UserDefinedFunction(keep, BinaryType(), "icedtea_keep",
-                                                     self.eval_type)(*self.args))
+        return self.frame.select(UserDefinedFunction(
+            KEEPERS[self.eval_type], BinaryType(), "icedtea_keep", self.eval_type)(*self.args))

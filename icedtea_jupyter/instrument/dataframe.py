@@ -12,6 +12,7 @@ from pyspark.sql.classic.dataframe import DataFrame
 from pyspark.sql.column import Column
 from pyspark.sql.dataframe import DataFrame as AnyDataFrame
 from pyspark.sql.group import GroupedData
+from pyspark.sql.pandas.group_ops import PandasCogroupedOps
 from pyspark.sql.readwriter import DataFrameReader
 from pyspark.sql.session import SparkSession
 from pyspark.sql.udf import UserDefinedFunction
@@ -19,7 +20,9 @@ from pyspark.util import PythonEvalType
 
 from ..executor import wrappers as w
 from ..replay.dataframe_inputs import (
+    ITERATOR_UDFS,
     REPLAYED_UDFS,
+    CogroupedUpstream,
     DataFrameUpstream,
     GroupedUpstream,
     UdfUpstream,
@@ -89,11 +92,14 @@ def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi) -> li
 def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi) -> None:
     """A UDF of a kind replay knows (row, scalar pandas), called on ``df``: kept with
     its arguments, to regenerate its calls."""
+    recorder.udf_frames[node_id] = df  # replay/pushdown.py: filters run before it
     call = recorder.udf_calls.get(node_id)
     if call is not None and call[0].evalType in REPLAYED_UDFS:
         udf, args = call
-        recorder.keep_for_replay(node_id, w.UdfFunction(recorder.specs[node_id], udf.func),
-                                 api.udf_upstream(df, udf.evalType, args))
+        spec = recorder.specs[node_id]
+        kept = w.BatchFunction(spec, udf.func) if udf.evalType in ITERATOR_UDFS else \
+            w.UdfFunction(spec, udf.func)  # an iterator UDF replays as a mapInPandas
+        recorder.keep_for_replay(node_id, kept, api.udf_upstream(df, udf.evalType, args))
 
 
 def _structural(api: str, flavour: DataFrameApi) -> Callable:
@@ -198,7 +204,9 @@ def _hosting(api: str, input_of: Callable[[Any], Any], host: Callable) -> Callab
             recorder = active()
             if recorder is None:
                 return original(self, func, *args, **kwargs)
-            node, spec = recorder.python(api, func, recorder.parents(input_of(self)))
+            inputs = input_of(self)  # a DataFrame, or a cogroup's two
+            node, spec = recorder.python(api, func, recorder.parents(
+                *(inputs if isinstance(inputs, tuple) else (inputs,))))
             shipped, kept, upstream = host(self, spec, func)
             recorder.keep_for_replay(node.id, kept, upstream)
             with recorder.inside():
@@ -222,6 +230,15 @@ def _apply_in_pandas(flavour: DataFrameApi) -> Callable:
         return (w.group_function(spec, func, arity), w.GroupFunction(spec, func),
                 flavour.grouped_upstream(grouped, arity))
     return _hosting("applyInPandas", lambda grouped: grouped._df, host)
+
+
+def _cogroup_apply_in_pandas() -> Callable:
+    def host(cogrouped: Any, spec: Any, func: Callable) -> tuple:
+        arity = len(inspect.signature(func).parameters)  # (left, right) or (key, ...)
+        return (w.cogroup_function(spec, func, arity), w.GroupFunction(spec, func),
+                CogroupedUpstream(cogrouped, arity))
+    return _hosting("applyInPandas", lambda cogrouped: (cogrouped._gd1._df,
+                                                       cogrouped._gd2._df), host)
 
 
 def _udf_call(original: Callable) -> Callable:
@@ -266,6 +283,7 @@ def register_api(api: DataFrameApi) -> None:
 
 register_api(DataFrameApi(DataFrame, GroupedData, SparkSession, DataFrameReader,
                           UserDefinedFunction))
+register(PandasCogroupedOps, "applyInPandas")(_cogroup_apply_in_pandas())  # classic only
 register(DataFrame, "rdd")(_rdd)
 for _api in ("format", "option", "options", "schema"):
     register(DataFrameReader, _api)(_reader_setting(_api))

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.core.context import SparkContext
-from pyspark.core.rdd import RDD
+from pyspark.core.rdd import RDD, Partitioner
 
 from ..dag import OperatorNode
 from ..executor import wrappers as w
 from ..executor.salting import Salt, is_salted, not_salted, unsalt
-from ..executor.shuffle_read import ShuffleRead, tag_positions
+from ..executor.shuffle_read import BlockMarks, Marking, ShuffleRead
 from ..executor.spec import OperatorSpec
 from . import joins  # noqa: F401 - registers join, the outer joins, cogroup, groupWith
 from .naming import default_name
@@ -93,8 +93,10 @@ def _structural(api: str) -> Callable:
                 return original(self, *args, **kwargs)
             inputs = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, RDD)]
             parents = recorder.parents(*inputs)
-            if api == "partitionBy" and joins.after_theta(self, recorder):
-                return _tagged_partition_by(recorder, original, self, args, kwargs)
+            marked = _marked_partition_by(recorder, original, self, args, kwargs) \
+                if api == "partitionBy" and joins.after_theta(self, recorder) else None
+            if marked is not None:
+                return marked
             with recorder.inside():
                 result = original(self, *args, **kwargs)
             node = recorder.jvm(api, parents)
@@ -112,18 +114,31 @@ for _api in _STRUCTURAL:
     register(RDD, _api)(_structural(_api))
 
 
-def _tagged_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tuple,
-                         kwargs: dict) -> RDD:
-    """``partitionBy`` after θ's chain: the same shuffle, each record tagged with its map
-    partition and position on the way, and a worker that reads the tags (logging the
-    order the shuffle delivered the records in) before anything else sees them."""
+def _marked_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tuple,
+                         kwargs: dict) -> RDD | None:
+    """``partitionBy`` after θ's chain: the same shuffle, each map partition's block of
+    each reduce partition started by a marker record, and a worker that reads the
+    blocks whole (logging the order the shuffle delivered them in) before anything else
+    sees the records. None: ``rdd`` is partitioned so already (PySpark shuffles nothing)."""
+    from pyspark.core.rdd import portable_hash
+
+    bound = _bind(original, rdd, *args, **kwargs)
+    partitions = bound["numPartitions"] or rdd._defaultReducePartitions()
+    partition_func = bound["partitionFunc"]
+    if rdd.partitioner == Partitioner(partitions, partition_func):
+        return None
+    marking = partition_func if partition_func is portable_hash else Marking(partition_func)
     node = recorder.jvm("partitionBy", recorder.parents(rdd))
     spec = OperatorSpec(node.id, recorder.run, "partitionBy", node.name, in_g=node.in_g)
+    reader = ShuffleRead(spec, partitions, partition_func)
     with recorder.inside():
-        tagged = rdd.mapPartitionsWithIndex(tag_positions, True)
-        shuffled = original(tagged, *args, **kwargs)
-        result = shuffled.mapPartitionsWithIndex(ShuffleRead(spec), True)
-    result.partitioner = shuffled.partitioner
+        marked = rdd.mapPartitionsWithIndex(BlockMarks(partitions), True)
+        shuffled = original(marked, partitions, marking)
+        batches: RDD = RDD(shuffled._jrdd, shuffled.ctx,
+                           shuffled._jrdd_deserializer.serializer)
+        result = batches.mapPartitionsWithIndex(reader, True)
+    recorder.keep_for_replay(node.id, reader, shuffled)
+    result.partitioner = Partitioner(partitions, partition_func)
     return recorder.produced(result, node)
 
 

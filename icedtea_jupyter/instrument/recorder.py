@@ -49,6 +49,8 @@ class Recorder:
         self.details: dict[int, dict] = {}  # node -> what else defines it (versions' prints)
         self.on_action: Any = None  # runs the cell's actions (instrument/actions.py)
         self.trial: float | None = None  # a trial run: each source is sampled to this share
+        self.action_frames: list = []  # the DataFrames of the cell's actions (their plans)
+        self.udf_frames: dict[int, Any] = {}  # UDF node -> the DataFrame it is computed on
 
     def sampled(self, source: Any) -> Any:
         """A source RDD or DataFrame the cell made: in a trial run, its sample."""

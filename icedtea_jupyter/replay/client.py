@@ -73,6 +73,7 @@ class ReplayHub:
         program to run instead, given ``--fd N --run PATH``; tests use in-memory logs)."""
         ours, theirs = socket.socketpair()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.setdefault("PYTHONHASHSEED", "0")  # as PySpark's workers hash (a partitionBy)
         command = command or [sys.executable, "-m", "icedtea_jupyter.replay.process"]
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(

@@ -53,6 +53,16 @@ def keep_keyed_group(key: Any, frame: Any) -> Any:
     return _pickled_frame((key, frame))
 
 
+def keep_cogroup(left: Any, right: Any) -> Any:
+    """The capture function of a cogrouped map whose function takes (left, right)."""
+    return _pickled_frame((left, right))
+
+
+def keep_keyed_cogroup(key: Any, left: Any, right: Any) -> Any:
+    """The capture function of a cogrouped map whose function takes (key, left, right)."""
+    return _pickled_frame((key, left, right))
+
+
 def _first_column(rows: Iterator) -> list:
     return [row[0] for row in rows]
 
@@ -136,9 +146,19 @@ class GroupedUpstream(DataFrameUpstream):
         return self.grouped.applyInPandas(keep, "b binary")
 
 
-# the UDFs replay regenerates the calls of (PythonEvalType): row at a time (pickled or
-# Arrow-batched), scalar pandas
-REPLAYED_UDFS = (100, 101, 200)
+class CogroupedUpstream(DataFrameUpstream):
+    """A cogrouped map's input: the ``PandasCogroupedOps`` (both sides' keys and
+    partitioning), whose records are groups, ``(left, right)`` or ``(key, left, right)``
+    frames by the function's arity."""
+
+    def __init__(self, cogrouped: Any, arity: int) -> None:
+        super().__init__(cogrouped._gd1._df, "applyInPandas")
+        self.cogrouped = cogrouped
+        self.arity = arity
+
+    def capture(self) -> Any:
+        keep = keep_keyed_cogroup if self.arity == 3 else keep_cogroup
+        return self.cogrouped.applyInPandas(keep, "b binary")
 
 
 def keep_row(*values: Any) -> bytes:
@@ -155,6 +175,47 @@ def keep_series(*series: Any) -> Any:
     return pd.Series([pickle.dumps(series, protocol=5)] + [b""] * (rows - 1))
 
 
+def keep_arrays(*arrays: Any) -> Any:
+    """The capture function of a scalar Arrow UDF: the batch's Arrow arrays, pickled, in
+    the batch's first row (the others empty)."""
+    import pyarrow as pa
+
+    rows = len(arrays[0]) if arrays else 1
+    return pa.array([pickle.dumps(arrays, protocol=5)] + [b""] * (rows - 1), pa.binary())
+
+
+def keep_series_batches(batches: Any) -> Any:
+    """The capture function of an iterator pandas UDF: each batch as the function takes
+    it (a Series, or a tuple of them), pickled, in the batch's first row."""
+    import pandas as pd
+
+    for batch in batches:
+        yield pd.Series(_in_first_row(batch))
+
+
+def keep_array_batches(batches: Any) -> Any:
+    """The capture function of an iterator Arrow UDF: each batch as the function takes
+    it (an Arrow array, or a tuple of them), pickled, in the batch's first row."""
+    import pyarrow as pa
+
+    for batch in batches:
+        yield pa.array(_in_first_row(batch), pa.binary())
+
+
+def _in_first_row(batch: Any) -> list[bytes]:
+    rows = len(batch[0] if isinstance(batch, tuple) else batch)
+    return [pickle.dumps(batch, protocol=5)] + [b""] * (max(rows, 1) - 1)
+
+
+# the UDFs replay regenerates the calls of (PythonEvalType), and their capture functions:
+# row at a time (pickled or Arrow-batched), scalar pandas, scalar Arrow; iterator pandas
+# and Arrow UDFs (their records are batches, replayed as a mapInPandas: ITERATOR_UDFS)
+KEEPERS: dict[int, Any] = {100: keep_row, 101: keep_row, 200: keep_series, 250: keep_arrays,
+                           204: keep_series_batches, 251: keep_array_batches}
+REPLAYED_UDFS = tuple(KEEPERS)
+ITERATOR_UDFS = (204, 251)
+
+
 class UdfUpstream(DataFrameUpstream):
     """The DataFrame a UDF's column is computed on, and its arguments: its records are
     the calls' arguments (a row's values, or a batch's Series)."""
@@ -168,6 +229,6 @@ class UdfUpstream(DataFrameUpstream):
         from pyspark.sql.types import BinaryType
         from pyspark.sql.udf import UserDefinedFunction
 
-        keep = keep_series if self.eval_type == REPLAYED_UDFS[2] else keep_row
-        udf = UserDefinedFunction(keep, BinaryType(), "icedtea_keep", self.eval_type)
+        udf = UserDefinedFunction(KEEPERS[self.eval_type], BinaryType(), "icedtea_keep",
+                                  self.eval_type)
         return self.frame.select(udf(*self.args))

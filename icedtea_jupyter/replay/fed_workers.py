@@ -2,8 +2,8 @@
 
 An aggregation's reduce side (after the shuffle) gets the combiners the map sides
 emitted, in the order the shuffle delivered them in the run (``OriginOrder``), and so do
-the operators after a user's ``partitionBy`` of θ's outputs; a join's reduce side gets
-its inputs' combiners in the logged order (``JoinFeed``); the operators after a union
+the operators after a user's ``partitionBy`` of θ's outputs (``ShuffleRuns``); a join's
+reduce side gets its inputs' combiners in the logged order (``JoinFeed``); the operators after a union
 get one path's outputs on one partition (``StraightFeed``).
 They process what arrives at once — a step's scope runs to its end, across the shuffle
 or the union — and end when their sources have ended and everything has arrived.
@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..executor.shuffle_read import SHUFFLE_RUNS
 from .cursor import PartitionCursor
 from .order import JoinFeed, OriginOrder, StraightFeed
 from .paths import PartitionPaths
+from .shuffle_feed import ShuffleRuns
 from .stages import Fed
 
 
@@ -53,7 +55,10 @@ def source_of(fed: Fed, q: int, logs: Any, inputs: Any) -> Any:
     order of a shuffle's reads, a join's combiners, or a path's outputs after a union."""
     kind, *where = fed.sources[q]
     if kind == "origins":
-        return OriginOrder(getattr(logs.log(where[1], q), "order", None), where[0])
+        log = logs.log(where[1], q)
+        if log is not None and log.kind == SHUFFLE_RUNS:  # a partitionBy's reduce side
+            return ShuffleRuns(log, where[0], q, logs.operator(where[1])().route)
+        return OriginOrder(getattr(log, "order", None), where[0])
     if kind == "join":
         reader = where[0]
         return JoinFeed(getattr(logs.log(reader, q), "order", None), fed.sources[q],

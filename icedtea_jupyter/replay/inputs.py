@@ -16,6 +16,7 @@ from ..store.control_files import apply_edits, edits_of
 from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
 from .dataframe_inputs import DataFrameUpstream
 from .logs import Logs, RecordedRun
+from .pushdown import pushed_below
 
 
 class InputsChanged(RuntimeError):
@@ -123,6 +124,33 @@ class ReplayInputs:
                     "and debug the new run")
         return "run the cell again with --record-inputs to keep what θ saw"
 
+    def _whole_batches(self) -> bool:
+        """Whether θ takes whole batches (an iterator UDF, replayed as a mapInPandas),
+        not one call's arguments a record."""
+        from ..executor.wrappers import BatchFunction
+
+        try:
+            return isinstance(self.logs.operator(self.logs.chain[0])(), BatchFunction)
+        except LookupError:
+            return False
+
+    def _other_causes(self) -> str:
+        return ("The source changed since the run, or its order is not deterministic (a "
+                f"shuffle read){self._pushed_filter()}")
+
+    def _pushdown(self) -> str:
+        """For a UDF θ, the filters the cell's plan runs before it, if the kernel still
+        has the cell's DataFrames to tell ("": none found)."""
+        theta = self.run.dag.require_interesting()
+        pushed = pushed_below(getattr(self.run, "recorder", None), theta.id) \
+            if theta.api == "udf" else []
+        if not pushed:
+            return ""
+        return (f"Spark ran the cell's filter {' and '.join(pushed)} before θ: its "
+                f"optimizer moved it below the UDF column {theta.name!r} (the plan's "
+                "Filter is beneath its EvalPython), so θ was called only on the rows that "
+                "pass it, not on every row of the DataFrame it is computed on")
+
     def _pushed_filter(self) -> str:
         """For a UDF θ: the other way its calls differ from its input DataFrame's rows."""
         if self.run.dag.require_interesting().api != "udf":
@@ -141,15 +169,14 @@ class ReplayInputs:
         if len(records) < log.records_in:
             raise InputsChanged(
                 f"partition {partition} of θ's input now has {len(records)} records; in the "
-                f"run θ processed {log.records_in}. The source changed since the run: "
-                f"{self._advice()}")
+                f"run θ processed {log.records_in}. "
+                f"{self._pushdown() or 'The source changed since the run'}: {self._advice()}")
         for index, crc in log.checks():
             if index < len(records) and zlib.crc32(pickle.dumps(records[index], 5)) != crc:
                 raise InputsChanged(
                     f"record #{index} of θ's input on partition {partition} differs from the "
-                    f"one θ processed in the run (now: {records[index]!r:.200}). The source "
-                    "changed since the run, or its order is not deterministic (a shuffle "
-                    f"read){self._pushed_filter()}: {self._advice()}")
+                    f"one θ processed in the run (now: {records[index]!r:.200}). "
+                    f"{self._pushdown() or self._other_causes()}: {self._advice()}")
         return records[:log.records_in]
 
     def _check_batches(self, partition: int, batches: list, planned: int | None,
@@ -162,14 +189,16 @@ class ReplayInputs:
         api = self.run.dag.require_interesting().api
         unit = "group" if api == "applyInPandas" else "batch"
         # a group's or a pandas UDF's record is its call's arguments: (key,) frame, Series…
-        frames = [b[-1] for b in batches] if api in ("applyInPandas", "udf") else batches
+        per_call = api == "applyInPandas" or (api == "udf" and not self._whole_batches())
+        frames = [b[-1] for b in batches] if per_call else batches
         run_rows = [int(n) for n in log.batch_rows]
         rows = [batch_length(b) for b in frames[:len(run_rows)]]
         if rows != run_rows:
             raise InputsChanged(
                 f"partition {partition} of θ's input now comes in {_batches(rows, unit)}; "
                 f"in the run θ took {_batches(run_rows, unit)}. "
-                f"{_why(planned, self.logs, pinned, self._pushed_filter())}{self._advice()}")
+                f"{_why(planned, self.logs, pinned, self._pushed_filter(), self._pushdown())}"
+                f"{self._advice()}")
         for index, crc in log.checks():
             if index < len(frames) and batch_checksum(frames[index]) != crc:
                 start = sum(run_rows[:index])
@@ -192,10 +221,14 @@ def _batches(rows: list[int], unit: str) -> str:
     return f"{len(rows)} {plural} of {sum(rows)} rows ({shown})"
 
 
-def _why(planned: int | None, logs: Logs, pinned: dict, pushed: str = "") -> str:
-    """What replay knows of why the batches differ (``pushed``: a UDF's other cause)."""
+def _why(planned: int | None, logs: Logs, pinned: dict, pushed: str = "",
+         pushdown: str = "") -> str:
+    """What replay knows of why the batches differ (``pushed``: a UDF's other cause;
+    ``pushdown``: the filter the plan shows Spark ran before θ)."""
     why = []
-    if planned is not None and logs.partitions and planned != max(logs.partitions) + 1:
+    if pushdown:
+        why.append(pushdown)
+    elif planned is not None and logs.partitions and planned != max(logs.partitions) + 1:
         why.append(f"Spark now plans θ's input in {planned} partitions, the run had "
                    f"{max(logs.partitions) + 1} (adaptive query execution sizes shuffle "
                    "partitions by the data: the source changed)")

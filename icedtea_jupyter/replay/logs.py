@@ -270,17 +270,18 @@ class NotReplayable(LookupError):
 
 
 def refuse_unreplayable(run: Any, theta: Any) -> None:
-    """A UDF θ of a kind whose calls replay does not regenerate (an iterator, aggregate
-    or Arrow UDF; the run kept no copy of it): say so, and what to pick instead."""
+    """A UDF θ of a kind whose calls replay does not regenerate (an aggregate or window
+    UDF; the run kept no copy of it): say so, and what to pick instead."""
     if theta.api != "udf" or os.path.exists(layout.operator_image_path(run.path, theta.id)):
         return
     others = [n.name for n in run.dag.python_operators if n.api != "udf"]
     instead = (f"record the cell again with --interesting set to one of {others}" if others
                else "compute the step as a mapInPandas (or an RDD operator) to debug it")
     raise NotReplayable(
-        f"θ ({theta.name!r}) is an iterator, aggregate or Arrow UDF column, and the debugger "
-        "does not replay those yet (it replays RDD operators, mapInPandas, mapInArrow, "
-        f"applyInPandas, @udf and scalar @pandas_udf columns): {instead}")
+        f"θ ({theta.name!r}) is an aggregate or window UDF column, and the debugger does "
+        "not replay those yet (it replays RDD operators, mapInPandas, mapInArrow, "
+        "applyInPandas, and @udf, scalar and iterator @pandas_udf and @arrow_udf "
+        f"columns): {instead}")
 
 
 @dataclass

@@ -22,10 +22,13 @@ class ReplayLog:
     order: np.ndarray | None = None
     # an aggregation's reduce side (kind "origins"): the same rows hold (map partition,
     # position of the combiner in that partition's output) per consumed combiner
+    # a partitionBy's reduce side (kind "shuffle_runs"): (map partition, records) rows,
+    # one per block read, in arrival order
     # a host in blocks (kind "blocks"): (inputs, outputs) so far at each block boundary
     boundaries: np.ndarray | None = None
     # a batch function (kind "batches"): the rows of each input batch, in order
     batch_rows: np.ndarray | None = None
+    hash_probe: int | None = None  # hash(executor.shuffle_read.HASH_PROBE) in the worker
 
     def row_ranges(self, records: list[int]) -> list[list[int]]:
         """A batch function's or grouped map's records (batches, groups) as their rows,
@@ -56,7 +59,7 @@ def read_replay_log(path: str) -> ReplayLog:
         after_last = n_out - int(last[0, 1]) if len(last) and int(last[0, 0]) == n_in else 0
     elif kind == "batches":  # a record is a batch: outputs per batch are not logged
         outputs, after_last = None, 0
-    elif kind in ("after_last", "order", "origins"):  # a merge: every output after the inputs
+    elif kind in ("after_last", "order", "origins", "shuffle_runs"):  # every output last
         outputs, after_last = np.zeros(n_in, np.uint32), n_out
     else:
         outputs = np.ones(n_in, np.uint32)
@@ -65,9 +68,11 @@ def read_replay_log(path: str) -> ReplayLog:
         elif kind == "deviations":
             outputs[values[0::2]] = values[1::2]
         after_last = n_out - int(outputs.sum())
-    pairs = values.reshape(-1, 2) if kind in ("order", "origins", "blocks") else None
+    pairs = values.reshape(-1, 2) if kind in ("order", "origins", "shuffle_runs", "blocks") \
+        else None
     return ReplayLog(outputs, after_last, json.loads(meta.get("results", "[]")), kind, n_in,
                      json.loads(meta.get("fingerprints", "[]")),
                      order=None if kind == "blocks" else pairs,
                      boundaries=pairs if kind == "blocks" else None,
-                     batch_rows=values.astype(np.int64) if kind == "batches" else None)
+                     batch_rows=values.astype(np.int64) if kind == "batches" else None,
+                     hash_probe=int(meta["hash_probe"]) if meta.get("hash_probe") else None)

@@ -48,6 +48,28 @@ def test_after_a_shuffle_replay_ends_as_the_run_ended(record, sc, monkeypatch, s
     dbg.close()
 
 
+CUSTOM_PARTITIONER = (
+    "out = sc.parallelize(PURCHASES, 3).mapPartitions(Points()).setName('points')"
+    ".map(lambda r: (r[0], r[2])).partitionBy(2, lambda k: int(k[1:]) // 12)"
+    ".mapPartitions(running_max).setName('after').collect()")
+
+
+def test_a_users_partition_function_routes_replay_as_it_routed_the_run(record, sc):
+    run = record(CUSTOM_PARTITIONER, NAMESPACE, interesting="points", interact_every=0.12)
+    assert run.status == "finished", run.error
+    plain = dict(NAMESPACE, sc=sc)
+    exec(CUSTOM_PARTITIONER, plain)  # noqa: S102 - the same cell without %%icedtea
+    assert sorted(run.namespace["out"]) == sorted(plain["out"])  # the markers change nothing
+    dbg = run.debugger()
+    for k in range(len(run.interactions)):
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        for q in (0, 1):
+            if recorded.status("after", q) in ("running", "finished"):
+                assert jumped.state("after", q) == recorded.state("after", q), (k, q)
+                assert jumped.count("after", q) == recorded.count("after", q), (k, q)
+    dbg.close()
+
+
 DATAFRAME = """
 def running(batches):
     total = 0.0

@@ -249,22 +249,20 @@ def test_a_source_changed_since_the_run(record, sql_conf, tmp_path, record_input
 
 def test_an_operator_the_debugger_cannot_replay_says_what_to_pick(record):
     code = """
-from typing import Iterator
 import pandas as pd
 from pyspark.sql.functions import pandas_udf, col
-@pandas_udf("long")
-def plus_one(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
-    for s in batches:
-        yield s + 1
-out = spark.range(30).select(plus_one(col("id")).alias("id")).mapInPandas(
-    lambda batches: batches, "id long").collect()
+@pandas_udf("double")
+def mean_of(v: pd.Series) -> float:
+    return float(v.mean())
+out = spark.range(30).groupBy((col("id") % 3).alias("k")).agg(mean_of(col("id")).alias("m")
+    ).mapInPandas(lambda batches: batches, "k long, m double").collect()
 """
     from icedtea_jupyter.replay.logs import NotReplayable
 
     run = record(code)
     assert run.status == "finished", run.error
-    with pytest.raises(NotReplayable, match=r"θ \('plus_one'\) is an iterator, aggregate "
-                                            r"or Arrow UDF .* one of \['mapInPandas'\]"):
+    with pytest.raises(NotReplayable, match=r"θ \('mean_of'\) is an aggregate or window "
+                                            r"UDF .* one of \['mapInPandas'\]"):
         run.debugger().jump(0)
 
 
@@ -368,6 +366,13 @@ def udf_state(state):
 @pytest.mark.parametrize("record_inputs", [False, True])
 @pytest.mark.parametrize("code", [ROW_UDF, PANDAS_UDF], ids=["udf", "pandas_udf"])
 def test_udf_columns_a_record_is_a_row_or_a_batch(record, sql_conf, code, record_inputs):
+    jumps_and_steps_equal_the_run_and_the_oracle(record, sql_conf, code, record_inputs,
+                                                 unit=1 if code is ROW_UDF else BATCH)
+
+
+def jumps_and_steps_equal_the_run_and_the_oracle(record, sql_conf, code, record_inputs, unit):
+    """A UDF θ's jumps equal the recorded snapshots, and steps move by ``unit`` rows (a
+    row, or a batch) to the states the oracle gives."""
     sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
     run = record(code, {"ROWS": ROWS}, interact_every=0.1, record_inputs=record_inputs)
     assert run.status == "finished", run.error
@@ -388,7 +393,6 @@ def test_udf_columns_a_record_is_a_row_or_a_batch(record, sql_conf, code, record
     expected = "recorded" if record_inputs else "regenerated"
     assert set(dbg.inputs.source.values()) == {expected}
 
-    unit = 1 if code is ROW_UDF else BATCH  # a record is a row, or a batch
     _, k, p = min(middles)
     rows, _ = udf_state(dbg.jump(k).state(name, p))
     for step in range(3):
@@ -409,8 +413,11 @@ def test_a_filter_spark_runs_before_a_udf_theta_is_named_in_the_refusal(record):
     run = record(PUSHED_BELOW, {"ROWS": ROWS}, interact_every=0.1)
     assert run.status == "finished", run.error
     assert run.final_state("Running", 0)["rows"] < ROWS // 2  # called after the filter
-    with pytest.raises(InputsChanged, match="filter of the cell before θ") as refused:
+    with pytest.raises(InputsChanged, match=r"Spark ran the cell's filter \(.*> 100\.0\) "
+                                            "before θ: its optimizer moved it below the "
+                                            "UDF column 'Running'") as refused:
         run.debugger().jump(0)
+    assert "source changed" not in str(refused.value)
     assert "--record-inputs" in str(refused.value)
     kept = record(PUSHED_BELOW, {"ROWS": ROWS}, interact_every=0.1, record_inputs=True)
     last = len(kept.interactions) - 1

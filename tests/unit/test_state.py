@@ -1,4 +1,5 @@
 """Worker state: capture by name, a safe encoding, deltas with changed keys only."""
+import copy
 import datetime
 import decimal
 import json
@@ -133,3 +134,15 @@ def test_a_huge_set_is_summarised_from_a_few_members_not_the_repr_of_all():
     summary = st_mod.decode(st_mod.encode({"users": members}))["users"]
     assert summary["len"] == st_mod.MAX_ITEMS + 1 and summary["sample"] == ["m"] * st_mod.SAMPLE
     assert Member.reprs == st_mod.SAMPLE  # an interaction costs microseconds, not the set's size
+
+
+def test_an_objects_state_is_the_same_in_two_processes_its_address_left_out():
+    import pyarrow as pa
+
+    class Plain:
+        pass
+
+    for value in (pa.array([1.5, 2.0]), Plain()):
+        shown = st_mod.encode(value)["repr"]
+        assert " at 0x" not in shown and shown == st_mod.encode(copy.copy(value))["repr"]
+    assert "1.5" in st_mod.encode(pa.array([1.5, 2.0]))["repr"]

@@ -1,0 +1,149 @@
+"""The records of a ``partitionBy`` of θ's outputs, as the run's reduce side read them.
+
+The reduce side logged (map partition, records) runs, one per block it read
+(``executor/shuffle_read.py``). Replay routes what each map partition's leaf emits with
+the run's partitioner, keeps the records of this reduce partition in order, and hands
+them over run after run: the same records, in the same order, as the run read.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..executor.shuffle_read import HASH_PROBE
+from .worker import ReplayError
+
+
+class ShuffleRuns:
+    """Partition ``q``'s inputs after a ``partitionBy`` of ``leaf``'s outputs: ``log``
+    is the reduce side's replay log (kind ``"shuffle_runs"``), ``route`` the run's
+    partitioner. Like ``OriginOrder``, it hands over what has been emitted and stops at
+    the first record that has not."""
+
+    def __init__(self, log: Any, leaf: str, q: int, route: Callable[[Any], int]) -> None:
+        order = None if log is None else log.order
+        self.runs = [] if order is None else [(int(m), int(n)) for m, n in order]
+        self.leaf, self.q, self.route = leaf, q, route
+        self.probe = hash(HASH_PROBE) if log is None or log.hash_probe is None \
+            else log.hash_probe  # what the workers' hash of HASH_PROBE was
+        self.same_hashing = self.probe == hash(HASH_PROBE)
+        self.run = self.taken = 0  # the current run, and how much of it was handed over
+        self.routed: dict[int, list] = {}  # map partition -> its records routed to q
+        self.scanned: dict[int, int] = {}  # map partition -> its outputs routed so far
+        self.used: dict[int, int] = {}  # map partition -> its routed records handed over
+        self.helper: WorkersHashing | None = None
+
+    def next_records(self, cursors: dict) -> list:
+        records: list = []
+        while self.run < len(self.runs):
+            m, n = self.runs[self.run]
+            routed, used = self._routed(m, cursors), self.used.get(m, 0)
+            take = min(n - self.taken, len(routed) - used)
+            records.extend(routed[used:used + take])
+            self.used[m], self.taken = used + take, self.taken + take
+            if self.taken < n:
+                if m in cursors and cursors[m].ended:
+                    raise ReplayError(
+                        f"after the partitionBy of {self.leaf!r}, partition {self.q} read "
+                        f"{n} records of map partition {m} in one block of the run, but "
+                        f"replay routes only {len(routed) - used} more of that partition's "
+                        "records there: the partition function gives other partitions "
+                        "now (is it deterministic?)")
+                break
+            self.run, self.taken = self.run + 1, 0
+        return records
+
+    def complete(self, cursors: dict) -> bool:
+        return self.run >= len(self.runs) and all(c.ended for c in cursors.values())
+
+    def _routed(self, m: int, cursors: dict) -> list:
+        """Map partition ``m``'s outputs so far that the partitioner sends to ``q`` (in a
+        process that hashes strings otherwise than Spark's workers, routed by a helper
+        process that hashes as they did: ``WorkersHashing``)."""
+        routed = self.routed.setdefault(m, [])
+        sink = cursors[m].sinks[self.leaf] if m in cursors else ()
+        start = self.scanned.get(m, 0)
+        if len(sink) <= start:
+            return routed
+        fresh = sink[start:]
+        if self.same_hashing:
+            with _hash_seed_set():
+                routes = [self.route(r[0]) for r in fresh]
+        else:
+            self.helper = self.helper or WorkersHashing(self.route, self.probe)
+            routes = self.helper.routes([r[0] for r in fresh])
+        routed.extend(r for r, to in zip(fresh, routes) if to == self.q)
+        self.scanned[m] = len(sink)
+        return routed
+
+
+_ROUTER = """
+import pickle, sys
+from pyspark import cloudpickle
+route, probe = pickle.load(sys.stdin.buffer)
+if hash(probe) != %d:
+    sys.exit("the workers' string hashing is not PYTHONHASHSEED=%s")
+while True:
+    pickle.dump([route(k) for k in pickle.load(sys.stdin.buffer)], sys.stdout.buffer)
+    sys.stdout.flush()
+"""
+
+
+class WorkersHashing:
+    """A helper process that routes keys with ``route`` as Spark's workers did: with
+    PYTHONHASHSEED as PySpark gives them (the kernel's, else 0), checked against the
+    hash of ``HASH_PROBE`` they logged (``probe``). It exits with its parent's pipe."""
+
+    def __init__(self, route: Callable[[Any], int], probe: int) -> None:
+        import subprocess
+        import sys
+
+        from pyspark import cloudpickle
+
+        self.seed = os.environ.get("PYTHONHASHSEED", "0")
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _ROUTER % (probe, self.seed)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=dict(os.environ, PYTHONHASHSEED=self.seed))
+        self._send(cloudpickle.dumps((route, HASH_PROBE)))
+
+    def routes(self, keys: list) -> list[int]:
+        from pyspark import cloudpickle
+
+        self._send(cloudpickle.dumps(keys))
+        try:
+            return pickle.load(self.process.stdout)  # type: ignore[arg-type]
+        except EOFError:
+            raise self._failed() from None
+
+    def _send(self, data: bytes) -> None:
+        try:
+            self.process.stdin.write(data)  # type: ignore[union-attr]
+            self.process.stdin.flush()  # type: ignore[union-attr]
+        except BrokenPipeError:
+            raise self._failed() from None
+
+    def _failed(self) -> ReplayError:
+        self.process.wait()
+        why = self.process.stderr.read().decode(errors="replace").strip()  # type: ignore
+        return ReplayError(
+            "replay routes the records of a partitionBy with the run's partitioner, as "
+            f"Spark's workers did, but could not hash as they did: {why[-300:]}. Debug "
+            "in the replay process (unset ICEDTEA_REPLAY)")
+
+
+@contextmanager
+def _hash_seed_set() -> Iterator[None]:
+    """PySpark's ``portable_hash`` refuses to run without PYTHONHASHSEED in the
+    environment; the hashing itself is checked with the workers' probe instead."""
+    if "PYTHONHASHSEED" in os.environ:
+        yield
+        return
+    os.environ["PYTHONHASHSEED"] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop("PYTHONHASHSEED", None)

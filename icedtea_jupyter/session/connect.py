@@ -42,12 +42,16 @@ def connect_session() -> Any:
     return SparkSession.getActiveSession() or SparkSession._get_default_session()
 
 
-def connect_notes(lineage: bool, bind: str | None) -> list[str]:
+def connect_notes(lineage: bool, bind: str | None, reuse: bool = False) -> list[str]:
     """Warnings of a run starting on Spark Connect: what it will not record."""
     notes = []
     if lineage:
         notes.append("--lineage: this run records no lineage. "
                      + needs_classic("Lineage (capture and traces)"))
+    if reuse:
+        notes.append("--reuse: every action of this cell runs on Spark, and its results "
+                     "are not stored for later versions. "
+                     + needs_classic("Reuse of stored results (--reuse)"))
     host = getattr(getattr(connect_session(), "client", None), "host", None)
     if host and host not in LOCAL_HOSTS and not bind:
         notes.append(f"The Spark Connect server runs on {host}: its Python workers cannot "

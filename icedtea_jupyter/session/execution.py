@@ -160,7 +160,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     if options.on_error not in ("fail", "pause"):
         raise ValueError(f"on_error must be 'fail' or 'pause', not {options.on_error!r}")
     connect = is_connect()
-    notes = (connect_notes(options.lineage, options.bind) if connect
+    notes = (connect_notes(options.lineage, options.bind, options.reuse) if connect
              else point_workers_here(_spark_context()))  # or refused, before any job
     root = options.store or layout.default_root()
     run_id = new_run_id()

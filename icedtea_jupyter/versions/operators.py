@@ -148,12 +148,12 @@ class NodePrints:
             found.extend(b for b in self.blockers(parent) if b not in found)
         return found
 
-    def python_parts(self) -> tuple[list[str], list[str]]:
+    def python_parts(self, operators: list) -> tuple[list[str], list[str]]:
         """The Python operators' own fingerprints (a DataFrame's plan names its UDFs and
         maps, not their code), and why any of them may not be reused."""
         prints: list[str] = []
         found: list[str] = []
-        for node in self.recorder.dag.python_operators:
+        for node in operators:
             parts = self.parts(node.id)
             prints.append(digest(node.api, node.phase, *sorted(f"{k}={v}"
                                                                for k, v in parts.items())))

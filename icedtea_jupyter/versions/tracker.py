@@ -1,11 +1,16 @@
 """A run's versions bookkeeping while its cell executes: each action's sink is
 fingerprinted, answered from an equivalent earlier run (``--reuse``) or run with Spark,
-and its result stored once (``results.py``)."""
+and its result stored once (``results.py``).
+
+Without ``--reuse`` nothing waits for a fingerprint before Spark runs, so the sinks are
+fingerprinted in one background thread while the action's job runs (Spark renders a
+DataFrame's plan as JSON in tens of ms); the run's end waits for them."""
 from __future__ import annotations
 
 import json
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from . import catalog, plans
@@ -26,7 +31,10 @@ class VersionTracker:
         self.results: list[dict] = []
         self.reused_from: str | None = None
         self.notes: list[str] = []
-        self.fingerprint_seconds = 0.0
+        self.fingerprint_seconds = 0.0  # what the cell waited for fingerprints
+        self.background_seconds = 0.0  # fingerprinting while the actions' jobs ran
+        self._background: ThreadPoolExecutor | None = None
+        self._pending: list[Future] = []
         self._canonical: dict[int, Any] = {}  # id(sink) -> its canonical plan's digest
         self.collected: dict[int, list] = {}  # node -> what rdd.collect() returned (lineage)
 
@@ -38,16 +46,12 @@ class VersionTracker:
                                  "path": call.path, "reusable": False, "sink": None,
                                  "blockers": ["a write: its files are the result"]})
             return value
+        if not self.reuse:
+            return self._run_fingerprinting_meanwhile(call)
         began = time.perf_counter()
-        try:
-            sink = self.sink(call)
-        except Exception as exc:  # noqa: BLE001 - never break the cell: it just runs
-            LOG.debug("icedtea: no fingerprint for %s: %s", call.name, exc, exc_info=True)
-            sink = {"sink": None, "reusable": False,
-                    "blockers": [f"no fingerprint: {type(exc).__name__}: {exc}"]}
-        sink["action"] = _describe(call)
+        sink = self._fingerprint(call, self.recorder.dag.python_operators)
         self.fingerprint_seconds += time.perf_counter() - began
-        if self.reuse and sink["reusable"]:
+        if sink["reusable"]:
             answer = self._answer(sink)
             if answer is not None:
                 return answer
@@ -65,6 +69,40 @@ class VersionTracker:
             node = node_of(call.target, self.run_id)
             if node is not None:
                 self.collected[node] = value
+    def _run_fingerprinting_meanwhile(self, call: Any) -> Any:
+        """Run the action while the background thread fingerprints its sink (and its
+        canonical plan): the stored result's entry is completed by the run's end."""
+        sink: dict = {"action": _describe(call), "sink": None, "reusable": False}
+        python = self.recorder.dag.python_operators  # those built before the action
+
+        def fill() -> None:
+            began = time.perf_counter()
+            found = self._fingerprint(call, python)
+            try:
+                self.canonical(found)
+            except Exception as exc:  # noqa: BLE001 - no canonical plan: not compared so
+                LOG.debug("icedtea: no canonical plan: %s", exc)
+            sink.update(found)
+            self.background_seconds += time.perf_counter() - began
+
+        if self._background is None:
+            self._background = ThreadPoolExecutor(1, thread_name_prefix="icedtea-versions")
+        self._pending.append(self._background.submit(fill))
+        value = call.run()
+        self._store(sink, value, call.kind)
+        self._keep_collected(call, value)
+        return value
+
+    def _fingerprint(self, call: Any, python: list) -> dict:
+        """The sink's fingerprint, or why it has none (never breaks the cell)."""
+        try:
+            sink = self.sink(call, python)
+        except Exception as exc:  # noqa: BLE001 - never break the cell: it just runs
+            LOG.debug("icedtea: no fingerprint for %s: %s", call.name, exc, exc_info=True)
+            sink = {"sink": None, "reusable": False,
+                    "blockers": [f"no fingerprint: {type(exc).__name__}: {exc}"]}
+        sink["action"] = _describe(call)
+        return sink
 
     def _answer(self, sink: dict) -> Any:
         found = find_equivalent(self.root, self.run_id, sink, self.canonical)
@@ -96,14 +134,16 @@ class VersionTracker:
         self.results.append(sink)
 
     # --- fingerprints ----------------------------------------------------------------------
-    def sink(self, call: Any) -> dict:
-        """The fingerprint of what the action reads, and whether it may be reused."""
+    def sink(self, call: Any, python: list | None = None) -> dict:
+        """The fingerprint of what the action reads, and whether it may be reused
+        (``python``: the cell's Python operators built before the action)."""
         from ..instrument.patching import node_of
 
         action = digest(call.name, call.kind, repr(call.args))
         target = call.target
         if _is_dataframe(target):
-            return self._dataframe_sink(target, action)
+            python = self.recorder.dag.python_operators if python is None else python
+            return self._dataframe_sink(target, action, python)
         node = node_of(target, self.run_id)
         if node is None:
             return {"sink": None, "reusable": False,
@@ -113,11 +153,11 @@ class VersionTracker:
         return {"sink": digest(action, self.prints.tree(node)), "reusable": not blockers,
                 "blockers": blockers, "operator": self.recorder.dag.node(node).name}
 
-    def _dataframe_sink(self, df: Any, action: str) -> dict:
+    def _dataframe_sink(self, df: Any, action: str, operators: list) -> dict:
         prints = self.prints
         plan = plans.analyzed(df)
         leaf_prints = prints.leaf_prints()
-        python, blockers = prints.python_parts()
+        python, blockers = prints.python_parts(operators)
         blockers += [r for r in prints.unknown.reasons if r not in blockers]
         if not plans.deterministic(df):
             blockers.append("the plan has non-deterministic expressions")
@@ -142,6 +182,7 @@ class VersionTracker:
     def manifest(self) -> dict:
         """What goes into the run's manifest at its end."""
         started = time.perf_counter()
+        self._finish_background()
         for result in self.results:
             try:
                 self.canonical(result)
@@ -151,7 +192,16 @@ class VersionTracker:
         self.fingerprint_seconds += time.perf_counter() - started
         return {"fingerprints": operators, "results": self.results,
                 "reused_from": self.reused_from,
-                "fingerprint_seconds": round(self.fingerprint_seconds, 4)}
+                "fingerprint_seconds": round(self.fingerprint_seconds, 4),
+                "fingerprint_background_seconds": round(self.background_seconds, 4)}
+
+    def _finish_background(self) -> None:
+        for pending in self._pending:
+            pending.result()
+        self._pending.clear()
+        if self._background is not None:
+            self._background.shutdown()
+            self._background = None
 
 
 def find_equivalent(root: str, run_id: str, sink: dict,

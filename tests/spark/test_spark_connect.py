@@ -210,3 +210,16 @@ def test_lineage_and_a_cell_without_python_operators_are_explained(record_connec
     with pytest.raises(NeedsClassicSession, match=r"^Lineage \(run.trace_back, trace_forward\)"
                        r" needs a classic SparkSession"):
         run.trace_back(6)
+
+
+def test_reuse_on_connect_runs_the_cell_and_says_it_needs_a_classic_session(record_connect):
+    cell = "out = spark.range(10).filter('id > 3').count()"
+    first = record_connect(cell, cell_id="c")
+    again = record_connect(cell, cell_id="c", reuse=True)
+    assert first.status == again.status == "finished", (first.error, again.error)
+    assert again.namespace["out"] == 6 and again.reused_from is None
+    assert again.results == []  # nothing intercepted, nothing answered from a store
+    [note] = [w for w in again.warnings if w.startswith("--reuse:")]
+    assert "every action of this cell runs on Spark" in note
+    assert "Reuse of stored results (--reuse) needs a classic SparkSession" in note
+    assert not any(w.startswith("--reuse:") for w in first.warnings)

@@ -197,3 +197,18 @@ def test_a_write_is_noted_by_its_path_and_never_answered(record, store, tmp_path
         assert run.manifest["jobs"]  # the write ran both times
     assert b.reused_from is None
     assert len(pd.read_parquet(target)) == len([r for r in ROWS if r[2] > 1])
+
+
+def test_a_version_fingerprinted_while_spark_ran_answers_a_later_reuse(record, store):
+    """Without --reuse the sinks are fingerprinted in the background during the action's
+    job; what that stores (the exact and the canonical plan) answers a later --reuse run,
+    and operators built after the action do not count in its sink."""
+    first = FRAME + ("out = df.filter('amount > 100 and n < 5').collect()\n"
+                     "later = sc.parallelize(range(4)).map(lambda x: x + 1).collect()")
+    second = FRAME + "out = df.filter('n < 5 and amount > 100').collect()"
+    a = record(first, {"ROWS": ROWS}, store=store, cell_id="c")
+    assert a.status == "finished", a.error
+    assert a.results[0]["sink"] and a.results[0]["canonical"]
+    assert a.manifest["fingerprint_background_seconds"] > 0
+    b = record(second, {"ROWS": ROWS}, store=store, cell_id="c", reuse=True)
+    _assert_reused(a, b, "sameSemantics")

@@ -1,7 +1,6 @@
-import { Widget } from '@lumino/widgets';
-
 import type { IAlertGroup } from '../comm/protocol';
 import { el, formatCount, setChildren, setText } from '../widgets/format';
+import { ModelView } from '../widgets/modelView';
 import { alertsLabel, type AlertsModel } from './model';
 
 /**
@@ -9,32 +8,22 @@ import { alertsLabel, type AlertsModel } from './model';
  * tool, check and operator (its count, latest message and records with their
  * partitions): `run.alerts()` in the sidebar. The section's title carries the count.
  */
-export class AlertsView extends Widget {
+export class AlertsView extends ModelView<AlertsModel> {
   constructor(model: AlertsModel) {
-    super({ node: el('div', 'jp-icedtea-AlertsView') });
-    this._model = model;
+    super(model, { node: el('div', 'jp-icedtea-AlertsView') });
     this._empty = el('div', 'jp-icedtea-muted', 'No alerts on this run.');
     this._problem = el('div', 'jp-icedtea-problem');
     this._problem.setAttribute('role', 'alert');
     this._list = el('div', 'jp-icedtea-alert-groups');
     this.node.append(this._problem, this._empty, this._list);
-    model.changed.connect(this._render, this);
-    this._render();
-  }
-
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._model.changed.disconnect(this._render, this);
-    super.dispose();
+    this._follow();
   }
 
   protected onAfterAttach(): void {
     this._render();
   }
 
-  private _render(): void {
+  protected _render(): void {
     const model = this._model;
     setText(this._problem, model.error ?? '');
     this._problem.hidden = !model.error;
@@ -46,7 +35,6 @@ export class AlertsView extends Widget {
     }
   }
 
-  private _model: AlertsModel;
   private _empty: HTMLDivElement;
   private _problem: HTMLDivElement;
   private _list: HTMLDivElement;

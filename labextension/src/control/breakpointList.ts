@@ -1,6 +1,5 @@
-import { Widget } from '@lumino/widgets';
-
 import { el, setChildren } from '../widgets/format';
+import { ModelView } from '../widgets/modelView';
 import type { IBreakpointItem } from '../comm/protocol';
 import type { ControlModel } from './model';
 import { button } from './pauseBar';
@@ -8,10 +7,9 @@ import { input } from './stateProbe';
 import { breakpointText } from './texts';
 
 /** The run's breakpoints (conditional and global), a form to add one, ✕ to remove one. */
-export class BreakpointList extends Widget {
+export class BreakpointList extends ModelView<ControlModel> {
   constructor(model: ControlModel) {
-    super();
-    this._model = model;
+    super(model);
     this.addClass('jp-icedtea-BreakpointList');
     this._list = el('ul', 'jp-icedtea-breakpoints');
     this._operator = input('jp-icedtea-bp-operator', 'operator');
@@ -21,22 +19,14 @@ export class BreakpointList extends Widget {
     const form = el('div', 'jp-icedtea-control-row');
     form.append(this._operator, this._when, add);
     this.node.append(el('div', 'jp-icedtea-subtitle', 'Breakpoints'), this._list, form);
-    model.changed.connect(this._render, this);
-    this._render();
-  }
-
-  dispose(): void {
-    if (!this.isDisposed) {
-      this._model.changed.disconnect(this._render, this);
-    }
-    super.dispose();
+    this._follow();
   }
 
   private async _add(): Promise<void> {
     await this._model.addBreakpoint(this._operator.value.trim(), this._when.value.trim());
   }
 
-  private _render(): void {
+  protected _render(): void {
     const items = this._model.view?.breakpoints ?? [];
     setChildren(this._list, items.length ? items.map(bp => this._row(bp)) : [el('li', 'jp-icedtea-muted', 'None')]);
   }
@@ -53,7 +43,6 @@ export class BreakpointList extends Widget {
     return row;
   }
 
-  private _model: ControlModel;
   private _list: HTMLUListElement;
   private _operator: HTMLInputElement;
   private _when: HTMLInputElement;

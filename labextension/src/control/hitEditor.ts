@@ -1,8 +1,7 @@
-import { Widget } from '@lumino/widgets';
-
 import { pyRepr } from '../comm/tagged';
 import type { Tagged } from '../comm/protocol';
 import { el, setChildren, setText } from '../widgets/format';
+import { ModelView } from '../widgets/modelView';
 import type { ControlModel, HitAction } from './model';
 import { button } from './pauseBar';
 import { parseReplacement, where } from './texts';
@@ -12,10 +11,9 @@ import { parseReplacement, where } from './texts';
  * for the record (its tagged JSON) and Skip / Replace / Resume / Stop; under it, the
  * run's earlier hits with what was decided.
  */
-export class HitEditor extends Widget {
+export class HitEditor extends ModelView<ControlModel> {
   constructor(model: ControlModel) {
-    super();
-    this._model = model;
+    super(model);
     this.addClass('jp-icedtea-HitEditor');
     this._where = el('div', 'jp-icedtea-hit-where');
     this._record = el('pre', 'jp-icedtea-hit-record');
@@ -33,15 +31,7 @@ export class HitEditor extends Widget {
     this._pending.append(this._where, this._record, this._state, this._editor, this._error, actions);
     this._history = el('ul', 'jp-icedtea-hits');
     this.node.append(el('div', 'jp-icedtea-subtitle', 'Hits'), this._pending, this._history);
-    model.changed.connect(this._render, this);
-    this._render();
-  }
-
-  dispose(): void {
-    if (!this.isDisposed) {
-      this._model.changed.disconnect(this._render, this);
-    }
-    super.dispose();
+    this._follow();
   }
 
   private async _decide(action: HitAction): Promise<void> {
@@ -62,7 +52,7 @@ export class HitEditor extends Widget {
     await this._model.decide(hit.index, action, record);
   }
 
-  private _render(): void {
+  protected _render(): void {
     const hit = this._model.pendingHit;
     this._pending.hidden = hit === null;
     if (hit !== null && this._shown !== hit.index) {
@@ -84,7 +74,6 @@ export class HitEditor extends Widget {
     );
   }
 
-  private _model: ControlModel;
   private _shown: number | null = null;
   private _where: HTMLDivElement;
   private _record: HTMLPreElement;

@@ -1,13 +1,11 @@
-import { Widget } from '@lumino/widgets';
-
 import { el, setText } from '../widgets/format';
+import { ModelView } from '../widgets/modelView';
 import type { ControlModel } from './model';
 
 /** Pause / Resume of the selected run, its state in words, the last action's answer. */
-export class PauseBar extends Widget {
+export class PauseBar extends ModelView<ControlModel> {
   constructor(model: ControlModel) {
-    super();
-    this._model = model;
+    super(model);
     this.addClass('jp-icedtea-PauseBar');
     this._status = el('span', 'jp-icedtea-control-status');
     this._pause = button('Pause', 'jp-icedtea-pause', 'Every running task holds between two records (run.pause())');
@@ -19,18 +17,10 @@ export class PauseBar extends Widget {
     const row = el('div', 'jp-icedtea-control-row');
     row.append(this._status, this._pause, this._resume);
     this.node.append(row, this._message);
-    model.changed.connect(this._render, this);
-    this._render();
+    this._follow();
   }
 
-  dispose(): void {
-    if (!this.isDisposed) {
-      this._model.changed.disconnect(this._render, this);
-    }
-    super.dispose();
-  }
-
-  private _render(): void {
+  protected _render(): void {
     const view = this._model.view;
     const running = view?.running ?? false;
     const paused = view?.paused ?? false;
@@ -52,7 +42,6 @@ export class PauseBar extends Widget {
     setText(this._message, this._model.message);
   }
 
-  private _model: ControlModel;
   private _status: HTMLSpanElement;
   private _pause: HTMLButtonElement;
   private _resume: HTMLButtonElement;

@@ -1,6 +1,5 @@
-import { Widget } from '@lumino/widgets';
-
 import { el, setText } from '../widgets/format';
+import { ModelView } from '../widgets/modelView';
 import type { LineageModel } from './lineageModel';
 import { OutputsView } from './outputsView';
 import { TraceView } from './traceView';
@@ -10,10 +9,9 @@ import { TraceView } from './traceView';
  * trace and source records; a source record's forward trace; jump the debugger to when
  * θ received a record (`reveal` shows the time-travel sections).
  */
-export class LineageView extends Widget {
+export class LineageView extends ModelView<LineageModel> {
   constructor(model: LineageModel, reveal: (section: string) => void) {
-    super();
-    this._model = model;
+    super(model);
     this.addClass('jp-icedtea-LineageView');
     this._outputs = new OutputsView(model);
     const onJump = () => {
@@ -25,15 +23,13 @@ export class LineageView extends Widget {
     this._status.setAttribute('aria-live', 'polite');
     this._error.setAttribute('role', 'alert');
     this.node.append(this._status, this._error, this._outputs.node, this._back.node, this._forward.node);
-    model.changed.connect(this._render, this);
-    this._render();
+    this._follow();
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    this._model.changed.disconnect(this._render, this);
     this._outputs.dispose();
     super.dispose();
   }
@@ -48,7 +44,7 @@ export class LineageView extends Widget {
     }
   }
 
-  private _render(): void {
+  protected _render(): void {
     const model = this._model;
     this.node.dataset.busy = model.busy ? 'true' : 'false';
     setText(this._status, this._statusText());
@@ -76,7 +72,6 @@ export class LineageView extends Widget {
     return '';
   }
 
-  private _model: LineageModel;
   private _outputs: OutputsView;
   private _back: TraceView;
   private _forward: TraceView;

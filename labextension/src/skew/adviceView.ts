@@ -1,27 +1,16 @@
-import { Widget } from '@lumino/widgets';
-
 import { el, setChildren } from '../widgets/format';
+import { ModelView } from '../widgets/modelView';
 import type { SkewModel } from './model';
 
 /** The report's advice: each remedy, why, how much the heaviest partition shrinks, the code. */
-export class SkewAdvice extends Widget {
+export class SkewAdvice extends ModelView<SkewModel> {
   constructor(model: SkewModel) {
-    super();
-    this._model = model;
+    super(model);
     this.addClass('jp-icedtea-SkewAdvice');
-    model.changed.connect(this._render, this);
-    this._render();
+    this._follow();
   }
 
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._model.changed.disconnect(this._render, this);
-    super.dispose();
-  }
-
-  private _render(): void {
+  protected _render(): void {
     const report = this._model.report;
     const advice = report && report.skewed.length > 0 ? report.advice : [];
     setChildren(
@@ -36,6 +25,4 @@ export class SkewAdvice extends Widget {
       })
     );
   }
-
-  private _model: SkewModel;
 }

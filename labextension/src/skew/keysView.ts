@@ -1,35 +1,24 @@
-import { Widget } from '@lumino/widgets';
-
 import { el, formatCount, setChildren, setText } from '../widgets/format';
+import { ModelView } from '../widgets/modelView';
 import type { SkewModel } from './model';
 
 /**
  * The heavy keys of the partition selected in the chart (of every partition, when none
  * is), with the partitions the skew rules flag and why.
  */
-export class SkewKeys extends Widget {
+export class SkewKeys extends ModelView<SkewModel> {
   constructor(model: SkewModel) {
-    super();
-    this._model = model;
+    super(model);
     this.addClass('jp-icedtea-SkewKeys');
     this._title = el('div', 'jp-icedtea-skew-keys-title');
     this._flagList = el('ul', 'jp-icedtea-skew-flags');
     this._table = el('table', 'jp-icedtea-skew-keys');
     this._bound = el('div', 'jp-icedtea-muted');
     this.node.append(this._flagList, this._title, this._table, this._bound);
-    model.changed.connect(this._render, this);
-    this._render();
+    this._follow();
   }
 
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._model.changed.disconnect(this._render, this);
-    super.dispose();
-  }
-
-  private _render(): void {
+  protected _render(): void {
     const model = this._model;
     const report = model.report;
     const part = model.partition;
@@ -80,7 +69,6 @@ export class SkewKeys extends Widget {
     );
   }
 
-  private _model: SkewModel;
   private _title: HTMLDivElement;
   private _flagList: HTMLUListElement;
   private _table: HTMLTableElement;

@@ -69,12 +69,16 @@ def worker_cpu_seconds() -> float:
             continue  # a worker the daemon forked: counted below, with the daemon
         try:
             times = process.cpu_times()
-            total += times.user + times.system + times.children_user + times.children_system
-            for child in process.children(recursive=True):
-                child_times = child.cpu_times()
-                total += child_times.user + child_times.system
+            children = process.children(recursive=True)
         except psutil.Error:
             continue
+        total += times.user + times.system + times.children_user + times.children_system
+        for child in children:  # one that exits meanwhile loses only its own share
+            try:
+                child_times = child.cpu_times()
+            except psutil.Error:
+                continue
+            total += child_times.user + child_times.system
     return total
 
 

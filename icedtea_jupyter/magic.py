@@ -101,7 +101,7 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of the built-in agents' tools (agents/flags.py)."""
     parser.add_argument("--tolerate", type=int, default=None, metavar="N",
                         help="quarantine up to N records that make a per-record operator "
-                             "raise (record, exception, state: run.quarantine); the job "
+                             "raise (record, exception, state: run.quarantine()); the job "
                              "goes on; one more fails it")
     parser.add_argument("--check", action="append", default=[], metavar="'OP: EXPR'",
                         help="row integrity: an alert for each output record of OP for "

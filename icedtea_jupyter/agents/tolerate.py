@@ -2,7 +2,7 @@
 
 A per-record operator's record that raises is quarantined instead of failing its task:
 the record, the exception, its traceback and the worker's state at that moment go to
-the coordinator side, which keeps them (``run.quarantine``, ``agents/quarantine.jsonl``
+the coordinator side, which keeps them (``run.quarantine()``, ``agents/quarantine.jsonl``
 in the run store) and puts an alert on the stream. Up to N records in the whole run:
 the coordinator tells every worker the count of each worker after each quarantine,
 and a worker that would go past N lets the exception fail its task, with the message

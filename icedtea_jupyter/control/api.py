@@ -44,8 +44,9 @@ class RecordedControl:
                 hits[row["index"]].decision = row["decision"]
         return list(hits.values())
 
-    def quarantine(self) -> list[dict]:
-        """The records skipped at breakpoints: operator, partition, index, record."""
+    def _skipped_at_breakpoints(self) -> list[dict]:
+        """The records skipped at breakpoints (``run.quarantine()`` lists them too):
+        operator, partition, index, kind, record."""
         return [{"operator": e["operator"], "partition": e["partition"], "index": e["index"],
                  "kind": e["kind"], "record": decode(e["record"], edits.spark_row)}
                 for e in edits.read(self.path, "edits") if e["action"] == "skip"]

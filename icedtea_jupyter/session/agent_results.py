@@ -1,4 +1,4 @@
-"""What the agents reported, as DataFrames: ``run.alerts()``, ``run.quarantine``,
+"""What the agents reported, as DataFrames: ``run.alerts()``, ``run.quarantine()``,
 ``run.latency()``, ``run.agent_overhead()``, ``run.agent_table(name)``.
 
 Alerts of every tool come through one stream (the coordinator's ``add_alert``): a live
@@ -15,7 +15,7 @@ import pandas as pd
 ALERT_COLUMNS = ("time", "tool", "level", "operator", "partition", "check", "count",
                  "message", "record", "value", "traceback")
 GROUP_RECORDS = 20  # records shown per group of alerts
-QUARANTINE_COLUMNS = ("operator", "partition", "attempt", "index", "record", "value",
+QUARANTINE_COLUMNS = ("reason", "operator", "partition", "attempt", "index", "record", "value",
                       "exception", "message", "traceback", "state")
 
 
@@ -63,15 +63,27 @@ class AgentResults:
         """An agent's table in the run store (``CoordinatorAgent.keep``), as a DataFrame."""
         return pd.DataFrame(self.store.agent_rows(table))
 
-    @property
+    def _skipped(self) -> list[dict]:
+        """Live control's skipped records (``control/api.py``, mixed into ``Run`` too)."""
+        skipped = getattr(self, "_skipped_at_breakpoints", None)
+        return skipped() if skipped is not None else []
+
     def quarantine(self) -> pd.DataFrame:
-        """The records quarantined by ``--tolerate N``: operator, partition, attempt,
-        index (the record's input index in its partition), record, value, exception,
-        message, traceback, state (the worker's state variables then, as reprs)."""
-        frame = self.agent_table("quarantine")
-        if frame.empty:
+        """The records set aside, one row each: ``reason`` ``raised`` (``--tolerate N``:
+        with its exception, message, traceback and the worker's state then, as reprs) or
+        ``skipped`` (at a breakpoint, ``hit.skip()``); operator, partition, attempt, index
+        (the record's input index in its partition), record (its repr), value."""
+        raised = self.agent_table("quarantine")
+        if not raised.empty:
+            raised = raised.drop_duplicates(["operator", "partition", "index"], keep="last")
+            raised = raised.assign(reason="raised")
+        skipped = pd.DataFrame([dict(row, reason="skipped", value=row["record"],
+                                     record=repr(row["record"]))
+                                for row in self._skipped()])
+        frames = [frame for frame in (raised, skipped) if not frame.empty]
+        if not frames:
             return pd.DataFrame(columns=list(QUARANTINE_COLUMNS))
-        frame = frame.drop_duplicates(["operator", "partition", "index"], keep="last")
+        frame = pd.concat(frames, ignore_index=True)
         return frame.reindex(columns=list(QUARANTINE_COLUMNS)).reset_index(drop=True)
 
     def latency(self, operator: str | None = None) -> pd.DataFrame:

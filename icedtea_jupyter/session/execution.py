@@ -87,7 +87,7 @@ class RunOptions:
     on_error: str = "fail"  # "pause": an operator's exception pauses the job (a hit)
     trial: float | None = None  # this run is a trial on this share of each source
     trial_continue: bool = False  # --trial: the full run starts even if the trial raised
-    tolerate: int | None = None  # quarantine up to N records that raise (run.quarantine)
+    tolerate: int | None = None  # quarantine up to N records that raise (run.quarantine())
     checks: list[str] = field(default_factory=list)  # "operator: predicate over row"
     table_checks: list[str] = field(default_factory=list)  # "operator: unique(id)", ...
     golden: list[str] = field(default_factory=list)  # "operator: reference_function"

@@ -47,7 +47,8 @@ def test_one_pass_quarantine_equals_the_multi_pass_search(record, sc):
                  {"Parser": Parser, "planted": PLANTED}, tolerate=len(PLANTED))
     assert run.status == "finished", run.error
     assert sorted(run.namespace["out"]) == [x * 2 for x in range(RECORDS) if x not in PLANTED]
-    quarantine = run.quarantine
+    quarantine = run.quarantine()
+    assert set(quarantine["reason"]) == {"raised"}
     oracle = multi_pass_culprits(sc, list(range(RECORDS)))
     assert oracle == PLANTED
     assert set(quarantine["value"]) == oracle
@@ -70,4 +71,4 @@ def test_one_more_than_n_fails_the_run_saying_n_was_reached(record):
     assert run.status == "failed"
     assert "--tolerate 1 reached" in run.error["message"]
     assert run.error["record"]["repr"] == "9"
-    assert list(run.quarantine["value"]) == [3]  # what was quarantined is kept
+    assert list(run.quarantine()["value"]) == [3]  # what was quarantined is kept

@@ -137,7 +137,9 @@ def test_conditional_breakpoints_hit_exactly_the_matching_records_skip_and_repla
     taken = [[1000 if x == 257 else x for x in range(500) if x != 7],
              [x for x in range(500, 1000) if x != 757]]
     assert run.namespace["out"] == list(plain_totals(taken[0])) + list(plain_totals(taken[1]))
-    assert sorted(q["record"] for q in run.quarantine()) == [7, 757]
+    quarantine = run.quarantine()
+    assert sorted(quarantine["value"]) == [7, 757]
+    assert set(quarantine["reason"]) == {"skipped"}
     assert [h.decision for h in sorted(run.breakpoints, key=lambda h: h.record)] == \
         ["skip", "replace", "resume", "skip"]
     dbg = run.debugger()  # time travel replays the edited inputs: every jump agrees

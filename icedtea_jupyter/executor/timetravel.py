@@ -119,6 +119,8 @@ class TimeTravel(WorkerPlugin):
         sums the first one and one about every BATCH_SUM_PERIOD, and records groups."""
         if self.batch_rows is None:
             self.kind, self.batch_rows = "batches", array("I")
+        if host.per_call and self.condition is not None:
+            self.condition_on_call(batch)
         index = len(self.batch_rows)
         self.batch_rows.append(rows)
         if host.per_call and self.inputs is not None:
@@ -261,6 +263,22 @@ class TimeTravel(WorkerPlugin):
             yield record
         if self._hit is not None:
             self._interact_for(self._hit)
+
+    def condition_on_call(self, arguments: tuple) -> None:
+        """A UDF's or grouped map's call, about to be made: a hit on the previous call
+        interacts now (its scope is done), then the condition is tested on this one,
+        ``row`` being its one argument (a batch's Series, a group's frame) or the tuple
+        of them. A hit on a partition's last call has no next call to interact at."""
+        if self._hit is not None:
+            self._interact_for(self._hit)
+        record = arguments[0] if len(arguments) == 1 else arguments
+        try:
+            hit = (self.condition or _never)(record)
+        except Exception as exc:
+            self.host.alert("interact-when", "evaluate", exc)
+            self.condition, hit = None, False
+        if hit:
+            self._hit = record
 
     def _interact_for(self, record: Any) -> None:
         self._hit = None

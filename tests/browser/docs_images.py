@@ -26,7 +26,7 @@ import pytest
 from conftest import notebook_json
 from skew_notebook import skew_cells
 from test_lineage import open_lineage, trace_row
-from test_sidebar import RUN_FINISHED, open_notebook, run_all_cells, show_sidebar
+from test_sidebar import RUN_FINISHED, collapse, open_notebook, run_all_cells, show_sidebar
 from test_skew import only_skew_open
 
 from tests.waiting import FileGate
@@ -36,12 +36,6 @@ pytestmark = pytest.mark.browser
 expect = pytest.importorskip("playwright.sync_api").expect
 
 STEP = 30_000
-
-
-def collapse(sidebar, name: str) -> None:
-    title = sidebar.locator(f'.lm-AccordionPanel-title[aria-controls="icedtea-section-{name}"]')
-    if title.get_attribute("aria-expanded") == "true":
-        title.click()
 
 
 def test_docs_sidebar_image(page, lab_server, artifacts):

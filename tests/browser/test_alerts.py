@@ -7,7 +7,7 @@ import json
 
 import pytest
 from conftest import notebook_json
-from test_sidebar import RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
+from test_sidebar import RUN_FINISHED, collapse, open_notebook, show_sidebar, widen_left_area
 from test_time_travel import run_cells
 
 from tests.waiting import FileGate
@@ -75,6 +75,10 @@ def watch_alerts(page, lab_server, artifacts, live):
     assert runs.first.get_attribute("data-status") == "running"
     expect(title).to_contain_text("Alerts (")
     page.screenshot(path=str(artifacts / "alerts-live.png"))
+    for section in ("interactions", "steps", "snapshot"):  # room for the alerts (docs/images)
+        collapse(sidebar, section)
+    expect(records.first).to_be_visible()
+    page.screenshot(path=str(artifacts / "docs-agents.png"))
     live.open()
 
     # Final: every failing record counted, in the group and the section's title

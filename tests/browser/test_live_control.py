@@ -11,7 +11,7 @@ import re
 
 import pytest
 from conftest import notebook_json
-from test_sidebar import RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
+from test_sidebar import RUN_FINISHED, collapse, open_notebook, show_sidebar, widen_left_area
 from test_time_travel import run_cells, run_code
 
 pytestmark = pytest.mark.browser
@@ -81,6 +81,10 @@ def test_pause_look_resume_then_replace_a_record_at_a_breakpoint(page, lab_serve
     expect(editor).to_have_value("390")
     expect(status).to_have_text("Paused")
     page.screenshot(path=str(artifacts / "live-control-hit.png"))
+    for section in ("interactions", "steps", "snapshot"):  # room for the hit (docs/images)
+        collapse(sidebar, section)
+    expect(editor).to_be_visible()
+    page.screenshot(path=str(artifacts / "docs-live_control.png"))
     editor.fill("1000")
     control.locator("button.jp-icedtea-hit-replace").click()
     expect(control.locator(".jp-icedtea-hits")).to_contain_text("→ replace", timeout=15_000)

@@ -62,6 +62,13 @@ def show_sidebar(page):
     return sidebar
 
 
+def collapse(sidebar, name: str) -> None:
+    """Collapse the sidebar's section ``name`` (its data-section) if it is open."""
+    title = sidebar.locator(f'.lm-AccordionPanel-title[aria-controls="icedtea-section-{name}"]')
+    if title.get_attribute("aria-expanded") == "true":
+        title.click()
+
+
 def count(text: str) -> int:
     return int(text.replace(",", "").strip() or 0)
 

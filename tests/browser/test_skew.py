@@ -9,7 +9,7 @@ import re
 import pytest
 from conftest import notebook_json
 from skew_notebook import skew_cells
-from test_sidebar import RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
+from test_sidebar import RUN_FINISHED, collapse, open_notebook, show_sidebar, widen_left_area
 from test_time_travel import run_cells, run_code
 
 from tests.waiting import FileGate, wait_until
@@ -24,9 +24,7 @@ LIVE = 60_000
 def only_skew_open(sidebar) -> None:
     """Collapse the other sections: the Skew section gets the sidebar's height."""
     for name in ("run", "interactions", "steps", "snapshot"):
-        title = sidebar.locator(f'.lm-AccordionPanel-title[aria-controls="icedtea-section-{name}"]')
-        if title.get_attribute("aria-expanded") == "true":
-            title.click()
+        collapse(sidebar, name)
     skew = sidebar.locator('.lm-AccordionPanel-title[aria-controls="icedtea-section-skew"]')
     if skew.get_attribute("aria-expanded") != "true":
         skew.click()

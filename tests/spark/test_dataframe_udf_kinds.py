@@ -5,9 +5,13 @@ an Arrow batch of its arguments (as the function takes it); and
 import pytest
 
 from tests.spark.test_dataframe_time_travel import (  # noqa: F401 - the fixture
+    BATCH,
+    GROUPED,
+    PANDAS_UDF,
     ROWS,
     jumps_and_steps_equal_the_run_and_the_oracle,
     sql_conf,
+    udf_state,
 )
 
 pytestmark = pytest.mark.spark
@@ -50,8 +54,6 @@ ITERATOR_ARROW_UDF = CELL.format(
                          ids=["arrow_udf", "iterator_pandas_udf", "iterator_arrow_udf"])
 def test_arrow_and_iterator_udf_columns_a_record_is_a_batch(record, sql_conf, code,  # noqa: F811
                                                             record_inputs):
-    from tests.spark.test_dataframe_time_travel import BATCH
-
     jumps_and_steps_equal_the_run_and_the_oracle(record, sql_conf, code, record_inputs,
                                                  unit=BATCH)
 
@@ -96,3 +98,41 @@ def test_a_cogroup_apply_in_pandas_a_record_is_a_key_and_its_two_groups(record, 
     assert moved["groups"] == state["groups"] + 1
     assert (moved["left"] - state["left"], moved["right"] - state["right"]) in {
         (15, 6), (15, 0), (0, 6)}  # 600 ids over 40 keys, 300 over 50
+
+
+def test_interact_when_on_a_pandas_udf_theta_tests_each_batch(record, sql_conf):  # noqa: F811
+    """``row`` is the batch's Series; an interaction follows each batch holding a multiple
+    of 100 (v = id / 2: batches 0, 4 and 8 of each partition), and a jump to it gives the
+    recorded states."""
+    sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
+    run = record(PANDAS_UDF, {"ROWS": ROWS}, interact_when="(row % 100 == 0).any()")
+    assert run.status == "finished", run.error
+    conditions = [i.index for i in run.interactions if i.trigger == "condition"]
+    assert len(conditions) == 6, [i.trigger for i in run.interactions]
+    dbg, seen = run.debugger(), set()
+    for k in conditions:
+        recorded, jumped = run.snapshot(k), dbg.jump(k)
+        for p in (0, 1):
+            if recorded.status("running", p) in ("running", "finished"):
+                assert jumped.state("running", p) == recorded.state("running", p), (k, p)
+            seen.add((p, udf_state(recorded.state("running", p))[0]))
+    assert {(p, (b + 1) * BATCH) for p in (0, 1) for b in (0, 4, 8)} <= seen
+
+
+def test_interact_when_on_a_grouped_map_theta_tests_each_group(record, sql_conf):  # noqa: F811
+    """``row`` is the group's frame; an interaction follows groups 7 and 13 (unless one is
+    its partition's last group: no call comes after it) with that group done."""
+    run = record(GROUPED, {"ROWS": ROWS}, interact_when="int(row.k.iloc[0]) in (7, 13)")
+    assert run.status == "finished", run.error
+    partitions = sorted({w["partition"] for w in run.partitions("Centre")})
+    lasts = {list(run.final_state("Centre", p)["means"])[-1] for p in partitions}
+    conditions = [i.index for i in run.interactions if i.trigger == "condition"]
+    assert conditions and len(conditions) == len({7, 13} - lasts)
+    dbg = run.debugger()
+    for k in conditions:
+        recorded = run.snapshot(k)
+        states = {p: recorded.state("Centre", p) for p in partitions
+                  if recorded.status("Centre", p) in ("running", "finished")}
+        assert any(list(s["means"])[-1:] in ([7], [13]) for s in states.values()), states
+        jumped = dbg.jump(k)
+        assert all(jumped.state("Centre", p) == state for p, state in states.items())

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("name", ["versions.ipynb"])
+@pytest.mark.parametrize("name", ["versions.ipynb", "tpch.ipynb", "product_reviews.ipynb"])
 def test_story_notebook_reexecutes_with_its_saved_outputs(name, tmp_path):
     notebook = shutil.copy(ROOT / "notebooks" / name, tmp_path / name)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))

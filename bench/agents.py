@@ -12,9 +12,11 @@ CPU (target: <= 1.2 each tool).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 
+import psutil
 from overhead import plain, prepare, recorded
 
 from icedtea_jupyter.agents.overhead import OverheadAgent
@@ -50,22 +52,39 @@ def main() -> None:
         run_once()
     times: dict[str, list[float]] = {name: [] for name in runs}
     cpu: dict[str, list[float]] = {name: [] for name in runs}
+    others: dict[str, list[dict]] = {name: [] for name in runs}  # kernel, JVM CPU; load
     names = list(runs)
     for i in range(args.repeat):
         order = names[i % len(names):] + names[:i % len(names)]  # rotating
         for name in order:
+            before = other_cpu()
             times[name].append(runs[name]())
             cpu[name].append((plain if name == "plain" else recorded).cpu)
+            after = other_cpu()
+            others[name].append({k: after[k] - before[k] for k in after}
+                                | {"load": os.getloadavg()[0]})
             print(f"  rep {i + 1} {name:11s} {times[name][-1]:.2f} s wall, "
-                  f"{cpu[name][-1]:.2f} s worker CPU", flush=True)
+                  f"{cpu[name][-1]:.2f} s worker CPU, {others[name][-1]['kernel']:.2f} s "
+                  f"kernel, {others[name][-1]['jvm']:.2f} s JVM, load "
+                  f"{others[name][-1]['load']:.1f}", flush=True)
     results = [summary(tool, times, cpu) for tool in tools]
     for result in results:
         print(f"{result['tool']}: wall ratio {result['ratio']:.3f} (paired "
               f"{result['paired']:.3f}) · worker CPU ratio {result['cpu_ratio']:.3f} "
               f"(paired {result['paired_cpu']:.3f})")
     print(json.dumps({"bench": "agents", "records": args.records, "repeat": args.repeat,
-                      "results": results, "times": times, "cpu": cpu}))
+                      "results": results, "times": times, "cpu": cpu, "others": others}))
     spark.stop()
+
+
+def other_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process (the kernel side: the coordinator's threads,
+    the driver) and of the Spark JVM it started: with the workers', where the cores went."""
+    me = psutil.Process()
+    jvm = sum(t.user + t.system for t in (c.cpu_times() for c in me.children(recursive=True)
+                                          if "java" in c.name()))
+    own = me.cpu_times()
+    return {"kernel": own.user + own.system, "jvm": jvm}
 
 
 def summary(tool: str, times: dict, cpu: dict) -> dict:

@@ -142,8 +142,7 @@ class WorkerHost:
     def _records(self, kind: str, f: Callable, iterator: Iterable) -> Iterator:
         if self.user_function is None:
             self.user_function = f
-        if self.on_failure is not None and (kind not in blocks.RESUMABLE or self._needs_records()
-                                            or not blocks.runs_in_blocks(f)):
+        if self.on_failure is not None and not self._resumable(kind, f):
             kind, f = self._guarded(kind, f)  # else the blocks' loop is resumed
         self.loop_kind = kind
         if self._needs_records() or not blocks.runs_in_blocks(f):
@@ -153,6 +152,13 @@ class WorkerHost:
             wrapped = self.plugins.call(plugin, "block_function", kind, f)
             f = f if wrapped is None else wrapped
         return blocks.run_in_blocks(self, kind, f, iterator)
+
+    def _resumable(self, kind: str, f: Callable) -> bool:
+        """Can ``--tolerate`` resume this host's loop in blocks (``resumed.py``)? Not a
+        map of G(θ): time travel takes a map in blocks to have one output per input,
+        and a skipped record has none (the wrapper makes it a flatMap, which logs)."""
+        return kind in blocks.RESUMABLE and not (kind == "map" and self.spec.in_g) \
+            and not self._needs_records() and blocks.runs_in_blocks(f)
 
     def _guarded(self, kind: str, f: Callable) -> tuple[str, Any]:
         """``f`` wrapped so that ``on_failure`` may take the records it raises on: one

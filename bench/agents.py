@@ -15,6 +15,8 @@ import json
 import os
 import statistics
 import sys
+import threading
+import time
 
 import psutil
 from overhead import plain, prepare, recorded
@@ -58,8 +60,9 @@ def main() -> None:
         order = names[i % len(names):] + names[:i % len(names)]  # rotating
         for name in order:
             before = other_cpu()
-            times[name].append(runs[name]())
-            cpu[name].append((plain if name == "plain" else recorded).cpu)
+            with WorkerCpuSampler() as sampled:
+                times[name].append(runs[name]())
+            cpu[name].append(sampled.seconds)
             after = other_cpu()
             others[name].append({k: after[k] - before[k] for k in after}
                                 | {"load": os.getloadavg()[0]})
@@ -75,6 +78,65 @@ def main() -> None:
     print(json.dumps({"bench": "agents", "records": args.records, "repeat": args.repeat,
                       "results": results, "times": times, "cpu": cpu, "others": others}))
     spark.stop()
+
+
+class WorkerCpuSampler:
+    """This process's Python workers' CPU seconds during one run, sampled every
+    ``period`` seconds per process. ``overhead.worker_cpu_seconds`` counts every
+    ``pyspark.daemon`` on the machine, other sessions' included (their workers exiting
+    made deltas negative). A worker is counted from its first sample (from 0 if it
+    started during the run) to its last: one that exits loses at most ``period``."""
+
+    def __init__(self, period: float = 0.2) -> None:
+        self.period, self.first, self.last = period, {}, {}
+        self.stop = threading.Event()
+
+    def _workers(self) -> list:
+        """This process's Python workers only (its JVM's daemon and what it forked): on
+        a shared machine other sessions' Spark workers run too."""
+        found = []
+        for process in psutil.Process().children(recursive=True):
+            try:
+                if "pyspark.daemon" in " ".join(process.cmdline()):
+                    found.append(process)
+            except psutil.Error:
+                continue
+        return found
+
+    def _sample(self, started: float) -> None:
+        for process in self._workers():
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            seconds = times.user + times.system
+            if process.pid not in self.first:
+                try:
+                    new = process.create_time() >= started
+                except psutil.Error:
+                    continue
+                self.first[process.pid] = 0.0 if new else seconds
+            self.last[process.pid] = seconds
+
+    def __enter__(self) -> WorkerCpuSampler:
+        started = time.time()
+        self._sample(started)
+
+        def loop() -> None:
+            while not self.stop.wait(self.period):
+                self._sample(started)
+        self.thread = threading.Thread(target=loop, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self._sample(0.0)
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.last[pid] - self.first[pid] for pid in self.last)
 
 
 def other_cpu() -> dict[str, float]:

@@ -400,6 +400,6 @@ def rows_of(value: Any) -> list:
         return list(value.itertuples(index=False, name="Row"))
     if hasattr(value, "to_pylist"):
         return value.to_pylist()
-    if hasattr(value, "tolist") and hasattr(value, "dtype"):
-        return value.tolist()
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) == 1:  # not a numpy scalar
+        return list(value.tolist())
     return [value]

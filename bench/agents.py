@@ -12,9 +12,13 @@ CPU (target: <= 1.2 each tool).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
+import threading
+import time
 
+import psutil
 from overhead import plain, prepare, recorded
 
 from icedtea_jupyter.agents.overhead import OverheadAgent
@@ -50,22 +54,99 @@ def main() -> None:
         run_once()
     times: dict[str, list[float]] = {name: [] for name in runs}
     cpu: dict[str, list[float]] = {name: [] for name in runs}
+    others: dict[str, list[dict]] = {name: [] for name in runs}  # kernel, JVM CPU; load
     names = list(runs)
     for i in range(args.repeat):
         order = names[i % len(names):] + names[:i % len(names)]  # rotating
         for name in order:
-            times[name].append(runs[name]())
-            cpu[name].append((plain if name == "plain" else recorded).cpu)
+            before = other_cpu()
+            with WorkerCpuSampler() as sampled:
+                times[name].append(runs[name]())
+            cpu[name].append(sampled.seconds)
+            after = other_cpu()
+            others[name].append({k: after[k] - before[k] for k in after}
+                                | {"load": os.getloadavg()[0]})
             print(f"  rep {i + 1} {name:11s} {times[name][-1]:.2f} s wall, "
-                  f"{cpu[name][-1]:.2f} s worker CPU", flush=True)
+                  f"{cpu[name][-1]:.2f} s worker CPU, {others[name][-1]['kernel']:.2f} s "
+                  f"kernel, {others[name][-1]['jvm']:.2f} s JVM, load "
+                  f"{others[name][-1]['load']:.1f}", flush=True)
     results = [summary(tool, times, cpu) for tool in tools]
     for result in results:
         print(f"{result['tool']}: wall ratio {result['ratio']:.3f} (paired "
               f"{result['paired']:.3f}) · worker CPU ratio {result['cpu_ratio']:.3f} "
               f"(paired {result['paired_cpu']:.3f})")
     print(json.dumps({"bench": "agents", "records": args.records, "repeat": args.repeat,
-                      "results": results, "times": times, "cpu": cpu}))
+                      "results": results, "times": times, "cpu": cpu, "others": others}))
     spark.stop()
+
+
+class WorkerCpuSampler:
+    """This process's Python workers' CPU seconds during one run, sampled every
+    ``period`` seconds per process. ``overhead.worker_cpu_seconds`` counts every
+    ``pyspark.daemon`` on the machine, other sessions' included (their workers exiting
+    made deltas negative). A worker is counted from its first sample (from 0 if it
+    started during the run) to its last: one that exits loses at most ``period``."""
+
+    def __init__(self, period: float = 0.2) -> None:
+        self.period, self.first, self.last = period, {}, {}
+        self.stop = threading.Event()
+
+    def _workers(self) -> list:
+        """This process's Python workers only (its JVM's daemon and what it forked): on
+        a shared machine other sessions' Spark workers run too."""
+        found = []
+        for process in psutil.Process().children(recursive=True):
+            try:
+                if "pyspark.daemon" in " ".join(process.cmdline()):
+                    found.append(process)
+            except psutil.Error:
+                continue
+        return found
+
+    def _sample(self, started: float) -> None:
+        for process in self._workers():
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            seconds = times.user + times.system
+            if process.pid not in self.first:
+                try:
+                    new = process.create_time() >= started
+                except psutil.Error:
+                    continue
+                self.first[process.pid] = 0.0 if new else seconds
+            self.last[process.pid] = seconds
+
+    def __enter__(self) -> WorkerCpuSampler:
+        started = time.time()
+        self._sample(started)
+
+        def loop() -> None:
+            while not self.stop.wait(self.period):
+                self._sample(started)
+        self.thread = threading.Thread(target=loop, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self._sample(0.0)
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.last[pid] - self.first[pid] for pid in self.last)
+
+
+def other_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process (the kernel side: the coordinator's threads,
+    the driver) and of the Spark JVM it started: with the workers', where the cores went."""
+    me = psutil.Process()
+    jvm = sum(t.user + t.system for t in (c.cpu_times() for c in me.children(recursive=True)
+                                          if "java" in c.name()))
+    own = me.cpu_times()
+    return {"kernel": own.user + own.system, "jvm": jvm}
 
 
 def summary(tool: str, times: dict, cpu: dict) -> dict:

@@ -200,10 +200,9 @@ class TableChecks(Agent):
     def observes(self) -> bool:
         return bool(self.partials)
 
-    def observe_outputs(self, record: Any, outputs: list, seconds: float) -> None:
-        rows = self.rows
-        rows += outputs
-        if len(rows) >= BATCH:
+    def observe_output_rows(self, rows: list) -> None:
+        self.rows += rows
+        if len(self.rows) >= BATCH:
             self._fold()
 
     def _fold(self) -> None:

@@ -37,6 +37,9 @@ class AgentContext:
     overhead: Callable[[], dict] = dict  # per agent: seconds, calls in its hooks (timed runs)
     taken: Callable[[], int] = int  # inputs taken so far, the one being processed included
     api: str = ""  # the API that made the operator: map, filter, mapPartitions, ...
+    # stay between two records, handling messages (``receive_message``) as they come,
+    # until ``until()`` or ``timeout`` seconds: to wait for a coordinator's answer
+    wait: Callable[[Callable[[], bool], float], None] = lambda until, timeout: None
 
 
 class Agent:
@@ -84,6 +87,16 @@ class Agent:
         took on it. Whole-partition functions (mapPartitions...): once per output,
         ``record`` None, ``outputs`` that one output, ``seconds`` the time the function
         took to produce it."""
+
+    def observe_output_rows(self, rows: list) -> None:
+        """The operator's outputs since the last call, in order: between two blocks
+        (every few milliseconds), at heartbeats and before ``finish``. The worker
+        appends each output to a list by a C call, so the operator keeps its C block
+        loop: cheaper than ``observe_outputs`` when neither the input record nor the
+        time is needed. A batch function's (mapInPandas, mapInArrow) outputs come as
+        their rows (pandas: named tuples; Arrow: dicts); a DataFrame UDF's as its
+        results (a row UDF's value, a pandas UDF's Series values, applyInPandas' rows).
+        ``rows`` is emptied after the call: keep what you need."""
 
     def record_failed(self, record: Any, exception: Exception) -> bool:
         """A per-record operator raised ``exception`` processing ``record``. True skips
@@ -167,10 +180,11 @@ class AgentPlugin(WorkerPlugin):
             operator=spec.name or names.get(spec.op_id, str(spec.op_id)),
             partition=worker["partition"], stage=worker["stage"],
             attempt=worker["attempt"], counts=host.counts, state=host.state,
-            overhead=self.overhead, taken=host.live_count, api=spec.api)
+            overhead=self.overhead, taken=host.live_count, api=spec.api, wait=host.hold)
         self.agents: list[Agent] = []
         self.quiet: list[Agent] = []  # agents that declined the per-record hooks
         self._output_hooks: tuple[tuple[Agent, Callable], ...] = ()
+        self.rows: list = []  # outputs not yet shown to ``observe_output_rows``
         self._timed = False
         if any(getattr(cls, "times_agents", False) for cls in spec.run.agents):
             self._call = self._timed_call  # type: ignore[method-assign]
@@ -195,6 +209,7 @@ class AgentPlugin(WorkerPlugin):
         self.observers = [a for a in observing if overrides(a, "observe_record")]
         self.output_observers = [a for a in observing if overrides(a, "observe_outputs")]
         self.failure_handlers = [a for a in observing if overrides(a, "record_failed")]
+        self.row_observers = [a for a in observing if overrides(a, "observe_output_rows")]
         # per record: the bound hooks, called directly (timed when an agent asks)
         self._output_hooks = tuple((a, self._hook(a, "observe_outputs"))
                                    for a in self.output_observers)  # a new one: a loop
@@ -335,7 +350,25 @@ class AgentPlugin(WorkerPlugin):
             yield out
             started = perf_counter()
 
+    def output_rows(self, host: Any) -> list | None:
+        return self.rows if self.row_observers else None
+
+    def boundary(self, host: Any, inputs: int, outputs: int) -> None:
+        if self.rows:
+            self.hand_rows(host)
+
+    def hand_rows(self, host: Any) -> None:
+        """The outputs listed since the last call, to each ``observe_output_rows``."""
+        rows = self.rows[:]
+        self.rows.clear()  # the list the host appends to stays the same
+        if host.loop_kind == "batches" or host.per_call:
+            rows = [row for value in rows for row in rows_of(value)]
+        for agent in list(self.row_observers):
+            self._call(agent, "observe_output_rows", rows)
+
     def beat(self, host: Any) -> None:
+        if self.rows:
+            self.hand_rows(host)
         for agent in list(self.agents):
             self._call(agent, "heartbeat")
 
@@ -357,3 +390,16 @@ class AgentPlugin(WorkerPlugin):
         for agent in list(self.agents):
             self._call(agent, "finish")
         message["tags"] = self.tags
+
+
+def rows_of(value: Any) -> list:
+    """The rows of a batch function's output or a DataFrame UDF's result: a pandas
+    DataFrame's as named tuples, a Series' values, an Arrow batch's as dicts; else the
+    value itself (a row UDF's result)."""
+    if hasattr(value, "itertuples"):
+        return list(value.itertuples(index=False, name="Row"))
+    if hasattr(value, "to_pylist"):
+        return value.to_pylist()
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) == 1:  # not a numpy scalar
+        return list(value.tolist())
+    return [value]

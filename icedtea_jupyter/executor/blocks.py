@@ -39,7 +39,7 @@ from operator import length_hint
 from types import FrameType, GeneratorType
 from typing import Any
 
-from . import task_failures
+from . import resumed, task_failures
 from .records import NO_RECORD as _NO_RECORD
 
 RUN = 4096  # the longest block
@@ -196,6 +196,7 @@ class HostChain:
             host.count_in = self.hosts[-1].count_out
             inputs = iterator
         self.outputs, counter = _outputs(kind, f, inputs, host)
+        self.outputs = host.tap_outputs(self.outputs)  # agents' output rows, if any
         host.count_out = counter.value if counter is not None else host.outputs_of_map
         host.culprit = _culprit_finder(kind, f, host)
         self.hosts.append(host)
@@ -399,8 +400,18 @@ def runs_in_blocks(f: Any) -> bool:
     return inspect.isfunction(f) or (inspect.ismethod(f) and inspect.isfunction(f.__func__))
 
 
+RESUMABLE = ("map", "filter", "operator")  # kinds whose loop resumes after a taken record
+
+
 def _outputs(kind: str, f: Callable, inputs: Iterable,
              host: Any) -> tuple[Iterator, Counter | None]:
+    on_failure = getattr(host, "on_failure", None)
+    if on_failure is not None and kind in RESUMABLE:  # --tolerate (resumed.py)
+        counter = Counter()
+        if kind == "operator":
+            return counter.tap(resumed.resumed_operator(f, inputs, on_failure)), counter
+        return counter.tap(resumed.resumed(kind, f, inputs, partial(_culprit_record, host),
+                                            on_failure)), counter
     if kind == "map":
         return map(f, inputs), None
     counter = Counter()
@@ -444,17 +455,41 @@ def _culprit_finder(kind: str, f: Any, host: Any) -> Callable[[FrameType, list],
     return record_of
 
 
+def _culprit_record(host: Any, exc: BaseException) -> Any:
+    """The record ``host``'s function raised ``exc`` on (its innermost frame in the
+    traceback), or NO_RECORD."""
+    frames, record = _frames(exc), _NO_RECORD
+    for depth, frame in enumerate(frames):
+        found = host.culprit(frame, frames[depth + 1:])
+        if found is not _NOT_HERE:
+            record = found
+    return record
+
+
 def _operator_record(op: Any, frame: FrameType, inner: list) -> Any:
-    """In ``Operator.__call__`` of ``op``: its loop's record, unless the frame inside it
-    is ``open`` or ``close`` (no record then)."""
+    """In ``Operator.__call__`` of ``op`` (or its resumed loop under ``--tolerate``): its
+    loop's record, unless the frame inside it is ``open`` or ``close`` (no record then)."""
     from .operator import Operator
 
-    if frame.f_code is not Operator.__call__.__code__ or frame.f_locals.get("self") is not op:
+    if frame.f_code is Operator.__call__.__code__:
+        owner = frame.f_locals.get("self")
+    elif frame.f_code is resumed.resumed_operator.__code__:
+        owner = frame.f_locals.get("op")
+    else:
+        return _NOT_HERE
+    if owner is not op:
         return _NOT_HERE
     if inner and inner[0].f_code.co_name in ("open", "close") \
             and inner[0].f_locals.get("self") is op:
         return _NO_RECORD
     return frame.f_locals.get("record", _NO_RECORD)
+
+
+class TappedOutputs(filterfalse):
+    """A host's outputs, each appended to a list as it passes (``filterfalse`` of the
+    list's ``append``: a C call an output; ``WorkerHost.tap_outputs``)."""
+
+    __slots__ = ()
 
 
 class _Guard(chain):
@@ -472,6 +507,8 @@ def _from_spark(iterator: Iterable) -> bool:
     """Whether ``iterator`` is Spark's (a deserializer, a range, a shuffle read), not a
     generator of this package (a host's outputs, replay's feed of a worker): reading
     it ahead runs no operator's code earlier than Spark would."""
+    if isinstance(iterator, TappedOutputs):
+        return False
     code = getattr(iterator, "gi_code", None)
     return code is None or not code.co_filename.startswith(_PACKAGE)
 

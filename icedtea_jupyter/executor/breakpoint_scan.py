@@ -32,12 +32,36 @@ def first_match(rows, start):
 """
 
 
+_MATCHES = """
+def matches(rows):
+    found = []
+    for i, row in enumerate(rows):
+        try:
+            if ({expression}):
+                found.append(i)
+        except Exception:
+            found.append(i)
+    return found
+"""
+
+
 def compile_scan(expression: str) -> Callable[[list, int], int]:
     """``first_match(rows, start)``: the index of the first of ``rows[start:]`` that
     ``expression`` (over ``row``) holds for, or raises on; -1 if none."""
+    return _compiled(_SCAN, expression, "<breakpoint>")
+
+
+def compile_matches(expression: str, what: str = "<check>") -> Callable[[list], list[int]]:
+    """``matches(rows)``: the indexes of all ``rows`` that ``expression`` (over ``row``)
+    holds for, or raises on (one loop over the list, the expression inline: no call a
+    row). ``what`` names the code in tracebacks."""
+    return _compiled(_MATCHES, expression, what)
+
+
+def _compiled(template: str, expression: str, what: str) -> Callable:
     names: dict = {}
-    exec(compile(_SCAN.format(expression=expression), "<breakpoint>", "exec"), names)
-    return names["first_match"]
+    exec(compile(template.format(expression=expression), what, "exec"), names)
+    return names[template.split("(")[0].split()[-1]]
 
 
 class ScannedInput:

@@ -25,7 +25,7 @@ from functools import partial
 from time import perf_counter
 from typing import Any
 
-from . import blocks, features, task_failures
+from . import blocks, features, observed, task_failures
 from .channel import channel_for
 from .lineage import LineageCapture
 from .loops import record_loop
@@ -85,6 +85,7 @@ class WorkerHost:
         self.error: dict | None = None
         self.per_call = False  # UDFs and grouped maps: ended by the next task or a flush
         self.call_feed: Any = None  # a row UDF's rows through the plugins' records hooks
+        self.call_rows: list[list] = []  # per call: the plugins' output rows lists
         self.user_function: Any = None  # whose attributes/closure are the state
         self.user_generator: Any = None  # whose locals are the state
         self.final_locals: dict | None = None  # its locals when its input ran out
@@ -100,6 +101,8 @@ class WorkerHost:
         self.culprit: Any = None
         self.outputs_ended = False  # a whole-partition function in blocks: its outputs ran out
         self.loop_kind = "partition"  # map, filter, flatMap, operator, partition, batches
+        # takes a record the function raised on (skipped) or not (--tolerate's agents)
+        self.on_failure: Callable[[Any, Exception], bool] | None = None
         self._lost = 0  # a failed map's record that produced no output
         self.plugins = PluginSet(self)
         self._start_plugins()
@@ -139,6 +142,8 @@ class WorkerHost:
     def _records(self, kind: str, f: Callable, iterator: Iterable) -> Iterator:
         if self.user_function is None:
             self.user_function = f
+        if self.on_failure is not None and not self._resumable(kind, f):
+            kind, f = self._guarded(kind, f)  # else the blocks' loop is resumed
         self.loop_kind = kind
         if self._needs_records() or not blocks.runs_in_blocks(f):
             return record_loop(self, kind, f, iterator)
@@ -147,6 +152,22 @@ class WorkerHost:
             wrapped = self.plugins.call(plugin, "block_function", kind, f)
             f = f if wrapped is None else wrapped
         return blocks.run_in_blocks(self, kind, f, iterator)
+
+    def _resumable(self, kind: str, f: Callable) -> bool:
+        """Can ``--tolerate`` resume this host's loop in blocks (``resumed.py``)? Not a
+        map of G(θ): time travel takes a map in blocks to have one output per input,
+        and a skipped record has none (the wrapper makes it a flatMap, which logs)."""
+        return kind in blocks.RESUMABLE and not (kind == "map" and self.spec.in_g) \
+            and not self._needs_records() and blocks.runs_in_blocks(f)
+
+    def _guarded(self, kind: str, f: Callable) -> tuple[str, Any]:
+        """``f`` wrapped so that ``on_failure`` may take the records it raises on: one
+        frame a record (``observed.py``); the wrapper handles them, not the host."""
+        on_failure, self.on_failure = self.on_failure, None
+        assert on_failure is not None
+        if kind == "operator":
+            return kind, observed.guarded_operator(on_failure, f)
+        return observed.guarded(on_failure, kind, f)
 
     def run_partition(self, fn: Callable[[Iterator], Iterable], iterator: Iterable,
                       batches: bool = False) -> Iterator:
@@ -160,6 +181,13 @@ class WorkerHost:
             return record_loop(self, "batches" if batches else "partition", fn, iterator)
         self.outputs_log("partition", in_blocks=True)
         return blocks.run_partition_in_blocks(self, fn, iterator)
+
+    def tap_outputs(self, outputs: Iterator) -> Iterator:
+        """``outputs`` appended as they pass to the plugins' ``output_rows`` lists."""
+        for rows in self.plugins.results("output_rows"):
+            if rows is not None:
+                outputs = blocks.TappedOutputs(rows.append, outputs)
+        return outputs
 
     def keyed(self, records: Iterable) -> Iterable:
         """A map side's ``(key, value)`` input, tapped by the lineage capture

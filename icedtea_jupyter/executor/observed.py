@@ -6,6 +6,10 @@ timing it and listing its outputs. With ``record_failed`` a map becomes a flatMa
 output or none, so that a quarantined record gives no output (as ``error_guard.py``
 does for ``--on-error pause``); a filter drops it; a flatMap's or an ``Operator``'s
 gives nothing.
+
+With ``record_failed`` alone (``--tolerate``), a map, filter or ``Operator`` that runs
+in blocks is not wrapped: its C loop is resumed after a record that raised
+(``resumed.py``); the wrappers here serve the per-record loop and flatMaps.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ def observe(agents: Any, kind: str, f: Callable) -> tuple[str, Callable]:
     """``kind``, ``f`` for the host's loop with ``agents`` (the ``AgentPlugin``) told of
     each record's outputs and time, and asked about each record that raises."""
     if not agents.output_observers:  # failures only (--tolerate): no timing, no lists
-        return _guarded(agents, kind, f)
+        return guarded(agents.on_failure, kind, f)
     if kind == "map":
         return ("flatMap" if agents.failure_handlers else "map"), _map(agents, f)
     if kind == "filter":
@@ -28,9 +32,9 @@ def observe(agents: Any, kind: str, f: Callable) -> tuple[str, Callable]:
     return kind, _flat_map(agents, f)
 
 
-def _guarded(agents: Any, kind: str, f: Callable) -> tuple[str, Callable]:
-    """``f`` whose failing records the agents may take (skipped): one frame a record."""
-    on_failure = agents.on_failure
+def guarded(on_failure: Callable[[Any, Exception], bool], kind: str,
+            f: Callable) -> tuple[str, Callable]:
+    """``f`` whose failing records ``on_failure`` may take (skipped): one frame a record."""
     if kind == "map":
         def one(record: Any) -> tuple:
             try:
@@ -118,4 +122,10 @@ def _flat_map(agents: Any, f: Callable) -> Callable:
 def observe_operator(agents: Any, op: Any) -> GuardedOperator:
     """An ``Operator`` whose ``process`` the agents observe (``observe``)."""
     _, process = observe(agents, "flatMap", op.process)
+    return GuardedOperator(op, process)
+
+
+def guarded_operator(on_failure: Callable[[Any, Exception], bool], op: Any) -> GuardedOperator:
+    """An ``Operator`` whose failing records ``on_failure`` may take, record by record."""
+    _, process = guarded(on_failure, "flatMap", op.process)
     return GuardedOperator(op, process)

@@ -125,6 +125,12 @@ class WorkerPlugin:
         """In blocks: ``f`` (map, filter, flatMap) wrapped, called per input; None: as is."""
         return None
 
+    def output_rows(self, host: Any) -> list | None:
+        """A list the host appends each output of its function to (one C call an
+        output, in blocks as record by record), for this plugin to read and empty at
+        its checks; None: no list."""
+        return None
+
     # --- between records --------------------------------------------------------------
     def first_record(self, host: Any) -> None:
         """The host's first check, before its first record."""
@@ -156,7 +162,7 @@ class WorkerPlugin:
 
 
 HOOKS = ("needs_records", "records", "feed_input", "partition_outputs", "outputs_log",
-         "block_function", "first_record", "boundary", "sample", "batch", "beat", "accepts",
+         "block_function", "output_rows", "first_record", "boundary", "sample", "batch", "beat", "accepts",
          "control", "end")
 
 

@@ -45,8 +45,10 @@ class PartitionFunction(Shipped):
         loop = self._loop(host, split, iterator)
         # a per-record loop's frame counts its records; a chain's guard is not kept (the
         # host holding it would keep it alive past an early close)
-        host.loop = loop if getattr(loop, "gi_code", None) in LOOP_CODES else None
-        return loop
+        if getattr(loop, "gi_code", None) not in LOOP_CODES:
+            return loop  # a chain's guard: its outputs are tapped in the chain
+        host.loop = loop
+        return host.tap_outputs(loop)
 
     def _loop(self, host: WorkerHost, split: int, iterator: Iterable) -> Iterator:
         kind, f = self.kind, self.f
@@ -62,6 +64,9 @@ class PartitionFunction(Shipped):
                   f: Callable, iterator: Iterable) -> Iterator:
         """Agents see each record's outputs and time, or its failure (``observed.py``);
         whole-partition functions' outputs are seen through ``partition_outputs``."""
+        if not agents.output_observers:  # failures only (--tolerate): the host's loop
+            host.on_failure = agents.on_failure  # is resumed after a taken record
+            return self._loop_unguarded(host, split, kind, f, iterator)
         if kind in ("map", "filter", "flatMap", "foreach"):
             host.user_function = f  # its state, not the wrapper's
             if kind == "foreach":
@@ -261,7 +266,7 @@ class BatchFunction(Shipped):
     def replay(self, partition: int, batches: Iterable, task: Any = None) -> Iterator:
         """The host loop on ``partition`` (replay calls it: there is no Spark task)."""
         host = WorkerHost(self.spec, partition, task)
-        return host.run_partition(self.f, batches, batches=True)
+        return host.tap_outputs(host.run_partition(self.f, batches, batches=True))
 
 
 _CALL_HOSTS: dict[tuple[str, int], WorkerHost] = {}
@@ -280,6 +285,7 @@ def call_host(spec: OperatorSpec, f: Callable) -> WorkerHost:
     host = WorkerHost(spec, task.partitionId() if task else -1, task)
     host.per_call = True
     host.user_function = f
+    host.call_rows = [rows for rows in host.plugins.results("output_rows") if rows is not None]
     if host.plugins.by_hook["records"] and any(host.plugins.results("needs_records")):
         host.call_feed = CallFeed(host)
     _CALL_HOSTS[key] = host
@@ -333,6 +339,8 @@ class CallFunction:
         except BaseException as exc:
             host.fail_call(exc, args[0] if len(args) == 1 else args)
             raise
+        for listed in host.call_rows:  # the agents' output rows, if any
+            listed.append(result)
         if mode == "batch":
             rows = _rows(args[0]) if args else 0
             host.count_call(rows, rows, _NO_RECORD, whole=True)
@@ -358,6 +366,8 @@ class CallFunction:
             raise
         host.records_in = n
         host.records_out += 1
+        for listed in host.call_rows:  # the agents' output rows, if any
+            listed.append(result)
         return result
 
 

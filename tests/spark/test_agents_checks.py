@@ -125,5 +125,6 @@ def test_overhead_shows_what_each_agent_costs(record):
     assert run.status == "finished", run.error
     overhead = run.agent_overhead().set_index(["agent", "operator"])
     check = overhead.loc[("check", "clean")]
-    assert check["calls"] >= N and check["records"] == N and check["seconds"] > 0
+    # the check sees lists of rows: fewer calls than records
+    assert 1 <= check["calls"] < N and check["records"] == N and check["seconds"] > 0
     assert check["us_per_record"] == pytest.approx(check["seconds"] * 1e6 / N)

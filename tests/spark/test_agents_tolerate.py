@@ -1,4 +1,6 @@
 """--tolerate N: the crash culprits in one pass equal Inspector Gadget's multi-pass search."""
+import os
+
 import pandas as pd
 import pytest
 
@@ -72,3 +74,84 @@ def test_one_more_than_n_fails_the_run_saying_n_was_reached(record):
     assert "--tolerate 1 reached" in run.error["message"]
     assert run.error["record"]["repr"] == "9"
     assert list(run.quarantine()["value"]) == [3]  # what was quarantined is kept
+
+
+class FailsTogether:
+    """x -> x, raising on ``planted`` only once every partition's worker has reached its
+    planted record (files in ``meeting``): the failures happen at the same instant."""
+
+    def __init__(self, planted, meeting):
+        self.planted, self.meeting = set(planted), meeting
+
+    def __call__(self, x):
+        if x in self.planted:
+            import os
+            import time
+
+            open(os.path.join(self.meeting, str(x)), "w").close()
+            deadline = time.monotonic() + 30
+            while len(os.listdir(self.meeting)) < len(self.planted) \
+                    and time.monotonic() < deadline:
+                time.sleep(0.001)
+            raise ValueError(f"cannot parse {x}")
+        return x
+
+
+def test_two_workers_failing_at_once_cannot_both_take_the_last_place(record, tmp_path):
+    meeting = tmp_path / "meeting"
+    meeting.mkdir()
+    planted = {5, 25}  # one on each partition of parallelize(range(40), 2)
+    run = record("out = sc.parallelize(range(40), 2).map(FailsTogether(planted, meeting))"
+                 ".setName('parse').collect()",
+                 {"FailsTogether": FailsTogether, "planted": planted,
+                  "meeting": str(meeting)}, tolerate=1)
+    assert sorted(os.listdir(meeting)) == ["25", "5"]  # both workers met
+    assert run.status == "failed"  # the second failure found the one place taken
+    assert "--tolerate 1 reached" in run.error["message"]
+    quarantine = run.quarantine()
+    assert len(quarantine) == 1 and quarantine["value"].iloc[0] in planted
+    assert run.error["record"]["value"] == ({5, 25} - {quarantine["value"].iloc[0]}).pop()
+
+
+def test_functions_and_operators_in_blocks_skip_exactly_the_culprits(record):
+    """A map's function and an Operator run in blocks (their C loops resumed after a
+    quarantined record): the outputs, the culprits and the Operator's state are exact."""
+    code = """
+from icedtea_jupyter import Operator
+
+class Total(Operator):
+    def open(self):
+        self.total = 0
+    def process(self, x):
+        if x % 50 == 7:
+            raise ValueError(f"bad total {x}")
+        self.total += x
+        yield self.total
+
+def parse(x):
+    if x % 50 == 3:
+        raise ValueError(f"cannot parse {x}")
+    return x
+
+out = sc.parallelize(range(200), 2).map(lambda x: parse(x)).setName('parse') \\
+    .mapPartitions(Total()).setName('total').collect()
+"""
+    run = record(code, tolerate=8)
+    assert run.status == "finished", run.error
+    bad_parse, bad_total = {3, 53, 103, 153}, {7, 57, 107, 157}
+    expected = []
+    for part in (range(100), range(100, 200)):
+        total = 0
+        for x in part:
+            if x in bad_parse or x in bad_total:
+                continue
+            total += x
+            expected.append(total)
+    assert run.namespace["out"] == expected
+    quarantine = run.quarantine()
+    by_operator = quarantine.groupby("operator")["value"].apply(set).to_dict()
+    assert by_operator == {"parse": bad_parse, "total": bad_total}
+    for row in quarantine[quarantine["operator"] == "total"].itertuples():
+        start = row.value - row.value % 100  # its partition's first record
+        kept = [x for x in range(start, row.value) if x not in bad_parse | bad_total]
+        assert row.state["total"] == str(sum(kept))  # the Operator's state then

@@ -56,7 +56,7 @@ def decide(texts, partitions, attempts=None, batched=False):
             agent._send = lambda fields, sent=sent: sent.append(fields["payload"])
             agent.init(type("Context", (), {"operator": "op"})())
             for row in rows:
-                agent.observe_outputs(row, [row], 0.0)
+                agent.observe_output_rows([row])
                 if not batched:
                     agent.heartbeat()  # a fold per record: batches of one
             agent.finish()

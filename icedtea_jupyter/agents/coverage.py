@@ -1,0 +1,38 @@
+"""Which operators each built-in tool sees: the DataFrame UDFs some of them skip.
+
+``--check`` and ``--check-table`` see every Python operator's output rows, DataFrame
+UDFs' included (a row UDF's results, a pandas UDF's Series values, mapInPandas',
+mapInArrow's and applyInPandas' output rows). The tools below do not see the APIs
+listed: a run that has both gets a warning naming the tool and the operators.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+BATCH_APIS = ("mapInPandas", "mapInArrow")  # iterator of batches in and out
+PER_CALL_APIS = ("applyInPandas", "udf")  # Spark calls the function per row, batch, group
+SKIPPED = {  # agent name -> (the tool as the user selects it, the APIs it does not see)
+    "tolerate": ("--tolerate", BATCH_APIS + PER_CALL_APIS),
+    "golden": ("--golden", BATCH_APIS + PER_CALL_APIS),
+    "latency": ("--agent latency", BATCH_APIS + PER_CALL_APIS),
+    "samples": ("--agent samples", PER_CALL_APIS),
+    "summaries": ("--agent summaries", PER_CALL_APIS),
+}
+
+
+def skipped_operators(agent_names: Iterable[str],
+                      operators: Iterable[tuple[str, str]]) -> list[str]:
+    """One warning per selected tool that does not see some of ``operators`` ((name,
+    api) pairs), naming them."""
+    operators = list(operators)
+    warnings = []
+    for name in agent_names:
+        if name not in SKIPPED:
+            continue
+        tool, apis = SKIPPED[name]
+        unseen = [f"{op!r} ({api})" for op, api in operators if api in apis]
+        if unseen:
+            warnings.append(f"{tool} does not see DataFrame UDFs ({', '.join(apis)}): "
+                            f"{', '.join(unseen)} ran without it; --check and --check-table "
+                            "see their output rows")
+    return warnings

@@ -82,9 +82,8 @@ def main() -> None:
 
 class WorkerCpuSampler:
     """This process's Python workers' CPU seconds during one run, sampled every
-    ``period`` seconds per process. ``overhead.worker_cpu_seconds`` counts every
-    ``pyspark.daemon`` on the machine, other sessions' included (their workers exiting
-    made deltas negative). A worker is counted from its first sample (from 0 if it
+    ``period`` seconds per process (``overhead.worker_cpu_seconds`` reads the daemons'
+    totals instead, reaped workers included). A worker is counted from its first sample (from 0 if it
     started during the run) to its last: one that exits loses at most ``period``."""
 
     def __init__(self, period: float = 0.2) -> None:

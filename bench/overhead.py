@@ -55,17 +55,29 @@ result = (sc.parallelize(range(N), P).map(payment)
 """
 
 
+def _own_daemons() -> list:
+    """``pyspark.daemon`` processes this process started (through its Spark JVM)."""
+    found = []
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if "pyspark.daemon" in " ".join(process.cmdline()):
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
 def worker_cpu_seconds() -> float:
     """CPU seconds used so far by Spark's Python workers (the daemon and every worker it
     forked, live or reaped). On a shared VM wall time swings with other tenants; CPU
     time does not count time stolen by them. Forked workers carry the daemon's command
-    line: only the root daemon is counted, with its children."""
-    daemons = [p for p in psutil.process_iter(["cmdline", "ppid"])
-               if "pyspark.daemon" in " ".join(p.info["cmdline"] or [])]
+    line: only the root daemon is counted, with its children. Only this process's own
+    descendants count: on a shared machine other sessions' Spark workers run too."""
+    daemons = _own_daemons()
     pids = {p.pid for p in daemons}
     total = 0.0
     for process in daemons:
-        if process.info["ppid"] in pids:
+        if process.ppid() in pids:
             continue  # a worker the daemon forked: counted below, with the daemon
         try:
             times = process.cpu_times()

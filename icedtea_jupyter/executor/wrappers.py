@@ -139,7 +139,7 @@ class CombineFunction(Shipped):
                 merger.mergeValues(host.keyed(records))
                 return tag_origins(split, merger.items())
             host.order = Origins()
-            merger.mergeCombiners(host.order.tap(records))
+            merger.mergeCombiners(host.merged(host.order.tap(records)))
             return merger.items()
 
         return host.run_partition(combine, iterator)

@@ -40,7 +40,7 @@ import itertools
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from operator import itemgetter, not_
+from operator import and_, itemgetter, not_
 from typing import Any
 
 from ..store.layout import lineage_path
@@ -57,7 +57,7 @@ KEY_OUT = "key_out"  # runs recorded before: the output position of each map sid
 KEY_ORDER = b"key_order"  # a map side's file's metadata: FIRST_SEEN or SPILLED
 FIRST_SEEN, SPILLED = b"first_seen", b"spilled"
 KEPT, OUT_COUNTS = "kept", "out_counts"  # a filter's and a flatMap's one column
-_KEY = itemgetter(0)
+_KEY, _VALUE, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 class LineageCapture(WorkerPlugin):
@@ -76,22 +76,19 @@ class LineageCapture(WorkerPlugin):
         self.kept: bytearray | None = None  # a filter in blocks: 1 for each input it kept
         self.keys: dict = defaultdict(itertools.count().__next__)  # key -> its id here
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
-        self.origins = array("q")  # (input, partition, position) of every input combiner
+        # a join's reduce side: the input, partition and position of every input combiner
+        self.origins = (array("q"), array("q"), array("q"))
         self.out_keys = array("q")  # key id of every output (a reduce side)
         self.merge_origins: Any = None  # an aggregation's reduce side: the host's Origins
 
     # --- the host's hooks ------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
-        """Per record (an ``Operator``'s outputs, a join's origins), except a map's (in
-        blocks, its output k is its input k), a filter's and a flatMap's (in blocks,
-        ``block_function``), a map side's (linked by key) and a reduce side's (its keys
-        numbered by C calls, ``tap_merge``; its origins are the host's ``Origins``)."""
+        """Per record (an ``Operator``'s outputs), except a map's (in blocks, its output k
+        is its input k), a filter's and a flatMap's (in blocks, ``block_function``), a map
+        side's (linked by key) and a reduce side's (by C calls: ``tap_merge``, ``tap_join``)."""
         if self.role:
-            return self.role == "join"
+            return False
         return self.captured and host.loop_kind not in ("map", "flatMap", "filter")
-
-    def records(self, host: Any, records: Iterable) -> Iterable:
-        return self._tagged(records) if self.role == "join" else records
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
         if self.role not in ("merge", "join"):
@@ -150,16 +147,23 @@ class LineageCapture(WorkerPlugin):
         self.log.append(index)
         self.log.append(outputs)
 
-    def _tagged(self, records: Iterable) -> Iterator:
-        """A join's ``(key, (partition, position, combiner))`` combiners: their keys and
-        origins noted, passed on untagged."""
-        append, origins, keys = self.in_keys.append, self.origins.append, self.keys
-        for key, (part, position, combiner) in records:
-            append(keys[key])
-            origins(combiner[0][0])
-            origins(part)
-            origins(position)
-            yield key, combiner
+    def tap_join(self, combiners: Iterable) -> Iterable:
+        """A join's reduce side's ``(key, (partition, position, combiner))`` inputs (tagged
+        by ``JoinOrigins``), untagged: their keys numbered and their origins noted, by C
+        calls only (``compress`` pulls a record, then its selector: the same record's)."""
+        if self.role != "join" or not self.captured:
+            return combiners
+        keyed, tagged = itertools.tee(combiners)
+        keys_a, keys_b = itertools.tee(map(_KEY, keyed))
+        tags = itertools.tee(map(_VALUE, tagged), 4)  # (partition, position, combiner)
+        values_a, values_b = itertools.tee(map(_THIRD, tags[0]))
+        inputs, parts, positions = self.origins
+        noted = map(and_, map(and_, _noting(self.in_keys.append,
+                                            map(self.keys.__getitem__, keys_a)),
+                              _noting(inputs.append, map(_KEY, map(_KEY, values_a)))),
+                    map(and_, _noting(parts.append, map(_KEY, tags[1])),
+                        _noting(positions.append, map(_VALUE, tags[2]))))
+        return itertools.compress(zip(keys_b, values_b), noted)
 
     def _output_key(self, key: Any) -> int:
         return self.keys.get(key, -1)
@@ -198,7 +202,7 @@ class LineageCapture(WorkerPlugin):
             pairs = self.merge_origins.pairs[:2 * len(in_keys)]
             inputs, parts, positions = itertools.repeat(0), pairs[0::2], pairs[1::2]
         else:
-            inputs, parts, positions = origins[0::3], origins[1::3], origins[2::3]
+            inputs, parts, positions = origins
         rows.extend(itertools.compress(zip(starts, counts, positions, inputs, parts), counts))
 
 
@@ -296,7 +300,12 @@ def _keys_passing(records: Iterable, append: Callable, number: Callable) -> Iter
     """The records, unchanged, the number of each one's key passed to ``append`` by C
     calls only (``compress`` pulls the record, then its selector: the same record's)."""
     passing, keyed = itertools.tee(records)
-    return itertools.compress(passing, map(not_, map(append, map(number, map(_KEY, keyed)))))
+    return itertools.compress(passing, _noting(append, map(number, map(_KEY, keyed))))
+
+
+def _noting(append: Callable, values: Iterable) -> Iterator[bool]:
+    """``values`` passed to ``append`` as they are pulled, each yielding True (C calls)."""
+    return map(not_, map(append, values))
 
 
 def counting(f: Callable, append: Callable[[int], None]) -> Callable:
@@ -369,6 +378,15 @@ class JoinOrigins:
         self.offsets, self.mixed = offsets, mixed
 
     def __call__(self, split: int, records: Iterable) -> Iterator:
+        if not self.mixed:  # one input's partition: built by C iterators, no Python a record
+            part = split - max(start for start in self.offsets if start <= split)
+            keyed, tagged = itertools.tee(records)
+            combiners = map(list, zip(map(_VALUE, tagged)))  # [(input, value)]
+            return zip(map(_KEY, keyed), zip(itertools.repeat(part), itertools.count(),
+                                             combiners))
+        return self._mixed(split, records)
+
+    def _mixed(self, split: int, records: Iterable) -> Iterator:
         positions = [0] * len(self.offsets)
         for key, tagged in records:
             index = tagged[0]

@@ -65,13 +65,14 @@ def test_the_picker_keeps_only_the_positions_asked_for():
 
 
 def capture(api: str, phase: str, inputs: list, outputs: list):
-    """A LineageCapture of a key-based worker fed ``inputs`` and ``outputs``."""
+    """A LineageCapture of a join's reduce side fed ``inputs`` and ``outputs``."""
     from types import SimpleNamespace
 
     from icedtea_jupyter.executor.lineage import LineageCapture
 
     plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api=api, phase=phase)))
-    consumed = list(plugin.records(None, iter(inputs)))
+    assert not plugin.needs_records(None)  # in blocks: C calls note the origins
+    consumed = list(plugin.tap_join(iter(inputs)))
     list(plugin.partition_outputs(None, iter(outputs)))
     return plugin, consumed
 

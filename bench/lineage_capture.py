@@ -1,7 +1,9 @@
-"""Lineage capture cost (issue 12), roughly: word count plain, recorded, and with --lineage.
+"""Lineage capture cost (issue 12): Titian's workloads plain, recorded, and with --lineage.
 
-Lines of Zipf-distributed words (about ``--words`` in all) through flatMap, map and
-reduceByKey; each repetition runs the plain pipeline, the recorded one and the one
+Lines of Zipf-distributed words (about ``--words`` in all), ``--pipeline``: ``wordcount``
+(flatMap, map, reduceByKey), ``grep`` (a filter keeping the lines with a word of rank
+1000-1099, then a map) or ``join`` (the words joined with a dictionary of every
+seventh word's rank, then counted by rank's last digit); each repetition runs the plain pipeline, the recorded one and the one
 recorded with ``--lineage`` in the same process and Spark session, rotating which goes
 first. Prints the medians of wall time and of the Python workers' CPU time, their
 ratios to the plain run and the median of the paired ratios (each repetition's run
@@ -10,7 +12,7 @@ backward trace in DuckDB: the first (loading the links), its records (a Spark jo
 the source partitions concerned), later ones. Titian's figures: capture 1.10-1.29x,
 lineage within 30% of the input.
 
-    .venv/bin/python bench/lineage_capture.py [--words 1000000] [--repeat 3]
+    .venv/bin/python bench/lineage_capture.py [--words 1000000] [--repeat 3] [--pipeline grep]
 """
 from __future__ import annotations
 
@@ -37,6 +39,20 @@ counts = (sc.parallelize(LINES, P).flatMap(lambda line: line.split()).setName("s
           .map(lambda word: (word, 1)).setName("pair").reduceByKey(add).setName("count")
           .collect())
 """
+PIPELINES = {
+    "wordcount": (PIPELINE, lambda row: row[0] == "w49999"),
+    "grep": ("""
+found = (sc.parallelize(LINES, P).filter(lambda line: " w10" in f" {line}").setName("grep")
+         .map(lambda line: line.upper()).setName("upper").collect())
+""", None),  # its first output row, by id
+    "join": ("""
+ranks = sc.parallelize([(f"w{r}", r) for r in range(0, 50_000, 7)], P)
+digits = (sc.parallelize(LINES, P).flatMap(lambda line: line.split()).setName("split")
+          .map(lambda word: (word, 1)).setName("pair").join(ranks).setName("join")
+          .map(lambda kv: (kv[1][1] % 10, 1)).setName("digit").reduceByKey(add)
+          .setName("count").collect())
+""", lambda row: row[0] == 3),
+}
 
 
 def zipf_lines(words: int, per_line: int = 10, vocabulary: int = 50_000) -> list[str]:
@@ -82,6 +98,21 @@ class WorkerCpu:
         self._stop.set()
 
 
+def lineage_bytes(run, input_bytes: int) -> None:
+    """The run's lineage files against its input's bytes, in all and by operator."""
+    from icedtea_jupyter.store import layout
+
+    names = {node.id: node.name for node in run.dag.operators}
+    by_operator: dict[str, int] = {}
+    for name, path in layout.lineage_files(run.path):
+        label = names.get(name.operator, str(name.operator))
+        by_operator[label] = by_operator.get(label, 0) + os.path.getsize(path)
+    total = sum(by_operator.values())
+    print(f"lineage {total / 1e6:.2f} MB for {input_bytes / 1e6:.1f} MB of input "
+          f"({total / input_bytes:.1%}): " + ", ".join(
+              f"{label} {size / 1e3:.0f} kB" for label, size in sorted(by_operator.items())))
+
+
 def timed(meter: WorkerCpu, run_once) -> tuple[float, float]:
     time.sleep(0.2)  # the previous run's workers seen to their end
     cpu, start = meter.total(), time.perf_counter()
@@ -96,7 +127,9 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pipeline", choices=sorted(PIPELINES), default="wordcount")
     args = parser.parse_args()
+    pipeline, selector = PIPELINES[args.pipeline]
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     sc = spark.sparkContext
@@ -107,14 +140,15 @@ def main() -> None:
     runs: list = []
 
     def recorded(lineage: bool) -> None:
-        run = start_run(PIPELINE, dict(ns), RunOptions(store=store, lineage=lineage))
+        run = start_run(pipeline, dict(ns), RunOptions(store=store, lineage=lineage))
         run.wait(1800)
         assert run.status == "finished", run.error
         runs.append(run)
 
-    variants = {"plain": lambda: exec(PIPELINE, dict(ns)), "recorded": lambda: recorded(False),
+    variants = {"plain": lambda: exec(pipeline, dict(ns)), "recorded": lambda: recorded(False),
                 "lineage": lambda: recorded(True)}
-    exec(PIPELINE, dict(ns))  # warm the workers
+    exec(pipeline, dict(ns))  # warm the workers
+    print(f"{args.pipeline}, {args.words:,} words, load {os.getloadavg()[0]:.1f}")
     meter = WorkerCpu()
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     names = list(variants)
@@ -132,21 +166,17 @@ def main() -> None:
         print(f"{name:9s} wall {wall:6.2f} s ({wall / plain_wall:4.2f}x, paired "
               f"{paired_wall:4.2f}x)   worker cpu {cpu:6.2f} s ({cpu / max(plain_cpu, 1e-9):4.2f}x, "
               f"paired {paired_cpu:4.2f}x)")
-    run = runs[-1] if runs[-1].options.get("lineage") else runs[-2]
-    lineage_dir = os.path.join(run.path, "lineage")
-    lineage_bytes = sum(os.path.getsize(os.path.join(lineage_dir, f))
-                        for f in os.listdir(lineage_dir))
-    input_bytes = sum(len(line.encode()) + 1 for line in lines)
-    print(f"lineage {lineage_bytes / 1e6:.1f} MB for {input_bytes / 1e6:.1f} MB of input "
-          f"({lineage_bytes / input_bytes:.0%})")
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+    run = next(r for r in reversed(runs) if r.options.get("lineage"))
+    lineage_bytes(run, sum(len(line.encode()) + 1 for line in lines))
     start = time.perf_counter()
-    trace = run.trace_back(lambda row: row[0] == "w49999")
+    trace = run.trace_back(selector) if selector else run.trace_back(at=(0, 0))
     first = time.perf_counter() - start
     rows = trace.to_pandas()
     print(f"first trace_back of one output row: {first:.2f} s with the links' loading "
           f"(positions), then {time.perf_counter() - start - first:.2f} s for its records "
           f"({len(rows)} source lines, {trace.engine})")
-    for word in ("w40000", "w7"):
+    for word in ("w40000", "w7") if args.pipeline == "wordcount" else ():
         start = time.perf_counter()
         found = len(run.trace_back(lambda row, word=word: row[0] == word))
         print(f"a later trace_back of {word} (positions only, {found} source lines): "

@@ -190,12 +190,22 @@ class WorkerHost:
         return outputs
 
     def keyed(self, records: Iterable) -> Iterable:
-        """A map side's ``(key, value)`` input, tapped by the lineage capture
-        (``--lineage``) and the skew counter (``--skew``): C iterators only."""
+        """A map side's ``(key, value)`` input, tapped by the skew counter (``--skew``):
+        C iterators only. (Lineage links it by key at trace time: nothing here.)"""
         counter = self.plugins.get(SkewCounter)
-        capture = self.plugins.get(LineageCapture)
-        records = records if capture is None else capture.tap_keys(records)
         return records if counter is None else counter.tap(records)
+
+    def merged(self, combiners: Iterable) -> Iterable:
+        """A reduce side's untagged ``(key, combiner)`` input, tapped by the lineage
+        capture (``--lineage``: its keys numbered by C calls)."""
+        capture = self.plugins.get(LineageCapture)
+        return combiners if capture is None else capture.tap_merge(combiners, self.order)
+
+    def joined(self, combiners: Iterable) -> Iterable:
+        """A join's reduce side's input, untagged by the lineage capture (``--lineage``:
+        ``JoinOrigins`` tagged each with its origin), else as it is."""
+        capture = self.plugins.get(LineageCapture)
+        return combiners if capture is None else capture.tap_join(combiners)
 
     def keyed_groups(self, groups: Iterable) -> Iterable:
         """A reduce side's ``(key, values)`` groups, counted by the skew counter, if any."""

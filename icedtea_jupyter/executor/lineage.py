@@ -15,29 +15,32 @@ Each successful worker writes one Arrow file (``layout.lineage_path``) of *links
     cross                  false: output out_start+k comes from input in_start+k;
                            true: every output of the range comes from every input of it
 
-Pipelined operators log like time travel: a filter the inputs it drops, a flatMap the
-number of outputs of each input (in blocks, through a counting wrapper of its function:
-one call per input, not per output), an ``Operator`` the inputs with other than one output, a whole-partition function its
-outputs so far at each input it pulls (an output links to the input pulled last; outputs
-after its input ran out link to every input). Key-based operators link by key (Titian):
-a reduce side's output to every combiner of its key, each combiner named by its map
-partition and position (tagged by ``input_order.tag_origins``, or for joins and
-cogroups by ``JoinOrigins``). A map side (``combine``) links each input to the combiner
-of its key: its inputs' keys are numbered by C iterators only (``tap_keys``, no Python
-code a record), and its file holds one column, ``key_out``: the output position of each
-input's combiner (``tables.load_links`` turns it into links). So a trace crosses it
-without a Spark job. (Runs recorded before have no such file: their traces index the
-map side's keys with one job, ``KeyIndex``.)
+Pipelined operators log like time travel: a filter whether it kept each input (in
+blocks, through a wrapper of its function: one byte an input), a flatMap the number of
+outputs of each input (in blocks, through a counting wrapper of its function: one call
+per input, not per output), an ``Operator`` the inputs with other than one output, a
+whole-partition function its outputs so far at each input it pulls (an output links to
+the input pulled last; outputs after its input ran out link to every input). A filter's
+and a flatMap's files hold one column each, ``kept`` and ``out_counts`` (zstd takes the
+runs); ``tables.load_links`` expands them into links. Key-based operators link by key
+(Titian): a reduce side's output to every combiner of its key, each combiner named by
+its map partition and position (tagged by ``input_order.tag_origins``, or for joins and
+cogroups by ``JoinOrigins``). A map side (``combine``) captures nothing per record: its
+inputs' keys cost what their entropy costs (28% of a Zipf text's bytes), so a trace
+re-derives them (Titian): PySpark's merger outputs the combiners in the order it first
+saw their keys unless it spilled, so one job numbering the keys of the map side's
+regenerated inputs (``KeyNumbers``) links each input to its combiner. Its file, no rows,
+says in its metadata whether that order holds (``KEY_ORDER``); where it does not (the
+merger spilled), a trace matches keys by value (``KeyIndex``).
 """
 from __future__ import annotations
 
 import collections
 import itertools
-import struct
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from operator import itemgetter, not_
+from operator import and_, itemgetter, not_
 from typing import Any
 
 from ..store.layout import lineage_path
@@ -50,8 +53,11 @@ RDD_APIS = JOINS | {"map", "flatMap", "filter", "mapPartitions", "mapPartitionsW
                     "mapValues", "flatMapValues", "combineByKey", "reduceByKey", "foldByKey",
                     "aggregateByKey", "groupByKey"}
 COLUMNS = ("out_start", "out_count", "input", "in_part", "in_start", "in_count", "cross")
-KEY_OUT = "key_out"  # a map side's file: the output position of each input's combiner
-_KEY = itemgetter(0)
+KEY_OUT = "key_out"  # runs recorded before: the output position of each map side input's combiner
+KEY_ORDER = b"key_order"  # a map side's file's metadata: FIRST_SEEN or SPILLED
+FIRST_SEEN, SPILLED = b"first_seen", b"spilled"
+KEPT, OUT_COUNTS = "kept", "out_counts"  # a filter's and a flatMap's one column
+_KEY, _VALUE, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 class LineageCapture(WorkerPlugin):
@@ -67,38 +73,35 @@ class LineageCapture(WorkerPlugin):
         self.kind = "map"
         self.log: array = array("q")  # the loop's log (see outputs_log)
         self.lengths: array | None = None  # a flatMap in blocks: outputs of each input
+        self.kept: bytearray | None = None  # a filter in blocks: 1 for each input it kept
         self.keys: dict = defaultdict(itertools.count().__next__)  # key -> its id here
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
-        self.origins = array("q")  # (input, partition, position) of every input combiner
-        self.out_keys = array("q")  # key id of every output (key-based roles)
-        # a map side's: key id of every input (a list: its append parses no argument);
-        # the ids count in first-seen order, the order of the merger's outputs unless it spilled
-        self.map_keys: list[int] = []
+        # a join's reduce side: the input, partition and position of every input combiner
+        self.origins = (array("q"), array("q"), array("q"))
+        self.out_keys = array("q")  # key id of every output (a reduce side)
+        self.merge_origins: Any = None  # an aggregation's reduce side: the host's Origins
 
     # --- the host's hooks ------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
-        """Per record (a filter's drops, a flatMap's outputs, a merge's keys), except a
-        map's (in blocks, its output k is its input k) and a map side's (linked by key)."""
+        """Per record (an ``Operator``'s outputs), except a map's (in blocks, its output k
+        is its input k), a filter's and a flatMap's (in blocks, ``block_function``), a map
+        side's (linked by key) and a reduce side's (by C calls: ``tap_merge``, ``tap_join``)."""
         if self.role:
-            return self.role != "combine"
-        return self.captured and host.loop_kind not in ("map", "flatMap")
-
-    def records(self, host: Any, records: Iterable) -> Iterable:
-        if self.role in ("merge", "join"):
-            return self._tagged(records, strip=self.role == "join")
-        return records
+            return False
+        return self.captured and host.loop_kind not in ("map", "flatMap", "filter")
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
-        if self.role == "combine":
-            return _keys_passing(outputs, self.out_keys.append, self.keys.__getitem__)
-        return self._output_keys(outputs) if self.role in ("merge", "join") else outputs
+        if self.role not in ("merge", "join"):
+            return outputs
+        return _keys_passing(outputs, self.out_keys.append, self._output_key)
 
-    def tap_keys(self, records: Iterable) -> Iterable:
-        """A map side's ``(key, value)`` inputs, unchanged, each one's key numbered
-        (``in_keys``) by C calls only."""
-        if self.role != "combine" or not self.captured:
-            return records
-        return _keys_passing(records, self.map_keys.append, self.keys.__getitem__)
+    def tap_merge(self, combiners: Iterable, origins: Any) -> Iterable:
+        """A reduce side's ``(key, combiner)`` inputs, unchanged, each one's key numbered
+        (``in_keys``) by C calls only; ``origins``, the host's, names where each came from."""
+        if self.role != "merge" or not self.captured:
+            return combiners
+        self.merge_origins = origins
+        return _keys_passing(combiners, self.in_keys.append, self.keys.__getitem__)
 
     def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
         self.kind = kind
@@ -109,17 +112,23 @@ class LineageCapture(WorkerPlugin):
         return self.log.append  # a filter's drops; a whole-partition function's outputs so far
 
     def block_function(self, host: Any, kind: str, f: Callable) -> Callable | None:
-        """A flatMap in blocks: its function, counting each input's outputs."""
-        if kind != "flatMap" or self.role or not self.captured:
+        """A flatMap in blocks: its function, counting each input's outputs; a filter's,
+        noting whether it kept each input."""
+        if self.role or not self.captured:
             return None
-        self.lengths = array("q")
-        return counting(f, self.lengths.append)
+        if kind == "flatMap":
+            self.lengths = array("q")
+            return counting(f, self.lengths.append)
+        if kind == "filter":
+            self.kept = bytearray()
+            return keeping(f, self.kept.append)
+        return None
 
     def end(self, host: Any, message: dict) -> None:
         if not self.captured or host.status.wire != "ok" or not self._recording(host):
             return None
         try:
-            table = self.key_links() if self.role == "combine" else \
+            table = key_order(host.state_source) if self.role == "combine" else \
                 self.links(host.worker["partition"], message["records_in"],
                            message["records_out"])
             write_links(lineage_path(host.spec.run.store_path, host.worker), table)
@@ -138,48 +147,37 @@ class LineageCapture(WorkerPlugin):
         self.log.append(index)
         self.log.append(outputs)
 
-    def _tagged(self, records: Iterable, strip: bool) -> Iterator:
-        """``(key, (partition, position, combiner))`` combiners: their keys and origins;
-        a join's are passed on untagged (an aggregation's tags are the host's own)."""
-        append, origins, keys = self.in_keys.append, self.origins.append, self.keys
-        for record in records:
-            key, (part, position, combiner) = record
-            append(keys[key])
-            origins(combiner[0][0] if strip else 0)
-            origins(part)
-            origins(position)
-            yield (key, combiner) if strip else record
+    def tap_join(self, combiners: Iterable) -> Iterable:
+        """A join's reduce side's ``(key, (partition, position, combiner))`` inputs (tagged
+        by ``JoinOrigins``), untagged: their keys numbered and their origins noted, by C
+        calls only (``compress`` pulls a record, then its selector: the same record's)."""
+        if self.role != "join" or not self.captured:
+            return combiners
+        keyed, tagged = itertools.tee(combiners)
+        keys_a, keys_b = itertools.tee(map(_KEY, keyed))
+        tags = itertools.tee(map(_VALUE, tagged), 4)  # (partition, position, combiner)
+        values_a, values_b = itertools.tee(map(_THIRD, tags[0]))
+        inputs, parts, positions = self.origins
+        noted = map(and_, map(and_, _noting(self.in_keys.append,
+                                            map(self.keys.__getitem__, keys_a)),
+                              _noting(inputs.append, map(_KEY, map(_KEY, values_a)))),
+                    map(and_, _noting(parts.append, map(_KEY, tags[1])),
+                        _noting(positions.append, map(_VALUE, tags[2]))))
+        return itertools.compress(zip(keys_b, values_b), noted)
 
-    def _output_keys(self, outputs: Iterable) -> Iterator:
-        keys, append = self.keys, self.out_keys.append
-        for out in outputs:
-            append(keys.get(out[0], -1))
-            yield out
+    def _output_key(self, key: Any) -> int:
+        return self.keys.get(key, -1)
 
     # --- the links -------------------------------------------------------------------
-    def key_links(self) -> Any:
-        """A map side's links: ``key_out``, the output position of each input's
-        combiner (the output with the input's key), a ``pyarrow.Table`` of one column:
-        16 bits a record while the partition has fewer than 65,536 keys, else 32."""
-        import pyarrow as pa
-
-        n_out, in_keys = len(self.out_keys), self.map_keys
-        code, kind = ("H", pa.uint16()) if n_out < 1 << 16 else ("i", pa.int32())
-        if self.out_keys != array("q", range(n_out)):
-            out_of_key = [0] * len(self.keys)  # the merger spilled: its outputs in another order
-            collections.deque(map(out_of_key.__setitem__, self.out_keys, range(n_out)), maxlen=0)
-            in_keys = list(map(out_of_key.__getitem__, in_keys))
-        key_out = struct.pack(f"={len(in_keys)}{code}", *in_keys)  # C, no call a record
-        column = pa.Array.from_buffers(kind, len(in_keys), [None, pa.py_buffer(key_out)])
-        return pa.table({KEY_OUT: column})
-
     def links(self, part: int, n_in: int, n_out: int) -> Any:
         """This worker's links, a ``pyarrow.Table`` (see the module docstring)."""
         rows = Links(part)
         if self.role:
             self._merge_links(rows)
         elif self.lengths is not None:
-            return lengths_table(part, self.lengths)
+            return one_column(OUT_COUNTS, self.lengths)
+        elif self.kept is not None:
+            return one_column(KEPT, self.kept)
         elif self.kind == "filter":
             rows.kept(self.log, n_in)
         elif self.kind in ("flatMap", "operator"):
@@ -199,8 +197,13 @@ class LineageCapture(WorkerPlugin):
         in_keys, origins = self.in_keys, self.origins
         starts = array("q", map(first.get, in_keys, itertools.repeat(-1)))
         counts = array("q", map(count.get, in_keys, itertools.repeat(0)))
-        rows.extend(itertools.compress(zip(starts, counts, origins[2::3], origins[0::3],
-                                           origins[1::3]), counts))
+        inputs: Iterable[int]
+        if self.merge_origins is not None:  # (partition, position) pairs, input 0
+            pairs = self.merge_origins.pairs[:2 * len(in_keys)]
+            inputs, parts, positions = itertools.repeat(0), pairs[0::2], pairs[1::2]
+        else:
+            inputs, parts, positions = origins
+        rows.extend(itertools.compress(zip(starts, counts, positions, inputs, parts), counts))
 
 
 class Links:
@@ -297,7 +300,12 @@ def _keys_passing(records: Iterable, append: Callable, number: Callable) -> Iter
     """The records, unchanged, the number of each one's key passed to ``append`` by C
     calls only (``compress`` pulls the record, then its selector: the same record's)."""
     passing, keyed = itertools.tee(records)
-    return itertools.compress(passing, map(not_, map(append, map(number, map(_KEY, keyed)))))
+    return itertools.compress(passing, _noting(append, map(number, map(_KEY, keyed))))
+
+
+def _noting(append: Callable, values: Iterable) -> Iterator[bool]:
+    """``values`` passed to ``append`` as they are pulled, each yielding True (C calls)."""
+    return map(not_, map(append, values))
 
 
 def counting(f: Callable, append: Callable[[int], None]) -> Callable:
@@ -311,24 +319,38 @@ def counting(f: Callable, append: Callable[[int], None]) -> Callable:
     return counted
 
 
-def lengths_table(part: int, lengths: array) -> Any:
-    """A flatMap's links from its outputs per input, in pyarrow: one row per input, every
-    output of that input from it (an input without outputs has an empty row). Built from
-    buffers, as ``Links.table``: Python scalars would make pyarrow import pandas."""
+def keeping(f: Callable, append: Callable[[int], None]) -> Callable:
+    """``f`` (a filter's function) noting whether it kept each input (``append``: 1 or 0)."""
+    def kept(record: Any) -> bool:  # the host's culprit finder reads ``record``
+        keep = bool(f(record))
+        append(keep)
+        return keep
+    return kept
+
+
+def one_column(name: str, values: array | bytearray) -> Any:
+    """A filter's ``kept`` or a flatMap's ``out_counts``, one value an input, in the
+    narrowest unsigned type that holds them (zstd, on writing, takes their runs). Built
+    from buffers: Python scalars would make pyarrow import pandas."""
     import pyarrow as pa
 
-    n = len(lengths)
+    top = max(values, default=0)
+    code, kind = next((code, kind) for code, kind in (("B", pa.uint8()), ("H", pa.uint16()),
+                                                      ("I", pa.uint32()), ("Q", pa.uint64()))
+                      if top < 1 << 8 * array(code).itemsize)
+    packed = values if isinstance(values, bytearray) else array(code, values)
+    column = pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(packed)])
+    return pa.table({name: column})
 
-    def column(values: array, kind: Any) -> Any:
-        return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(values)])
-    starts = array("q", itertools.accumulate(lengths, initial=0))[:n]  # in C, no pyarrow.compute
-    return pa.table({
-        "out_start": column(starts, pa.int64()), "out_count": column(lengths, pa.int64()),
-        "input": column(array("i", [0]) * n, pa.int32()),
-        "in_part": column(array("i", [part]) * n, pa.int32()),
-        "in_start": column(array("q", range(n)), pa.int64()),
-        "in_count": column(array("q", [1]) * n, pa.int64()),
-        "cross": column(array("b", [1]) * n, pa.int8()).cast(pa.bool_())})
+
+def key_order(merger: Any) -> Any:
+    """A map side's file: no rows, its metadata whether PySpark's merger output its
+    combiners in the order it first saw their keys (it did unless it spilled)."""
+    import pyarrow as pa
+
+    spilled = getattr(merger, "spills", 0) or getattr(merger, "pdata", None)
+    schema = pa.schema([], metadata={KEY_ORDER: SPILLED if spilled else FIRST_SEEN})
+    return schema.empty_table()
 
 
 def write_links(path: str, table: Any) -> str:
@@ -356,6 +378,15 @@ class JoinOrigins:
         self.offsets, self.mixed = offsets, mixed
 
     def __call__(self, split: int, records: Iterable) -> Iterator:
+        if not self.mixed:  # one input's partition: built by C iterators, no Python a record
+            part = split - max(start for start in self.offsets if start <= split)
+            keyed, tagged = itertools.tee(records)
+            combiners = map(list, zip(map(_VALUE, tagged)))  # [(input, value)]
+            return zip(map(_KEY, keyed), zip(itertools.repeat(part), itertools.count(),
+                                             combiners))
+        return self._mixed(split, records)
+
+    def _mixed(self, split: int, records: Iterable) -> Iterator:
         positions = [0] * len(self.offsets)
         for key, tagged in records:
             index = tagged[0]
@@ -394,6 +425,17 @@ class KeyIndex:
         for position, record in enumerate(records):
             index[record[0]].append(position)
         yield split, dict(index)
+
+
+class KeyNumbers:
+    """``(partition, records) -> [(partition, numbers)]``: each record's key
+    (``record[0]``) numbered in the order first seen in the partition, as PySpark's
+    merger orders its combiners: input k of a map side is linked with its combiner
+    ``numbers[k]`` (an ``array('I')``, numbered by C calls only)."""
+
+    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, array]]:
+        number: dict = defaultdict(itertools.count().__next__)
+        yield split, array("I", map(number.__getitem__, map(_KEY, records)))
 
 
 class KeepPositions:

@@ -144,7 +144,7 @@ class CombineFunction(Shipped):
                 merger.mergeValues(host.keyed(records))
                 return tag_origins(split, merger.items())
             host.order = Origins()
-            merger.mergeCombiners(host.order.tap(records))
+            merger.mergeCombiners(host.merged(host.order.tap(records)))
             return merger.items()
 
         return host.run_partition(combine, iterator)
@@ -175,7 +175,7 @@ class GroupMerge(Shipped):
         dispatch = self.dispatch
 
         def merge(combiners: Iterator) -> Iterator:
-            merger.mergeCombiners(order.tap(combiners))
+            merger.mergeCombiners(order.tap(host.joined(combiners)))
             groups = host.keyed_groups(merger.items())
             if self.flat:
                 return ((key, out) for key, values in groups for out in dispatch(values))

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..executor.lineage import KeyIndex, Picker
+import pyarrow as pa
+
+from ..executor.lineage import KeyIndex, KeyNumbers, Picker
 
 Positions = dict[int, set[int]]  # partition -> positions
 
@@ -32,6 +34,17 @@ def key_index(rdd: Any, parts: list[int]) -> dict[int, dict[Any, Any]]:
         return {}
     indexed = rdd.mapPartitionsWithIndex(KeyIndex())
     return dict(rdd.context.runJob(indexed, lambda records: records, parts))
+
+
+def key_numbers(rdd: Any, parts: list[int]) -> dict[int, pa.Array]:
+    """Partition -> each record's key numbered as first seen there (``KeyNumbers``),
+    for ``rdd``'s records on ``parts``: a map side's links to its combiners."""
+    parts = sorted(p for p in parts if 0 <= p < rdd.getNumPartitions())
+    if not parts:
+        return {}
+    numbered = rdd.mapPartitionsWithIndex(KeyNumbers())
+    return {part: pa.Array.from_buffers(pa.uint32(), len(numbers), [None, pa.py_buffer(numbers)])
+            for part, numbers in rdd.context.runJob(numbered, lambda records: records, parts)}
 
 
 def everything(rdd: Any) -> dict[int, list[int] | None]:

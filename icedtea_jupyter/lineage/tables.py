@@ -3,17 +3,22 @@
 Each successful worker wrote its links (``executor/lineage.py``); a partition computed
 by several successful attempts (a speculative copy, a second job) counts once: the
 attempt that went through its whole input, else the one that read most, else the
-first. The files are memory-mapped and handed to DuckDB as Arrow, read in place; a map
-side's one column (``key_out``) is read only when a trace crosses it (``KeyLinks``).
+first. The files are memory-mapped and handed to DuckDB as Arrow, read in place; a
+filter's ``kept`` and a flatMap's ``out_counts`` (one value an input) are expanded into
+links here. A map side's links are its inputs' key numbers (``KeyLinks``): derived by
+one job over its regenerated inputs the first time a trace crosses a partition, or
+read from its ``key_out`` column in runs recorded before.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..executor.lineage import KEY_OUT, link_types
+from ..executor.lineage import FIRST_SEEN, KEPT, KEY_ORDER, KEY_OUT, OUT_COUNTS, link_types
 from ..store import layout
 from ..store.run_store import RunStore
 from .records import Positions
@@ -64,10 +69,9 @@ def load_links(store: RunStore) -> tuple[pa.Table, KeyLinks]:
     for (op, part), path in sorted(files.items()):
         with pa.memory_map(path) as source:
             reader = pa.ipc.open_file(source)
-            if KEY_OUT in reader.schema.names:
-                keys.files[(op, part)] = path
+            if keys.add(op, part, path, reader.schema):
                 continue
-            table = reader.read_all()
+            table = expanded(reader.read_all(), part)
         n = len(table)
         tables.append(table.add_column(0, "op", pa.repeat(pa.scalar(op, pa.int32()), n))
                       .add_column(1, "part", pa.repeat(pa.scalar(part, pa.int32()), n)))
@@ -75,21 +79,76 @@ def load_links(store: RunStore) -> tuple[pa.Table, KeyLinks]:
     return pa.concat_tables(tables) if tables else schema.empty_table(), keys
 
 
+def expanded(table: pa.Table, part: int) -> pa.Table:
+    """A worker's links: as written, or expanded from a filter's ``kept`` or a
+    flatMap's ``out_counts`` (one value an input)."""
+    names = table.schema.names
+    if names == [KEPT]:
+        return _kept_links(table.column(KEPT).to_numpy(), part)
+    if names == [OUT_COUNTS]:
+        return _count_links(table.column(OUT_COUNTS).to_numpy().astype(np.int64), part)
+    return table
+
+
+def _kept_links(kept: np.ndarray, part: int) -> pa.Table:
+    """A filter's links: each run of kept inputs to its run of outputs, one to one."""
+    edges = np.diff(np.concatenate(([0], kept.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    before = np.concatenate(([0], np.cumsum(kept, dtype=np.int64)))[starts]
+    return _links_table(before, ends - starts, starts, ends - starts, part, cross=False)
+
+
+def _count_links(counts: np.ndarray, part: int) -> pa.Table:
+    """A flatMap's links: each input to its outputs (an input without outputs: no row)."""
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if len(counts) else counts
+    inputs = np.flatnonzero(counts)
+    return _links_table(starts[inputs], counts[inputs], inputs, np.ones(len(inputs), np.int64),
+                        part, cross=True)
+
+
+def _links_table(out_start: np.ndarray, out_count: np.ndarray, in_start: np.ndarray,
+                 in_count: np.ndarray, part: int, cross: bool) -> pa.Table:
+    n = len(out_start)
+    types = dict(link_types(pa))
+    columns = {"out_start": out_start, "out_count": out_count, "input": np.zeros(n, np.int32),
+               "in_part": np.full(n, part, np.int32), "in_start": in_start,
+               "in_count": in_count, "cross": np.full(n, cross)}
+    return pa.table({name: pa.array(values, types[name]) for name, values in columns.items()})
+
+
 class KeyLinks:
-    """The map sides' links: on each partition, input k to output ``key_out[k]`` (the
-    combiner of its key). Each file is read the first time a trace crosses it; a step
-    is a C scan of its column (no join)."""
+    """The map sides' links: on each partition, input k to output ``numbers[k]`` (the
+    combiner of its key). A partition's numbers are derived by one job the first time a
+    trace crosses it (``derive``: node, partitions -> partition -> numbers, the map
+    side's inputs' keys numbered as first seen), or read from a run recorded before
+    (``key_out``); a step is then a C scan of them (no join). A map side whose merger
+    spilled on some partition is not here (a trace matches its keys by value)."""
 
     def __init__(self) -> None:
-        self.files: dict[tuple[int, int], str] = {}
+        self.files: dict[tuple[int, int], str] = {}  # key_out, recorded before
+        self.derived: dict[tuple[int, int], bool] = {}  # first-seen order held there
+        self.derive: Callable[[int, list[int]], dict[int, pa.Array]] | None = None
         self._columns: dict[tuple[int, int], pa.Array] = {}
+
+    def add(self, op: int, part: int, path: str, schema: pa.Schema) -> bool:
+        """Whether the file at ``path`` is a map side's (noted here)."""
+        if KEY_OUT in schema.names:
+            self.files[(op, part)] = path
+            return True
+        order = (schema.metadata or {}).get(KEY_ORDER)
+        if order is None:
+            return False
+        self.derived[(op, part)] = order == FIRST_SEEN
+        return True
 
     @property
     def operators(self) -> set[int]:
-        return {op for op, _ in self.files}
+        spilled = {op for (op, _), ordered in self.derived.items() if not ordered}
+        return {op for op, _ in [*self.files, *self.derived]} - spilled
 
     def back(self, op: int, positions: Positions) -> Positions:
         """The inputs of ``op`` whose combiners are at ``positions`` of its output."""
+        self.prepare(op)
         found: Positions = {}
         for part, wanted in positions.items():
             column = self._column(op, part)
@@ -100,6 +159,7 @@ class KeyLinks:
 
     def forward(self, op: int, positions: Positions) -> Positions:
         """The outputs of ``op`` (combiners) that its inputs at ``positions`` went into."""
+        self.prepare(op)
         found: Positions = {}
         for part, wanted in positions.items():
             column = self._column(op, part)
@@ -107,6 +167,14 @@ class KeyLinks:
                 inside = [k for k in wanted if 0 <= k < len(column)]
                 found[part] = set(column.take(pa.array(inside, pa.int64())).to_pylist())
         return found
+
+    def prepare(self, op: int) -> None:
+        """Derive the numbers of every partition of ``op`` not known yet, in one job (a
+        key's group spans most of them: the next traces need them)."""
+        missing = sorted(p for o, p in self.derived if o == op and (o, p) not in self._columns)
+        if missing and self.derive is not None:
+            for part, numbers in self.derive(op, missing).items():
+                self._columns[(op, part)] = numbers
 
     def _column(self, op: int, part: int) -> pa.Array | None:
         if (op, part) not in self._columns and (op, part) in self.files:

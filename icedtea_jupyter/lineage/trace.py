@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .engine import DuckEngine
 from .graph import KEY, LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
-from .records import Positions, everything, fetch, key_index, untag_combiner
+from .records import Positions, everything, fetch, key_index, key_numbers, untag_combiner
 from .tables import connect, load_links, output_counts
 
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ..session.run import Run
 
 COLUMNS = ["operator", "partition", "position", "record"]
+_REGENERATE_KEYS = ("the trace stops at an aggregation's map side: it links by key, among "
+                    "records this kernel can no longer regenerate (a reopened run)")
 
 
 class TracedRecord(tuple):
@@ -59,6 +61,7 @@ class Lineage:
         self.graph = LineageGraph(run.dag)
         self.counts = output_counts(run.store)
         links, self.keys = load_links(run.store)
+        self.keys.derive = self._key_numbers
         con = connect(links)
         weakref.finalize(self, con.close)  # closed with the run's lineage, or at exit
         self.engine = DuckEngine(con)
@@ -73,8 +76,7 @@ class Lineage:
         if rdd is None:
             note = ("records are not shown: this kernel no longer has the run's pipeline "
                     "(a reopened run); the trace has the records' positions")
-            if note not in self.notes:
-                self.notes.append(note)
+            self._note(note)
             return {}
         cache = self._records.setdefault(node, {})
         if node not in self._whole and self._collected(node, cache):
@@ -154,16 +156,26 @@ class Lineage:
         self._stopped(step)
         return {}
 
+    def _key_numbers(self, node: int, parts: list[int]) -> dict:
+        """A map side's links on ``parts``: its inputs' keys numbered as first seen (one
+        job over its input's partitions, regenerated with Spark)."""
+        rdd = self.run.output_rdd(self.graph.steps[node].inputs[0])
+        if rdd is None:
+            self._note(_REGENERATE_KEYS)
+            return {}
+        return key_numbers(rdd, parts)
+
+    def _note(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
     def _same_key(self, node: int, positions: Positions, other: int) -> Positions:
         """The positions of ``other``'s records on the same partitions with the keys of
         ``node``'s records at ``positions`` (an aggregation's map side, either way)."""
         here = self._key_index(node, list(positions))
         index = self._key_index(other, list(positions))
         if here is None or index is None:
-            note = ("the trace stops at an aggregation's map side: it links by key, among "
-                    "records this kernel can no longer regenerate (a reopened run)")
-            if note not in self.notes:
-                self.notes.append(note)
+            self._note(_REGENERATE_KEYS)
             return {}
         found: Positions = {}
         for part, wanted in positions.items():
@@ -189,8 +201,7 @@ class Lineage:
         ``positions``, across ``step`` (a JVM operator that moves records)."""
         note = (f"{step.node.name!r} (a JVM {step.node.api}) is traced by record equality: "
                 "records equal to a traced one are linked with it")
-        if note not in self.notes:
-            self.notes.append(note)
+        self._note(note)
         wanted = list(self.records(node, positions).values())
         found: Positions = {}
         for (part, pos), record in self.records(other, None).items():
@@ -206,15 +217,13 @@ class Lineage:
             return False
         note = (f"the trace stops at {step.node.name!r}: a union of inputs partitioned alike "
                 "(each of its partitions holds every input's) is not traced yet")
-        if note not in self.notes:
-            self.notes.append(note)
+        self._note(note)
         return True
 
     def _stopped(self, step: Step) -> None:
         note = (f"the trace stops at {step.node.name!r}: lineage through a {step.node.kind} "
                 f"{step.node.api} is not captured")
-        if note not in self.notes:
-            self.notes.append(note)
+        self._note(note)
 
 
 def _union_back(step: Step, positions: Positions) -> dict[int, Positions]:

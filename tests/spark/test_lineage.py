@@ -83,27 +83,38 @@ def test_a_key_group_spanning_every_partition_traces_back_to_all_of_them(record)
     assert [r[3] for r in rows(several.to_pandas())] == ["spark a", "spark zzrare c"]
 
 
-def test_the_first_trace_through_an_aggregation_runs_no_spark_job(record, monkeypatch):
-    # the map side's key links are captured during the run, and the output rows are what
-    # the cell collected: a trace's positions need no job (its records, when asked, do)
+def test_a_trace_through_an_aggregation_derives_its_key_links_once(record, monkeypatch):
+    # the map side captures nothing per record (its keys would cost their entropy in
+    # bytes): the first trace that crosses it numbers its regenerated inputs' keys in one
+    # job over its partitions; the output rows are what the cell collected, and later
+    # traces run no job for positions (their records, when asked, do)
+    from icedtea_jupyter.lineage import records as lineage_records
     from icedtea_jupyter.lineage import trace as tracing
 
     run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    jobs: list = []
+
+    def counted(rdd, parts, real=lineage_records.key_numbers):
+        jobs.append(sorted(parts))
+        return real(rdd, parts)
 
     def no_job(*args):
         raise AssertionError("the trace ran a Spark job")
     monkeypatch.setattr(tracing, "fetch", no_job)
     monkeypatch.setattr(tracing, "key_index", no_job)
+    monkeypatch.setattr(tracing, "key_numbers", counted)
     t = run.trace_back(("spark", 5))
     assert t.operators == {"parallelize": 4, "split": 5, "pair": 5, "count (combine)": 4,
                            "count": 1}
+    assert jobs == [[0, 1, 2, 3]]
     assert t.operators == run.trace_back(lambda row: row == ("spark", 5)).operators
     assert run.trace_forward(at=(2, 1), operator="pair").operators["count"] == 1
     monkeypatch.undo()
     assert rows(t.to_pandas()) == [("parallelize", p, 0, WORDS[p]) for p in range(4)]
 
 
-def test_a_reopened_run_traces_through_an_aggregation_by_id(record, monkeypatch):
+def test_a_reopened_run_traces_by_id_to_an_aggregations_map_side_and_says_why_it_stops(
+        record, monkeypatch):
     from icedtea_jupyter.session import registry
 
     run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
@@ -112,8 +123,9 @@ def test_a_reopened_run_traces_through_an_aggregation_by_id(record, monkeypatch)
     monkeypatch.setattr(registry, "runs", lambda: [])  # as after a kernel restart
     reopened = registry.open_run(run.path)
     t = reopened.trace_back(at=spark_at)
-    assert rows(t.to_pandas()) == [("parallelize", p, 0, None) for p in range(4)]
-    assert t.operators["pair"] == 5
+    # the map side links by key: its inputs cannot be regenerated without the pipeline
+    assert t.operators == {"pair": 0, "count (combine)": 4, "count": 1}
+    assert any("aggregation's map side" in note for note in t.notes)
 
 
 def test_a_line_forward_reaches_the_count_of_each_of_its_words(record):

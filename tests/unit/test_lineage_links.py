@@ -65,47 +65,76 @@ def test_the_picker_keeps_only_the_positions_asked_for():
 
 
 def capture(api: str, phase: str, inputs: list, outputs: list):
-    """A LineageCapture of a key-based worker fed ``inputs`` and ``outputs``."""
+    """A LineageCapture of a join's reduce side fed ``inputs`` and ``outputs``."""
     from types import SimpleNamespace
 
     from icedtea_jupyter.executor.lineage import LineageCapture
 
     plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api=api, phase=phase)))
-    consumed = list(plugin.records(None, iter(inputs)))
+    assert not plugin.needs_records(None)  # in blocks: C calls note the origins
+    consumed = list(plugin.tap_join(iter(inputs)))
     list(plugin.partition_outputs(None, iter(outputs)))
     return plugin, consumed
 
 
-def test_a_map_side_links_each_input_to_the_combiner_of_its_key():
-    from types import SimpleNamespace
+def test_a_map_sides_key_numbers_name_the_combiners_in_the_order_pysparks_merger_outputs():
+    # the map side captures nothing per record: a trace numbers its regenerated inputs'
+    # keys as first seen, which is the order of PySpark's merger's combiners (no spill)
+    from operator import add
 
-    from icedtea_jupyter.executor.lineage import LineageCapture
+    from pyspark.shuffle import Aggregator, ExternalMerger
 
-    plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api="reduceByKey",
-                                                                 phase="combine")))
-    inputs = [("a", 1), ("b", 1), ("c", 1), ("a", 1), ("b", 1)]
-    assert list(plugin.tap_keys(iter(inputs))) == inputs and not plugin.needs_records(None)
-    # the merger's outputs come in its own order: c, a, b (tagged with their origins)
-    outputs = [("c", (0, 0, 1)), ("a", (0, 1, 2)), ("b", (0, 2, 2))]
-    assert list(plugin.partition_outputs(None, iter(outputs))) == outputs
-    assert plugin.key_links().to_pydict() == {"key_out": [1, 2, 0, 1, 2]}
+    from icedtea_jupyter.executor.lineage import FIRST_SEEN, KEY_ORDER, KeyNumbers, key_order
+
+    inputs = [("c", 1), ("a", 1), ("b", 1), ("a", 1), ("c", 1), ("d", 1)]
+    merger = ExternalMerger(Aggregator(lambda v: v, add, add), 1 << 20)  # MB: no spill
+    merger.mergeValues(iter(inputs))
+    combiners = [key for key, _ in merger.items()]
+    [(part, numbers)] = KeyNumbers()(3, iter(inputs))
+    assert part == 3 and [combiners[n] for n in numbers] == [k for k, _ in inputs]
+    file = key_order(merger)
+    assert len(file) == 0 and file.schema.metadata[KEY_ORDER] == FIRST_SEEN
 
 
-def test_a_map_side_with_more_keys_than_16_bits_hold_links_in_32():
-    from types import SimpleNamespace
+def test_a_map_side_whose_merger_spilled_says_so(tmp_path, monkeypatch):
+    # its combiners come in another order: a trace matches their keys by value
+    from operator import add
 
-    import pyarrow as pa
+    from pyspark.shuffle import Aggregator, ExternalMerger
 
-    from icedtea_jupyter.executor.lineage import LineageCapture
+    from icedtea_jupyter.executor.lineage import KEY_ORDER, SPILLED, key_order
 
-    plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api="reduceByKey",
-                                                                 phase="combine")))
-    keys = list(range(70_000))
-    list(plugin.tap_keys((k, 1) for k in keys + [69_999]))
-    list(plugin.partition_outputs(None, ((k, (0, i, 1)) for i, k in enumerate(reversed(keys)))))
-    column = plugin.key_links().column("key_out")
-    assert column.type == pa.int32() and column.to_pylist()[:2] == [69_999, 69_998]
-    assert column.to_pylist()[-2:] == [0, 0]
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
+    merger = ExternalMerger(Aggregator(lambda v: v, add, add), 1)  # 1 MB: it spills
+    merger.mergeValues((k % 7, 1) for k in range(100))
+    assert merger.spills and key_order(merger).schema.metadata[KEY_ORDER] == SPILLED
+
+
+def test_a_filter_in_blocks_keeps_one_byte_an_input_the_reader_expands_into_runs():
+    from icedtea_jupyter.executor.lineage import KEPT, keeping, one_column
+    from icedtea_jupyter.lineage.tables import expanded
+
+    kept = bytearray()
+    f = keeping(lambda record: record % 3, kept.append)  # truthy, not a bool
+    assert list(filter(f, range(7))) == [1, 2, 4, 5]
+    table = one_column(KEPT, kept)
+    assert table.schema.field(KEPT).type.bit_width == 8
+    # inputs 0..6, 0, 3 and 6 dropped
+    assert expand(expanded(table, 2)) == {(0, 0, 2, 1), (1, 0, 2, 2), (2, 0, 2, 4),
+                                          (3, 0, 2, 5)}
+
+
+def test_a_flatmap_in_blocks_keeps_its_output_counts_the_reader_expands_into_links():
+    from icedtea_jupyter.executor.lineage import OUT_COUNTS, counting, one_column
+    from icedtea_jupyter.lineage.tables import expanded
+
+    lengths = array("q")
+    f = counting(lambda line: line.split(), lengths.append)
+    assert [w for line in ["a b", "", "c", "d e f"] for w in f(line)] == list("abcdef")
+    assert expand(expanded(one_column(OUT_COUNTS, lengths), 1)) == {
+        (0, 0, 1, 0), (1, 0, 1, 0), (2, 0, 1, 2), (3, 0, 1, 3), (4, 0, 1, 3), (5, 0, 1, 3)}
+    wide = one_column(OUT_COUNTS, array("q", [70_000, 1]))
+    assert wide.schema.field(OUT_COUNTS).type.bit_width == 32
 
 
 def test_a_run_recorded_before_finds_a_map_sides_links_by_key():
@@ -126,8 +155,8 @@ def test_writing_links_in_a_worker_does_not_import_pandas(tmp_path):
     import sys
 
     code = ("import sys; from array import array; "
-            "from icedtea_jupyter.executor.lineage import Links, lengths_table, write_links; "
-            "lengths_table(0, array('q', [2, 0, 1])); "
+            "from icedtea_jupyter.executor.lineage import Links, one_column, write_links; "
+            "one_column('out_counts', array('q', [2, 0, 1])); "
             "links = Links(0); links.kept(array('q', [1]), 3); "
             f"write_links({str(tmp_path / 'l.arrow')!r}, links.table()); "
             "print('pandas' in sys.modules)")
@@ -138,9 +167,9 @@ def test_writing_links_in_a_worker_does_not_import_pandas(tmp_path):
     assert feather.read_table(tmp_path / "l.arrow").to_pydict()["in_start"] == [0, 2]
 
 
-def test_a_flatmap_in_blocks_counts_each_inputs_outputs_and_links_them(monkeypatch, tmp_path):
-    """A hosted flatMap under --lineage runs in blocks (no per-record loop), its function
-    wrapped to count outputs per input; the links it writes say which input each came from."""
+def hosted_links(monkeypatch, tmp_path, api: str, f, inputs: list) -> tuple[list, list, set]:
+    """A hosted ``api`` worker under --lineage on partition 2: its outputs, the loops it
+    ran in blocks, and the links its file says (as the trace's reader expands them)."""
     import dataclasses
 
     import pyarrow.feather as feather
@@ -148,22 +177,57 @@ def test_a_flatmap_in_blocks_counts_each_inputs_outputs_and_links_them(monkeypat
     from icedtea_jupyter.executor import host as host_module
     from icedtea_jupyter.executor.lineage import LineageCapture
     from icedtea_jupyter.executor.wrappers import PartitionFunction
+    from icedtea_jupyter.lineage.tables import expanded
     from icedtea_jupyter.store import layout
     from tests.unit.fakes import RecordingChannel, make_spec
 
     monkeypatch.setattr(host_module, "channel_for", lambda run: RecordingChannel())
     monkeypatch.setattr(LineageCapture, "_recording", lambda self, host: True)
-    spec = make_spec(api="flatMap")
+    spec = make_spec(api=api)
     spec = dataclasses.replace(spec, run=dataclasses.replace(spec.run, lineage=True,
                                                             store_path=str(tmp_path)))
-    used = []
+    used: list = []
     monkeypatch.setattr(host_module.blocks, "run_in_blocks",
                         lambda host, kind, f, it, real=host_module.blocks.run_in_blocks:
                         used.append(kind) or real(host, kind, f, it))
-    lines = ["a b", "", "c", "d e f"]
-    words = list(PartitionFunction(spec, "flatMap", lambda line: line.split())(2, iter(lines)))
-    assert words == ["a", "b", "c", "d", "e", "f"] and used == ["flatMap"]
+    outputs = list(PartitionFunction(spec, api, f)(2, iter(inputs)))
     [(name, path)] = layout.lineage_files(str(tmp_path))
-    links = feather.read_table(path)
-    assert expand(links) == {(0, 0, 2, 0), (1, 0, 2, 0), (2, 0, 2, 2), (3, 0, 2, 3),
-                             (4, 0, 2, 3), (5, 0, 2, 3)}  # line 1 has no word
+    return outputs, used, expand(expanded(feather.read_table(path), 2))
+
+
+def test_a_flatmap_in_blocks_counts_each_inputs_outputs_and_links_them(monkeypatch, tmp_path):
+    """A hosted flatMap under --lineage runs in blocks (no per-record loop), its function
+    wrapped to count outputs per input; the links it writes say which input each came from."""
+    words, used, links = hosted_links(monkeypatch, tmp_path, "flatMap", lambda line: line.split(),
+                                      ["a b", "", "c", "d e f"])
+    assert words == ["a", "b", "c", "d", "e", "f"] and used == ["flatMap"]
+    assert links == {(0, 0, 2, 0), (1, 0, 2, 0), (2, 0, 2, 2), (3, 0, 2, 3),
+                     (4, 0, 2, 3), (5, 0, 2, 3)}  # line 1 has no word
+
+
+def test_a_filter_in_blocks_notes_what_it_kept_and_links_it(monkeypatch, tmp_path):
+    """A grep under --lineage runs in blocks too: each kept line to its output."""
+    kept, used, links = hosted_links(monkeypatch, tmp_path, "filter", lambda line: "x" in line,
+                                     ["ax", "b", "c", "xx", "x", "d"])
+    assert kept == ["ax", "xx", "x"] and used == ["filter"]
+    assert links == {(0, 0, 2, 0), (1, 0, 2, 3), (2, 0, 2, 4)}
+
+
+def test_an_aggregations_reduce_side_links_each_output_to_the_combiners_of_its_key():
+    # its combiners' origins are the host's (Origins strips their tags); its keys are
+    # numbered as they stream into the merger, by C calls
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.executor.input_order import Origins
+    from icedtea_jupyter.executor.lineage import LineageCapture
+
+    plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api="reduceByKey",
+                                                                 phase="merge")))
+    assert not plugin.needs_records(None)
+    origins = Origins()
+    tagged = [("a", (0, 3, 1)), ("b", (1, 0, 2)), ("a", (1, 5, 4))]
+    assert list(plugin.tap_merge(origins.tap(iter(tagged)), origins)) == [
+        ("a", 1), ("b", 2), ("a", 4)]
+    assert list(plugin.partition_outputs(None, iter([("b", 2), ("a", 5)]))) == [
+        ("b", 2), ("a", 5)]
+    assert expand(plugin.links(0, 3, 2)) == {(1, 0, 0, 3), (1, 0, 1, 5), (0, 0, 1, 0)}

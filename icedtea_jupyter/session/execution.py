@@ -14,6 +14,7 @@ from ..agents.flags import flag_agents
 from ..agents.progress import ProgressAgent
 from ..agents.skew import SkewCoordinator
 from ..coordinator.coordinator import Coordinator
+from ..coordinator.pinned import parse_interact_at
 from ..dag import Dag
 from ..executor.agent import Agent
 from ..executor.skew import AGENT
@@ -73,6 +74,7 @@ class RunOptions:
     interesting: str | None = None
     interact_every: float | None = None
     interact_when: str | None = None
+    interact_at: str | None = None  # "0:1000 1:end, 0:2000", or a JSON file (pinned.py)
     record_inputs: bool = False
     lineage: bool = False  # capture record-level lineage (run.trace_back/trace_forward)
     skew: bool = False  # count heavy keys of key-partitioned operators (run.skew)
@@ -159,6 +161,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     tools = flag_agents(options, namespace)  # --tolerate, --check...: refused before a run
     if options.on_error not in ("fail", "pause"):
         raise ValueError(f"on_error must be 'fail' or 'pause', not {options.on_error!r}")
+    pins = parse_interact_at(options.interact_at) if options.interact_at else ()
     connect = is_connect()
     notes = (connect_notes(options.lineage, options.bind, options.reuse) if connect
              else point_workers_here(_spark_context()))  # or refused, before any job
@@ -185,7 +188,8 @@ def start_run(code: str, namespace: dict, options: RunOptions,
                            record_inputs=options.record_inputs, lineage=options.lineage,
                            skew=options.skew,
                            breakpoints=tuple(parse_break_when(b) for b in options.break_when),
-                           on_error=options.on_error)
+                           on_error=options.on_error,
+                           interact_at=pins)
 
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
     run.recorder.cell = code

@@ -13,7 +13,6 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from .agents.flags import flag_agents
-from .coordinator.pinned import parse_interact_at
 from .session import registry
 from .session.execution import (
     REFUSALS,
@@ -25,6 +24,7 @@ from .session.execution import (
 )
 from .session.interpreter import WorkersCannotImport, point_workers_here
 from .session.trial import TrialFailed, parse_fraction, trial_then_full
+from .snapshots.pinned import parse_interact_at
 from .store.run_store import StoreError
 
 LOG = logging.getLogger("icedtea_jupyter")

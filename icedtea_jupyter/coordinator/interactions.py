@@ -18,7 +18,7 @@ from ..store.full import is_full
 from ..store.run_store import append_lines, write_json
 
 INITIAL, MANUAL, PERIODIC, CONDITION = "initial", "manual", "periodic", "condition"
-PINNED = "pinned"  # --interact-at: taken at θ's given per-partition counts (pinned.py)
+PINNED = "pinned"  # --interact-at: taken at θ's given counts (snapshots/pinned.py)
 
 
 class RecordingStopped(RuntimeError):

@@ -1,7 +1,7 @@
 """``--interact-at`` in θ's worker: its chain's snapshot at the pinned counts.
 
 Each pinned interaction names, per partition, how many input records θ has processed
-when it is taken (``coordinator/pinned.py``). θ's worker takes it where a conditional
+when it is taken (``snapshots/pinned.py``). θ's worker takes it where a conditional
 interaction is taken: as the loop pulls the next input, every earlier input's scope is
 done in the whole chain. Count 0 is taken with I0 (before the first record); ``end`` is
 not taken at all: the partition's final snapshot is its state then.

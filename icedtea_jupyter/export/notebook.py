@@ -21,7 +21,8 @@ import secrets
 import shlex
 from typing import Any
 
-from ..coordinator.pinned import format_interact_at, points_json
+from ..snapshots.pinned import format_interact_at, points_json
+from ..store import layout
 
 _DEBUGGING = re.compile(r"\.debugger\(|\bdbg\.|export_notebook\(|\.snapshot\(|"
                         r"\.trace_(back|forward)\(")
@@ -168,7 +169,7 @@ def _pinned(run: Any, path: str) -> str | None:
     inline = format_interact_at(points)
     if len(inline) <= _INLINE_POINTS:
         return inline
-    pins = os.path.splitext(path)[0] + ".interactions.json"
+    pins = layout.exported_points_path(path)
     with open(pins, "w", encoding="utf-8") as out:
         json.dump({"run": run.id, "interactions": points_json(points)}, out)
     return os.path.basename(pins)  # the kernel runs beside the notebook

@@ -14,13 +14,13 @@ from ..agents.flags import flag_agents
 from ..agents.progress import ProgressAgent
 from ..agents.skew import SkewCoordinator
 from ..coordinator.coordinator import Coordinator
-from ..coordinator.pinned import parse_interact_at
 from ..dag import Dag
 from ..executor.agent import Agent
 from ..executor.skew import AGENT
 from ..instrument import recording
 from ..instrument.connect import NeedsClassicSession
 from ..instrument.recorder import InterestingNotFound
+from ..snapshots.pinned import parse_interact_at
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from ..versions import catalog

@@ -192,7 +192,7 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
 
     def interaction_points(self) -> list[dict[int, int | None]]:
         """θ's records processed per partition at each interaction after I0 (0: not
-        started, None: ended): ``--interact-at`` with these points (``coordinator/
+        started, None: ended): ``--interact-at`` with these points (``snapshots/
         pinned.py``: ``format_interact_at``) takes interaction k at the same records."""
         return self.history().points()
 

@@ -6,13 +6,13 @@ import pytest
 from IPython.core.error import UsageError
 
 from icedtea_jupyter.coordinator.interactions import InteractionBook
-from icedtea_jupyter.coordinator.pinned import (
+from icedtea_jupyter.magic import parse_options
+from icedtea_jupyter.snapshots.pinned import (
     BadInteractAt,
     format_interact_at,
     parse_interact_at,
     points_json,
 )
-from icedtea_jupyter.magic import parse_options
 
 
 def test_points_are_read_inline_and_written_back():

@@ -63,3 +63,23 @@ def test_a_count_beyond_the_partition_is_said_and_shows_its_end(record):
     assert list(said.partition) == [0] and list(said.level) == ["warning"]
     assert "I2 were pinned at up to 500 records of this partition, which had 200" \
         in said.message.iloc[0]
+
+
+BATCHES = """
+spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
+def tally(batches):
+    seen = 0
+    for batch in batches:
+        seen += len(batch)
+        yield batch
+out = spark.range(0, 1000, numPartitions=2).mapInPandas(tally, 'id long').collect()
+"""
+
+
+def test_a_batch_function_counts_rows_and_is_pinned_at_batch_boundaries(record):
+    run = record(BATCHES, interact_at="0:300 1:250, 1:end 0:0")
+    assert run.status == "finished", run.error
+    counts = [{p: c for (_, p), c in i.counts.items()} for i in run.interactions[1:]]
+    assert counts == [{0: 300, 1: 300}, {0: 0, 1: 500}]  # 250 falls inside a batch
+    assert [run.snapshot(1).state("tally", p)["seen"] for p in (0, 1)] == [300, 300]
+    assert run.snapshot(2).state("tally", 1)["seen"] == 500

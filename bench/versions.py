@@ -8,8 +8,13 @@
    seconds the cell waited for fingerprints (its sinks at each action, every node at the
    end; budget <= 0.05 s), and the seconds its background thread spent fingerprinting
    the sinks while the actions' jobs ran (without ``--reuse``).
+3. With ``--reuse``, the DataFrame cell of ten transformations: what the action waits for
+   before Spark runs (its quick keys and the store's search), when no earlier run is
+   equivalent (a constant changed each run) and when one is (answered from the store);
+   and, interleaved in one process, Spark's tree strings (the quick keys) against its
+   JSON plans (the exact fingerprint) for that plan.
 
-    .venv/bin/python bench/versions.py [--rows 1000000] [--repeat 5]
+    .venv/bin/python bench/versions.py [--rows 1000000] [--repeat 5] [--reuse-only]
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -51,7 +57,8 @@ def record(code: str, namespace: dict, store: str, **options: object) -> dict:
     assert run.status == "finished", run.error
     return {"run": run, "seconds": namespace.get("SECONDS"),
             "fingerprint": run.manifest.get("fingerprint_seconds"),
-            "background": run.manifest.get("fingerprint_background_seconds")}
+            "background": run.manifest.get("fingerprint_background_seconds"),
+            "search": run.manifest.get("reuse_search_seconds")}
 
 
 def reuse_latency(spark: SparkSession, action: str, rows: int, repeat: int) -> dict:
@@ -80,16 +87,67 @@ def fingerprint_cost(spark: SparkSession, code: str, repeat: int) -> dict:
             "background median": statistics.median(r["background"] for r in runs)}
 
 
+def reuse_wait(spark: SparkSession, repeat: int) -> dict:
+    """Seconds a --reuse action waits before Spark runs or the store answers."""
+    store = tempfile.mkdtemp(prefix="icedtea-bench-versions-")
+    base = {"spark": spark, "sc": spark.sparkContext}
+    changed = [record(FRAME_TEN.replace("'a > 10'", f"'a > {10 + i}'"), dict(base), store,
+                      cell_id="changed", reuse=True)["search"] for i in range(repeat)]
+    same = [record(FRAME_TEN, dict(base), store, cell_id="same", reuse=True)
+            for _ in range(repeat + 1)]
+    assert all(r["run"].reused_from for r in same[1:])
+    answered = [r["search"] for r in same[1:]]
+    return {"changed median": statistics.median(changed), "changed max": max(changed),
+            "answered median": statistics.median(answered), "answered max": max(answered)}
+
+
+def plan_digests(spark: SparkSession, repeat: int) -> dict:
+    """The quick keys against the exact fingerprint of one plan, interleaved."""
+    from icedtea_jupyter.versions import plans
+    from icedtea_jupyter.versions.quick import quick_keys
+
+    namespace = {"spark": spark}
+    exec(FRAME_TEN.replace(".collect()", ""), namespace)
+    df = namespace["out"]
+    quick, exact = [], []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        quick_keys(df, {})
+        quick.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        plans.plan_fingerprint(plans.analyzed(df), {})
+        plans.tree(__import__("json").loads(
+            df._jdf.queryExecution().analyzed().canonicalized().toJSON()))
+        exact.append(time.perf_counter() - began)
+    return {"quick": statistics.median(quick), "exact": statistics.median(exact),
+            "ratio": statistics.median(e / q for e, q in zip(exact, quick))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--fingerprints-only", action="store_true")
+    parser.add_argument("--reuse-only", action="store_true")
     args = parser.parse_args()
     spark = (SparkSession.builder.master("local[2]").appName("bench versions")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    if args.reuse_only:
+        digests = plan_digests(spark, 5 * args.repeat)
+        print(f"plan digests, DataFrame of 10 transformations: quick keys (tree strings) "
+              f"median {digests['quick'] * 1000:.1f} ms, exact and canonical plans (JSON) "
+              f"median {digests['exact'] * 1000:.1f} ms; median paired ratio "
+              f"{digests['ratio']:.1f}x")
+        waits = reuse_wait(spark, args.repeat)
+        print(f"--reuse, DataFrame cell of 10 transformations, waited before Spark ran: no "
+              f"equivalent run: median {waits['changed median'] * 1000:.1f} ms, max "
+              f"{waits['changed max'] * 1000:.1f} ms; answered from the store: median "
+              f"{waits['answered median'] * 1000:.1f} ms, max "
+              f"{waits['answered max'] * 1000:.1f} ms")
+        spark.stop()
+        return
     reused = () if args.fingerprints_only else (("toPandas", PANDAS), ("RDD collect", COLLECT))
     for name, action in reused:
         result = reuse_latency(spark, action, args.rows, args.repeat)

@@ -24,6 +24,7 @@ from .session.execution import (
 )
 from .session.interpreter import WorkersCannotImport, point_workers_here
 from .session.trial import TrialFailed, parse_fraction, trial_then_full
+from .snapshots.pinned import parse_interact_at
 from .store.run_store import StoreError
 
 LOG = logging.getLogger("icedtea_jupyter")
@@ -55,6 +56,11 @@ def _parser() -> _Parser:
     parser.add_argument("--interact-when", metavar="EXPR",
                         help="an interaction after each input record of θ for which the "
                              "Python expression over `row` is true, e.g. \"row.amount > 1000\"")
+    parser.add_argument("--interact-at", metavar="POINTS",
+                        help="interactions at θ's given per-partition counts, interaction k "
+                             "the k-th point: \"0:1000 1:500, 0:2000 1:end\" (PARTITION:"
+                             "RECORDS processed, or end), or a JSON file of them (what an "
+                             "exported notebook passes, so its jumps show the same states)")
     parser.add_argument("--record-inputs", action="store_true",
                         help="keep θ's input records in the run store")
     parser.add_argument("--lineage", action="store_true",
@@ -136,6 +142,11 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
         except SyntaxError as exc:
             raise UsageError(f"%%icedtea: --interact-when is not a Python expression: "
                              f"{exc.msg}") from None
+    if args.interact_at is not None:
+        try:
+            parse_interact_at(args.interact_at)
+        except ValueError as exc:
+            raise UsageError(f"%%icedtea: {exc}") from None
     for text in args.break_when:
         try:
             parse_break_when(text)
@@ -147,7 +158,8 @@ def parse_options(line: str, namespace: dict) -> tuple[RunOptions, bool]:
         raise UsageError(f"%%icedtea: {exc}") from None
     options = RunOptions(store=args.store, wait=args.wait, bind=args.bind, agents=agents,
                          interesting=args.interesting, interact_every=args.interact_every,
-                         interact_when=args.interact_when, record_inputs=args.record_inputs,
+                         interact_when=args.interact_when, interact_at=args.interact_at,
+                         record_inputs=args.record_inputs,
                          lineage=args.lineage, skew=args.skew, checkpoint=args.checkpoint,
                          tau=args.tau, replay_memory=args.replay_memory, prepare=args.prepare,
                          reuse=args.reuse, cell_id=args.cell, break_when=args.break_when,

@@ -43,7 +43,7 @@ class Coordinator:
                  record_inputs: bool = False, checkpoint: str = "none", lineage: bool = False,
                  tau: float = 1.0, skew: bool = False,
                  breakpoints: tuple[tuple[str, str], ...] = (),
-                 on_error: str = "fail") -> None:
+                 on_error: str = "fail", interact_at: tuple = ()) -> None:
         self.run_id, self.store, self.dag, self.emit = run_id, store, dag, emit
         self.secret = secrets.token_bytes(32)
         self.server = ControlServer(run_id, self.secret, self._on_message, self._welcome,
@@ -52,7 +52,7 @@ class Coordinator:
         self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes),
                                 condition=condition, record_inputs=record_inputs,
                                 checkpoint=checkpoint, lineage=lineage, skew=skew,
-                                on_error=on_error)
+                                on_error=on_error, interact_at=interact_at)
         self.control = LiveController(store.path, dag, self.server.broadcast,
                                       self.running_tasks, emit)
         for operator, when in breakpoints:  # --break-when: operators are named, not built
@@ -69,6 +69,8 @@ class Coordinator:
                                     self.server.broadcast, started, policy,
                                     on_change=self._interaction_changed)
         self.book.on_full = self.store_is_full
+        self.book.theta_operator = lambda: getattr(self.dag.interesting, "id", None)
+        self.book.pin(list(interact_at))  # --interact-at: I1..IK, taken at these counts
         self.periodic = PeriodicInteractions(self.book, interact_every) if interact_every else None
         self.agents: dict[str, CoordinatorAgent] = {}
         for cls in agent_classes:

@@ -18,6 +18,7 @@ from ..store.full import is_full
 from ..store.run_store import append_lines, write_json
 
 INITIAL, MANUAL, PERIODIC, CONDITION = "initial", "manual", "periodic", "condition"
+PINNED = "pinned"  # --interact-at: taken at θ's given counts (snapshots/pinned.py)
 
 
 class RecordingStopped(RuntimeError):
@@ -41,6 +42,9 @@ class InteractionBook:
         self.interactions: list[dict] = []
         self.entries: list[dict] = []
         self._expected: dict[int, set] = {}
+        self._pins: dict[int, set[int]] = {}  # pinned interaction -> partitions yet to report
+        self._named: dict[int, set[int]] = {}  # pinned interaction -> partitions it names
+        self.theta_operator: Callable[[], int | None] = lambda: None  # θ's id, once known
         self._cond = threading.Condition()
         self._files_lock = threading.Lock()
         self._announce_lock = threading.Lock()
@@ -64,6 +68,50 @@ class InteractionBook:
                 self.stopped = True
                 if self.on_full is not None:
                     self.on_full(exc)
+
+    def pin(self, points: list[dict]) -> None:
+        """``--interact-at``: interactions 1..K now, one per point; θ's workers take each
+        at its counts (``executor/pins.py``), then the ones it does not name report
+        where they are (``_release``)."""
+        with self._cond:
+            for point in points:
+                index = len(self.interactions)
+                self._pins[index], self._named[index] = set(point), set(point)
+                self._add({"index": index, "time": self.interactions[0]["time"],
+                           "trigger": PINNED, "record": None, "latency": None,
+                           "complete": False, "at": {str(p): c for p, c in point.items()}})
+
+    def _pinned_reported(self, key: tuple, index: int | None = None) -> list[int]:
+        """θ's worker ``key`` reported at pinned interaction ``index`` (None: it ended):
+        the pinned interactions every named partition has now reported."""
+        if key[0] != self.theta_operator():
+            return []
+        released = []
+        for pinned in [index] if index is not None else list(self._pins):
+            waiting = self._pins.get(pinned)
+            if waiting is not None and key[2] in waiting:
+                waiting.discard(key[2])
+                if not waiting:
+                    del self._pins[pinned]
+                    released.append(pinned)
+        return released
+
+    def _release(self, index: int) -> None:
+        """Every partition a pinned interaction names has reported: θ's other running
+        workers report where they are now."""
+        with self._cond:
+            expected = {k for k in self.theta_workers() if k[2] not in self._named[index]}
+            self._expected[index] = expected
+            now = time.time()
+            self.interactions[index]["time"] = now
+            self._append(layout.interactions_log_path(self.path), {"index": index, "time": now})
+        self.broadcast({"type": "interact", "index": index, "trigger": PINNED,
+                        "request": None, "origin": None, "checkpoint": False})
+        with self._cond:
+            if not expected:
+                self._complete(index)
+                self._cond.notify_all()
+        self._announce([index])
 
     def request(self, trigger: str, record: Any = None, origin: int | None = None,
                 request: int | None = None) -> int:
@@ -91,11 +139,13 @@ class InteractionBook:
         for entry in entries:  # kept in memory for the live history: compressed
             if "delta" in entry:
                 entry["delta"] = PackedDelta(entry["delta"])
-        completed = []
+        completed, released = [], []
         with self._cond:
             for entry, (message, key) in zip(entries, reports):
                 self.entries.append(entry)
                 index = message["index"]
+                if index in self._pins and message["status"] == "running":
+                    released += self._pinned_reported(key, index)
                 expected = self._expected.get(index)
                 if expected is not None and key in expected and message["status"] == "running":
                     expected.discard(key)
@@ -103,11 +153,14 @@ class InteractionBook:
                         completed.append(index)
             self._cond.notify_all()
         self._announce(completed)
+        for index in released:
+            self._release(index)
 
     def worker_ended(self, key: tuple) -> None:
         """A θ worker that ends before it reported can no longer hold up an interaction."""
         completed = []
         with self._cond:
+            released = self._pinned_reported(key)
             for index, expected in self._expected.items():
                 if key in expected:
                     expected.discard(key)
@@ -115,6 +168,8 @@ class InteractionBook:
                         completed.append(index)
             self._cond.notify_all()
         self._announce(completed)
+        for index in released:
+            self._release(index)
 
     def _complete(self, index: int) -> bool:
         """Mark ``index`` complete; False if it already was."""

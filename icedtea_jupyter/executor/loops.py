@@ -100,7 +100,7 @@ def record_loop(  # noqa: C901 - the kinds' inner loops are written out in it
             elif outputs is not None:
                 batches = kind == "batches"
                 for out in outputs:
-                    n_out += _batch_rows(out) if batches else 1
+                    n_out += batch_rows(out) if batches else 1
                     host.records_out = n_out
                     yield out
         host.advance(EXHAUSTED_EVENT)
@@ -148,7 +148,7 @@ def input_batches(host: Any, iterator: Iterable) -> Generator:
     batch_hooks = host.plugins.by_hook["batch"]
     try:
         for record in host.observed(iterator):
-            rows = _batch_rows(record)
+            rows = batch_rows(record)
             n += rows
             host.bytes_in += _batch_bytes(record)
             host.check(n, host.records_out, _NO_RECORD, processed=n - rows)
@@ -167,7 +167,8 @@ def _pulled_last(inputs: Generator) -> Any:
     return frame.f_locals.get("record", _NO_RECORD) if frame else _NO_RECORD
 
 
-def _batch_rows(batch: Any) -> int:
+def batch_rows(batch: Any) -> int:
+    """The rows of a batch function's input batch."""
     if isinstance(batch, tuple):  # several columns of an iterator UDF
         batch = batch[0] if batch else ()
     try:

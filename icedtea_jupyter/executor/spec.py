@@ -20,6 +20,7 @@ class RunSpec:
     lineage: bool = False  # --lineage: workers capture record-level lineage
     skew: bool = False  # --skew: key-partitioned workers count their heavy keys
     on_error: str = "fail"  # --on-error: "pause" makes an operator's exception a hit
+    interact_at: tuple = ()  # --interact-at: per interaction, {partition: count or None}
 
 
 @dataclass

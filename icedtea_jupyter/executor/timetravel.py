@@ -29,6 +29,8 @@ from ..checkpoints.file import CheckpointWriter, saved_state
 from ..store.layout import checkpoint_key, checkpoint_path
 from .batches import batch_checksum
 from .incremental import IncrementalState
+from .loops import batch_rows
+from .pins import PINNED, Pins
 from .plugin import WorkerPlugin
 from .records import describe_record
 from .state import bounded_state
@@ -67,6 +69,8 @@ class TimeTravel(WorkerPlugin):
         self.in_chain = self.theta  # in θ's chain: known at the first record
         self.batch_rows: array | None = None  # a batch function: the rows of each input
         self._next_sum = 0.0  # a batch function's θ: when to sum an input batch next
+        self.pins = Pins(host.spec.run.interact_at if self.theta else (),
+                         host.worker["partition"])  # --interact-at
 
     def _compile(self, expression: str | None) -> Any:
         if not expression:
@@ -81,13 +85,15 @@ class TimeTravel(WorkerPlugin):
     def needs_records(self, host: Any) -> bool:
         """θ sees every input record to record it (--record-inputs) or to evaluate
         --interact-when on it."""
-        return self.inputs is not None or self.condition is not None
+        return self.inputs is not None or self.condition is not None or bool(self.pins)
 
     def records(self, host: Any, records: Iterable) -> Iterable:
         if self.inputs is not None:
             records = self._recorded(records)
         if self.condition is not None:
             records = self.conditioned(records)
+        if self.pins:
+            records = self.pins.taken(records, self._pinned, self._input_rows, self._missed)
         return records
 
     def outputs_log(self, host: Any, kind: str, in_blocks: bool) -> Callable | None:
@@ -143,7 +149,8 @@ class TimeTravel(WorkerPlugin):
     def control(self, host: Any, message: dict) -> bool:
         if message["type"] != "interact":
             return False
-        self.on_interact(message, host.processed)
+        if message["index"] not in self.pins.named:  # a pinned one: taken at its count
+            self.on_interact(message, host.processed)
         self.answered(message)
         return True
 
@@ -170,6 +177,8 @@ class TimeTravel(WorkerPlugin):
         self.in_chain = self.theta or self.theta_in_task()
         if self.theta:
             self.snapshot_chain(0, "initial", 0)
+            for index in self.pins.initial:  # --interact-at's count 0: with I0
+                self.snapshot_chain(index, PINNED, 0)
         elif not self.theta_in_task():
             self.send(0, "initial", 0, "later")
 
@@ -244,6 +253,19 @@ class TimeTravel(WorkerPlugin):
                "fingerprints": list(self.fingerprints or ())}
         body = zlib.compress(data.tobytes(), 1) if data is not None and len(data) else b""
         return log, body
+
+    # --- pinned interactions (--interact-at, pins.py) ----------------------------------
+    def _pinned(self, index: int, processed: int) -> None:
+        self.snapshot_chain(index, PINNED, processed)
+
+    def _input_rows(self, record: Any) -> int:
+        """How many of θ's counted records an input is: a batch function counts rows."""
+        return batch_rows(record) if self.kind == "batches" else 1
+
+    def _missed(self, message: str) -> None:
+        self.host.channel.send({"type": "alert", "worker": self.host.worker,
+                                "source": "interact-at", "level": "warning",
+                                "message": message})
 
     # --- conditional interactions (--interact-when) ------------------------------------
     def conditioned(self, iterator: Iterable) -> Iterator:

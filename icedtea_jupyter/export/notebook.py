@@ -4,9 +4,11 @@ The notebook holds, in order: the cells that prepared the run's inputs (the kern
 history up to the run), a Spark session if none of them makes one, the ``%%icedtea``
 cell with the same options (and ``--wait``), then every debugging move the user made,
 each as its API call with what it showed recorded as its output and a markdown cell
-saying what it was. Re-running it (``pytest --nbval``) gives the same states. What the
-export cannot re-create is said in its first cell: a local path that no longer
-exists, a name the cell uses that no exported cell defines.
+saying what it was. Re-running it (``pytest --nbval``) gives the same states: the
+``%%icedtea`` cell pins the run's interactions with ``--interact-at`` (θ's counts per
+partition at each, ``run.interaction_points()``), so periodic and manual ones are taken
+again at the same records. What the export cannot re-create is said in its first cell:
+a local path that no longer exists, a name the cell uses that no exported cell defines.
 """
 from __future__ import annotations
 
@@ -19,10 +21,15 @@ import secrets
 import shlex
 from typing import Any
 
+from ..snapshots.pinned import format_interact_at, points_json
+from ..store import layout
+
 _DEBUGGING = re.compile(r"\.debugger\(|\bdbg\.|export_notebook\(|\.snapshot\(|"
                         r"\.trace_(back|forward)\(")
 _PATH = re.compile(r"""["']((?:/|\./|~/)[^"'\n]+|[\w./-]+\.(?:csv|parquet|json|txt|orc))["']""")
 _SESSION = re.compile(r"SparkSession|getOrCreate\(")
+_TRIGGERS = ("--interact-every", "--interact-when", "--interact-at")  # replaced by the pins
+_INLINE_POINTS = 2000  # longer --interact-at points go to a JSON file beside the notebook
 _DESCRIBE = [
     (re.compile(r"dbg\.jump\((\d+)\)"), "**Jump** to interaction I{0}: θ's chain on every "
                                         "partition as it was then."),
@@ -55,13 +62,17 @@ def export_notebook(run: Any, path: str) -> list[str]:
     setup = _session_cell(manifest, kept)
     if setup:
         cells.append(_code(setup, ignore=True))
-    cells.extend(_code(_waiting(c), ignore=True) for c in kept)
-    cells.append(_code(_icedtea_cell(run), ignore=True))
-    hand.extend(_missing_paths(kept + [run.cell]))
-    hand.extend(_undefined(kept, run.cell))
-    interactions = _interactions_note(run)
-    if interactions:
-        hand.append(interactions)
+    pinned = _pinned(run, path)
+    for source, needs in _preparing_cells(kept, run, pinned):
+        if needs:  # said where it matters, and in the first cell with the cell's number
+            number = sum(c["cell_type"] == "code" for c in cells) + 1
+            needs = [f"cell [{number}]: {need}" for need in needs]
+            cells.append(_markdown("**Needs your hand** before the next cell runs:\n\n"
+                                   + "\n".join(f"- {need}" for need in needs)))
+            hand.extend(needs)
+        cells.append(_code(source, ignore=True))
+    if pinned is None:
+        hand.extend(_interactions_note(run))
     cells.append(_code("import icedtea_jupyter\nfrom icedtea_jupyter.export.states import "
                        "shown, stable\n\nrun = icedtea_jupyter.last_run().wait()\n"
                        "dbg = run.debugger()", ignore=True))
@@ -76,6 +87,16 @@ def export_notebook(run: Any, path: str) -> list[str]:
         json.dump(notebook, out, indent=1, ensure_ascii=False)
         out.write("\n")
     return hand
+
+
+def _preparing_cells(kept: list[str], run: Any,
+                     pinned: str | None) -> list[tuple[str, list[str]]]:
+    """The cells that prepare the run, then its ``%%icedtea`` cell, each with what it
+    needs from the user to re-create the run: data gone, names no cell defines."""
+    cells = [(_waiting(c), _missing_paths(c)) for c in kept]
+    cells.append((_icedtea_cell(run, pinned),
+                  _missing_paths(run.cell) + _undefined(kept, run.cell)))
+    return cells
 
 
 def _preparing(history: list[str]) -> tuple[list[str], list[str]]:
@@ -110,21 +131,56 @@ def _waiting(cell: str) -> str:
     return cell
 
 
-def _icedtea_cell(run: Any) -> str:
+def _icedtea_cell(run: Any, pinned: str | None) -> str:
+    """The run's cell with its options; ``pinned``: its interactions as ``--interact-at``
+    (instead of the triggers that took them)."""
     line = run.manifest.get("line")
     if line is None:
         line = _options_line(run.options)
-    words = shlex.split(line)
-    words = [w for w in words if w not in ("--wait", "--no-panel", "--reuse")]
+    words = _without(shlex.split(line), ("--wait", "--no-panel", "--reuse"),
+                     _TRIGGERS if pinned is not None else ())
+    if pinned is not None:
+        words += ["--interact-at", pinned]
     line = " ".join(shlex.quote(w) for w in ["--wait", "--no-panel", *words])
     return f"%%icedtea {line}\n{run.cell.rstrip()}"
+
+
+def _without(words: list[str], flags: tuple[str, ...], valued: tuple[str, ...]) -> list[str]:
+    """``words`` less ``flags`` and ``valued`` flags with their values."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in valued:
+            skip = True
+        elif word not in flags and word.split("=")[0] not in valued:
+            kept.append(word)
+    return kept
+
+
+def _pinned(run: Any, path: str) -> str | None:
+    """The run's interactions as ``--interact-at`` points, so that the re-executed run
+    takes each at the same records: inline, or in a JSON file beside the notebook when
+    long. None if an interaction has no count of θ to pin it to."""
+    points = run.interaction_points()
+    if not points or not all(points):
+        return None
+    inline = format_interact_at(points)
+    if len(inline) <= _INLINE_POINTS:
+        return inline
+    pins = layout.exported_points_path(path)
+    with open(pins, "w", encoding="utf-8") as out:
+        json.dump({"run": run.id, "interactions": points_json(points)}, out)
+    return os.path.basename(pins)  # the kernel runs beside the notebook
 
 
 def _options_line(options: dict) -> str:
     """The flags of a run started from the API, not the magic."""
     words = []
     for flag, key in (("--interesting", "interesting"), ("--interact-every", "interact_every"),
-                      ("--interact-when", "interact_when")):
+                      ("--interact-when", "interact_when"),
+                      ("--interact-at", "interact_at")):
         if options.get(key) is not None:
             words += [flag, str(options[key])]
     for flag, key in (("--record-inputs", "record_inputs"), ("--lineage", "lineage")):
@@ -135,14 +191,14 @@ def _options_line(options: dict) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
-def _interactions_note(run: Any) -> str | None:
-    """Periodic and manual interactions happen at other moments in a new run."""
-    loose = [i.index for i in run.interactions if i.index > 0 and i.trigger != "condition"]
+def _interactions_note(run: Any) -> list[str]:
+    """Unpinned, periodic and manual interactions happen at other moments in a new run."""
+    loose = [i.index for i in run.interactions if i.trigger in ("periodic", "manual")]
     if not loose:
-        return None
-    return (f"interactions {', '.join(f'I{k}' for k in loose)} were periodic or manual: the "
+        return []
+    return [f"interactions {', '.join(f'I{k}' for k in loose)} were periodic or manual: the "
             "re-executed run takes its own at other moments, so jumps to them may show "
-            "other states (interactions from --interact-when are taken at the same records)")
+            "other states (interactions from --interact-when are taken at the same records)"]
 
 
 def _moves(actions: list[dict]) -> list[dict]:
@@ -170,14 +226,12 @@ def _describe(call: str, source: str) -> str:
     return f"`{call}`{where.get(source, '')}"
 
 
-def _missing_paths(cells: list[str]) -> list[str]:
-    found = []
-    for cell in cells:
-        for path in _PATH.findall(cell):
-            if not os.path.exists(os.path.expanduser(path)):
-                found.append(f"the data at {path!r} no longer exists: point the cell that "
-                             "reads it at a copy")
-    return sorted(set(found))
+def _missing_paths(cell: str) -> list[str]:
+    """The local paths ``cell`` names that no longer exist."""
+    gone = {path for path in _PATH.findall(cell)
+            if not os.path.exists(os.path.expanduser(path))}
+    return [f"the data at {path!r} no longer exists: point this cell at a copy"
+            for path in sorted(gone)]
 
 
 def _undefined(kept: list[str], cell: str) -> list[str]:
@@ -187,8 +241,8 @@ def _undefined(kept: list[str], cell: str) -> list[str]:
     for source in [*kept, cell]:
         defined |= _assigned(source)
     used = _loaded(cell)
-    return [f"the %%icedtea cell uses {name!r}, which no exported cell defines: define it "
-            "before that cell" for name in sorted(used - defined)]
+    return [f"the %%icedtea cell uses {name!r}, which no exported cell defines (an object "
+            "made some other way): define it before this cell" for name in sorted(used - defined)]
 
 
 def _python(source: str) -> ast.AST | None:

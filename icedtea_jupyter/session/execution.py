@@ -21,6 +21,7 @@ from ..executor.skew import AGENT
 from ..instrument import recording
 from ..instrument.connect import NeedsClassicSession
 from ..instrument.recorder import InterestingNotFound
+from ..snapshots.pinned import parse_interact_at
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
 from ..versions import catalog
@@ -74,6 +75,7 @@ class RunOptions:
     interesting: str | None = None
     interact_every: float | None = None
     interact_when: str | None = None
+    interact_at: str | None = None  # "0:1000 1:end, 0:2000", or a JSON file (pinned.py)
     record_inputs: bool = False
     lineage: bool = False  # capture record-level lineage (run.trace_back/trace_forward)
     skew: bool = False  # count heavy keys of key-partitioned operators (run.skew)
@@ -160,6 +162,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     tools = flag_agents(options, namespace)  # --tolerate, --check...: refused before a run
     if options.on_error not in ("fail", "pause"):
         raise ValueError(f"on_error must be 'fail' or 'pause', not {options.on_error!r}")
+    pins = parse_interact_at(options.interact_at) if options.interact_at else ()
     connect = is_connect()
     notes = (connect_notes(options.lineage, options.bind, options.reuse) if connect
              else point_workers_here(_spark_context()))  # or refused, before any job
@@ -186,7 +189,8 @@ def start_run(code: str, namespace: dict, options: RunOptions,
                            record_inputs=options.record_inputs, lineage=options.lineage,
                            skew=options.skew,
                            breakpoints=tuple(parse_break_when(b) for b in options.break_when),
-                           on_error=options.on_error)
+                           on_error=options.on_error,
+                           interact_at=pins)
 
     run = LiveRun(store, manifest, dag, coordinator, options.interesting)
     run.recorder.cell = code

@@ -190,6 +190,12 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
         """Every interaction, I0 (the initial states) first."""
         return self.history().interactions()
 
+    def interaction_points(self) -> list[dict[int, int | None]]:
+        """θ's records processed per partition at each interaction after I0 (0: not
+        started, None: ended): ``--interact-at`` with these points (``snapshots/
+        pinned.py``: ``format_interact_at``) takes interaction k at the same records."""
+        return self.history().points()
+
     def interact(self, timeout: float = 2.0) -> Interaction:
         """A manual interaction now: a tuple-consistent snapshot of G(θ) while the job runs.
 

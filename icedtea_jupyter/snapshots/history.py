@@ -195,6 +195,24 @@ class History:
     def snapshot(self, index: int) -> Snapshot:
         return Snapshot(self, self._interaction(self._raw(index)))
 
+    def points(self) -> list[dict[int, int | None]]:
+        """θ's count on each partition at each interaction after I0 (0: not started,
+        None: ended), as ``--interact-at`` takes them; a partition without a count is
+        left out."""
+        theta = self.dag.interesting
+        if theta is None:
+            return []
+        points = []
+        for raw in self.raw[1:]:
+            point: dict[int, int | None] = {}
+            for partition in self.partitions(theta):
+                view = self.view(raw["index"], theta, partition, states=False)
+                if view.status in ("finished", "not started", "running") \
+                        and view.count is not None:
+                    point[partition] = None if view.status == "finished" else view.count
+            points.append(point)
+        return points
+
     def final_state(self, node: Any, partition: int) -> dict | None:
         """A worker's state in its last report, when its partition ended (None: no report)."""
         ended = [(task, chain) for (op, part, task), chain in self._chains.items()

@@ -85,6 +85,7 @@ CONTROL = "control"
 OPERATORS = "operators"
 CHECKPOINTS = "checkpoints"
 PLAN = "plan.json"
+EXPORTED_POINTS = ".interactions.json"  # beside an exported notebook (export/notebook.py)
 REPLAY = "replay"
 STAGED = os.path.join(REPLAY, INPUTS)
 REPLAY_LOG = os.path.join(REPLAY, "replay.log")
@@ -171,6 +172,11 @@ def whole_file(path: str) -> Iterator[str]:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def exported_points_path(notebook: str) -> str:
+    """Beside an exported notebook: its ``--interact-at`` points, when too long inline."""
+    return os.path.splitext(notebook)[0] + EXPORTED_POINTS
 
 
 def manifest_path(run: str) -> str:

@@ -212,3 +212,22 @@ def test_a_version_fingerprinted_while_spark_ran_answers_a_later_reuse(record, s
     assert a.manifest["fingerprint_background_seconds"] > 0
     b = record(second, {"ROWS": ROWS}, store=store, cell_id="c", reuse=True)
     _assert_reused(a, b, "sameSemantics")
+
+
+def test_a_literal_that_prints_like_a_column_is_not_answered_from_the_quick_key(record,
+                                                                                store):
+    """--reuse searches by the plan's tree string, where a string literal prints like a
+    column: a literal 'name#<id of n>' gives the same quick key as the column n, and
+    only the exact plan (JSON), computed for that candidate, tells them apart."""
+    rows = [("1", 1.0, 1), ("x", 2.0, 3)]
+    a, b = _reuse(
+        record, store, FRAME + "out = df.filter(df.name == df.n.cast('string')).collect()",
+        FRAME + "import re\nfrom pyspark.sql import functions as F\n"
+                "leaf = df._jdf.queryExecution().analyzed().treeString()\n"
+                "n_id = re.search(r'n#(\\d+)L', leaf).group(1)\n"
+                "fake = F.lit(f'cast(n#{n_id}L as string)')\n"
+                "out = df.filter(df.name == fake).collect()", {"ROWS": rows})
+    assert a.results[0]["quick"] == b.results[0]["quick"]  # the search found a candidate
+    assert a.results[0]["sink"] != b.results[0]["sink"]
+    assert b.reused_from is None and b.manifest["jobs"]
+    assert [r.name for r in a.namespace["out"]] == ["1"] and b.namespace["out"] == []

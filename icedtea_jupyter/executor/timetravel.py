@@ -121,7 +121,7 @@ class TimeTravel(WorkerPlugin):
 
     def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
         """A batch function's input batch, or a grouped map's group (``index`` -1,
-        ``batch`` its arguments): its rows logged (replay counts records by them); θ
+        ``batch`` its arguments): its rows logged (replay counts records by them); it
         sums the first one and one about every BATCH_SUM_PERIOD, and records groups."""
         if self.batch_rows is None:
             self.kind, self.batch_rows = "batches", array("I")
@@ -131,8 +131,10 @@ class TimeTravel(WorkerPlugin):
         self.batch_rows.append(rows)
         if host.per_call and self.inputs is not None:
             self.record_input(batch)
+        if self.fingerprints is None:  # a DataFrame operator after θ: its inputs are
+            self.fingerprints = array("I")  # regenerated for replay and checked by these
         now = time.monotonic()
-        if self.fingerprints is not None and now >= self._next_sum:
+        if now >= self._next_sum:
             self._next_sum = now + BATCH_SUM_PERIOD
             self.fingerprints.append(index)
             self.fingerprints.append(batch_checksum(batch[-1] if host.per_call else batch))
@@ -189,6 +191,9 @@ class TimeTravel(WorkerPlugin):
                 for tt in self.chain():
                     count = processed if tt is self else tt.host.live_count()
                     tt.checkpoint(message["index"], count, processed, False)
+        elif self.batch_rows is not None:  # a DataFrame operator outside θ's chain:
+            # how far it had got and its state there (replay regenerates its inputs)
+            self.send(message["index"], message.get("trigger", ""), processed, "later")
         else:  # outside θ's chain: whether it had started, and how far
             self.host.channel.send({"type": "snapshot", "worker": self.host.worker,
                                     "index": message["index"], "count": processed,

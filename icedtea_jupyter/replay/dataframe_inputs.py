@@ -99,6 +99,28 @@ class DataFrameUpstream:
         return [pickle.loads(b) for b in data if b], partitions, pinned
 
 
+def every_partition(upstream: DataFrameUpstream) -> tuple[dict[int, list], dict[str, tuple]]:
+    """Every partition of ``upstream``'s records, by partition (``{q: records}``), and
+    the confs pinned to the run's values, from one query: a DataFrame operator's inputs
+    when Python operators run before it. Spark runs them with the session's SQL settings
+    only within a query (a ``runJob`` of the plan's RDD gives them Spark's defaults:
+    θ's batches would be cut by 10,000 rows), and plans its partitions as the run's
+    action did (adaptive query execution coalesces them the same way)."""
+    from pyspark.sql.functions import spark_partition_id
+
+    session = upstream.frame.sparkSession
+    pinned = pin(session, upstream.conf)
+    try:
+        rows = upstream.capture().select(spark_partition_id().alias("q"), "b").collect()
+    finally:
+        restore(session, pinned)
+    by_partition: dict[int, list] = {}
+    for q, data in rows:
+        if data:
+            by_partition.setdefault(q, []).append(pickle.loads(data))
+    return by_partition, pinned
+
+
 def sql_conf(session: Any) -> dict[str, str]:
     """The session's ``spark.sql.*`` settings that differ from Spark's defaults."""
     try:
@@ -231,4 +253,4 @@ class UdfUpstream(DataFrameUpstream):
 
         udf = UserDefinedFunction(KEEPERS[self.eval_type], BinaryType(), "icedtea_keep",
                                   self.eval_type)
-        return self.frame.select(udf(*self.args))
+        return self.frame.select(udf(*self.args).alias("b"))

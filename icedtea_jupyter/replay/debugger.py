@@ -24,7 +24,7 @@ from .inputs import ReplayInputs
 from .logs import Failure, Logs, RunLogs
 from .order import OutputCheck, ResultFeed
 from .paths import PartitionPaths
-from .stages import Fed
+from .stages import Fed, regenerated_notes
 from .worker import RecordedFailure, ReplayError, ReplayWorker, replay_spec
 
 OnMove = Callable[[str, DebugSnapshot], None]  # (the equivalent Python call, the new view)
@@ -223,7 +223,7 @@ class Debugger:
             for cursor in cursors.values():  # the debugger stays where it was
                 cursor.abandon()
             raise
-        fed = self._fed_workers(cursors)
+        fed = self._fed_workers(cursors, index)
         self._abandon_all()
         self.cursors, self.fed = cursors, fed
         self.restored_from = bases  # partition -> the checkpoint restored (None: from I0)
@@ -289,6 +289,7 @@ class Debugger:
         for cursor in self.cursors.values():
             self._advance(cursor, index)
         for stage in self.fed:
+            stage.at(index)
             stage.feed(self.cursors)
         if not show:
             self.current = DebugSnapshot({}, {}, None, index, f"jump to I{index}")
@@ -345,7 +346,8 @@ class Debugger:
         """Whether jumps start from checkpoints. Not when workers after a shuffle or a
         union are replayed: they need everything θ's tree emitted since the partition's
         start, which a restored tree has not emitted again."""
-        return self.store is not None and not self.logs.fed
+        return self.store is not None and not any(
+            kind != "regenerated" for fed in self.logs.fed for kind, *_ in fed.sources.values())
 
     def _base(self, found: dict[int, set], index: int, partition: int) -> int | None:
         """The checkpoint to restore before replaying to ``index`` (``base_checkpoint``)."""
@@ -400,13 +402,15 @@ class Debugger:
             return None
         return f.exception, f.index
 
-    def _fed_workers(self, cursors: dict[int, PartitionPaths]) -> list[FedWorkers]:
-        """The workers fed by θ's cursors, given what those have emitted so far."""
+    def _fed_workers(self, cursors: dict[int, PartitionPaths], index: int) -> list[FedWorkers]:
+        """The workers fed by θ's cursors, given what those have emitted so far (and the
+        DataFrame operators in workers of their own, as at interaction ``index``)."""
         stages: list[FedWorkers] = []
         try:
             for fed in self.logs.fed:
                 stage = self._fed_stage(fed)
                 stages.append(stage)
+                stage.at(index)
                 stage.feed(cursors)
         except BaseException:
             for stage in stages:
@@ -452,6 +456,7 @@ class Debugger:
             notes.append(self.why_in_kernel)
         if self.logs.not_replayed:
             notes.append(self.logs.not_replayed)
+        notes += regenerated_notes(self.logs.fed)
         rerun = sorted(self.logs.rerun)
         if rerun:
             notes.append(f"θ's partitions {rerun} were computed by several jobs of the cell; the "

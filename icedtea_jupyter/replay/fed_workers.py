@@ -4,7 +4,8 @@ An aggregation's reduce side (after the shuffle) gets the combiners the map side
 emitted, in the order the shuffle delivered them in the run (``OriginOrder``), and so do
 the operators after a user's ``partitionBy`` of θ's outputs (``ShuffleRuns``); a join's
 reduce side gets its inputs' combiners in the logged order (``JoinFeed``); the operators after a union
-get one path's outputs on one partition (``StraightFeed``).
+get one path's outputs on one partition (``StraightFeed``); a DataFrame operator in a
+worker of its own gets its regenerated inputs up to its logged counts (``OwnCounts``).
 They process what arrives at once — a step's scope runs to its end, across the shuffle
 or the union — and end when their sources have ended and everything has arrived.
 """
@@ -17,6 +18,7 @@ from ..executor.shuffle_read import SHUFFLE_RUNS
 from .cursor import PartitionCursor
 from .order import JoinFeed, OriginOrder, StraightFeed
 from .paths import PartitionPaths
+from .regenerated_feed import OwnCounts, own_target
 from .shuffle_feed import ShuffleRuns
 from .stages import Fed
 
@@ -45,6 +47,13 @@ class FedWorkers:
                 changed.append(q)
         return changed
 
+    def at(self, index: int) -> None:
+        """The interaction the debugger goes to (the sources that feed by the run's own
+        counts, ``OwnCounts``, need it)."""
+        for source in self.sources.values():
+            if isinstance(source, OwnCounts):
+                source.at(index)
+
     def abandon(self) -> None:
         for cursor in self.cursors.values():
             cursor.abandon()
@@ -52,13 +61,18 @@ class FedWorkers:
 
 def source_of(fed: Fed, q: int, logs: Any, inputs: Any) -> Any:
     """What hands partition ``q`` of ``fed`` its records (``Fed.sources``): the logged
-    order of a shuffle's reads, a join's combiners, or a path's outputs after a union."""
+    order of a shuffle's reads, a join's combiners, a path's outputs after a union, or
+    a DataFrame operator's regenerated inputs."""
     kind, *where = fed.sources[q]
     if kind == "origins":
         log = logs.log(where[1], q)
         if log is not None and log.kind == SHUFFLE_RUNS:  # a partitionBy's reduce side
             return ShuffleRuns(log, where[0], q, logs.operator(where[1])().route)
         return OriginOrder(getattr(log, "order", None), where[0])
+    if kind == "regenerated":
+        name = where[0]
+        return OwnCounts(name, q, lambda index: own_target(logs, index, name, q),
+                         lambda: inputs.regenerated(name, q))
     if kind == "join":
         reader = where[0]
         return JoinFeed(getattr(logs.log(reader, q), "order", None), fed.sources[q],

@@ -14,7 +14,7 @@ from typing import Any
 from ..executor.batches import batch_checksum
 from ..store.control_files import apply_edits, edits_of
 from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
-from .dataframe_inputs import DataFrameUpstream
+from .dataframe_inputs import DataFrameUpstream, every_partition
 from .logs import Logs, RecordedRun
 from .pushdown import pushed_below
 
@@ -34,6 +34,7 @@ class ReplayInputs:
         self._staged: set[int] = set()  # partitions whose regenerated inputs are on disk
         self.pinned: dict[str, tuple] = {}  # SQL settings set to the run's to regenerate
         self._sides: dict[tuple[int, int], list] = {}  # (join, union partition) -> combiners
+        self._regenerated: dict[tuple[str, int], list] = {}  # DataFrame operators after θ
 
     def records(self, partition: int) -> list:
         if partition not in self._cache:
@@ -49,6 +50,44 @@ class ReplayInputs:
                 write_staged_inputs(self.run.path, partition, self._cache[partition])
                 self._staged.add(partition)
         self.stage_sides()
+        for fed in self.logs.fed:
+            for q, (kind, *where) in fed.sources.items():
+                if kind == "regenerated":
+                    self.regenerated(where[0], q)
+
+    def regenerated(self, name: str, partition: int) -> list:
+        """The input batches (or groups) of ``name``, a DataFrame operator of G(θ) in a
+        worker of its own, on ``partition``: staged, or regenerated from its input
+        DataFrame with Spark, checked against its worker's log and kept in the run store."""
+        if (name, partition) not in self._regenerated:
+            node = self.run.dag.node(name)
+            try:
+                records = read_staged_inputs(self.run.path, partition, node.id)
+            except LookupError:
+                upstream = self.run.upstream_rdd(node.id)
+                if not isinstance(upstream, DataFrameUpstream):
+                    raise LookupError(
+                        f"the inputs of {name!r} on partition {partition} were not kept and "
+                        "this kernel no longer has the pipeline that produced them: run "
+                        "the cell again and debug the new run in that kernel (its first "
+                        "jump keeps them in the run store)") from None
+                self._regenerate_all(name, upstream)
+                return self._regenerated[(name, partition)]
+            self._regenerated[(name, partition)] = records
+        return self._regenerated[(name, partition)]
+
+    def _regenerate_all(self, name: str, upstream: DataFrameUpstream) -> None:
+        """Every partition of ``name``'s inputs from one query, checked and staged."""
+        node = self.run.dag.node(name)
+        by_partition, pinned = every_partition(upstream)
+        for q in next(f.partitions for f in self.logs.fed if f.names[0] == name):
+            batches = by_partition.get(q, [])
+            self._check_batches(q, batches, None, pinned, name)
+            log = self.logs.log(name, q)
+            records = batches if log is None or log.batch_rows is None else \
+                batches[:len(log.batch_rows)]
+            write_staged_inputs(self.run.path, q, records, node.id)
+            self._regenerated[(name, q)] = records
 
     def side(self, join: str, partition: int) -> list:
         """The combiners the map side of ``join`` (after θ's chain) made on union
@@ -124,13 +163,13 @@ class ReplayInputs:
                     "and debug the new run")
         return "run the cell again with --record-inputs to keep what θ saw"
 
-    def _whole_batches(self) -> bool:
-        """Whether θ takes whole batches (an iterator UDF, replayed as a mapInPandas),
-        not one call's arguments a record."""
+    def _whole_batches(self, operator: str) -> bool:
+        """Whether ``operator`` takes whole batches (an iterator UDF, replayed as a
+        mapInPandas), not one call's arguments a record."""
         from ..executor.wrappers import BatchFunction
 
         try:
-            return isinstance(self.logs.operator(self.logs.chain[0])(), BatchFunction)
+            return isinstance(self.logs.operator(operator)(), BatchFunction)
         except LookupError:
             return False
 
@@ -180,33 +219,40 @@ class ReplayInputs:
         return records[:log.records_in]
 
     def _check_batches(self, partition: int, batches: list, planned: int | None,
-                       pinned: dict) -> None:
+                       pinned: dict, operator: str | None = None) -> None:
         """A batch function's inputs against its log: the rows of each batch, the sums
-        of the batches θ's worker summed."""
-        log = self.logs.log(self.logs.chain[0], partition)
+        of the batches its worker summed (``operator``: θ, else one after it)."""
+        name = operator or self.logs.chain[0]
+        log = self.logs.log(name, partition)
         if log is None or log.batch_rows is None:
             return
-        api = self.run.dag.require_interesting().api
+        api = self.run.dag.node(name).api
         unit = "group" if api == "applyInPandas" else "batch"
+        whose = "θ" if operator is None else repr(operator)
+        advice = self._advice() if operator is None else (
+            f"record the cell again with --interesting {operator!r} --record-inputs to "
+            "keep what it saw")
         # a group's or a pandas UDF's record is its call's arguments: (key,) frame, Series…
-        per_call = api == "applyInPandas" or (api == "udf" and not self._whole_batches())
+        per_call = api == "applyInPandas" or (api == "udf" and not self._whole_batches(name))
         frames = [b[-1] for b in batches] if per_call else batches
         run_rows = [int(n) for n in log.batch_rows]
         rows = [batch_length(b) for b in frames[:len(run_rows)]]
         if rows != run_rows:
+            why = _why(planned, self.logs, pinned, self._pushed_filter(),
+                       self._pushdown()) if operator is None else _why(None, self.logs, pinned)
             raise InputsChanged(
-                f"partition {partition} of θ's input now comes in {_batches(rows, unit)}; "
-                f"in the run θ took {_batches(run_rows, unit)}. "
-                f"{_why(planned, self.logs, pinned, self._pushed_filter(), self._pushdown())}"
-                f"{self._advice()}")
+                f"partition {partition} of {whose}'s input now comes in "
+                f"{_batches(rows, unit)}; in the run {whose} took {_batches(run_rows, unit)}. "
+                f"{why}{advice}")
         for index, crc in log.checks():
             if index < len(frames) and batch_checksum(frames[index]) != crc:
                 start = sum(run_rows[:index])
                 raise InputsChanged(
-                    f"{unit} #{index} (rows {start}–{start + run_rows[index] - 1}) of θ's "
-                    f"input on partition {partition} has the same rows as in the run but "
-                    "other values: the source changed since the run, or the rows' order is "
-                    f"not deterministic (a shuffle read): {self._advice()}")
+                    f"{unit} #{index} (rows {start}–{start + run_rows[index] - 1}) of "
+                    f"{whose}'s input on partition {partition} has the same rows as in the "
+                    "run but other values: the source changed since the run, or the rows' "
+                    f"order is not deterministic (a shuffle read, or {whose}'s upstream "
+                    f"operators): {advice}")
 
 
 def batch_length(batch: Any) -> int:

@@ -24,7 +24,8 @@ class Fed:
     """Workers fed by θ's cursors: ``names`` (head first, a chain), their partitions, and
     where each partition's records come from: ``("origins", leaf, reader)`` — the
     shuffle, in the order ``reader``'s log gives —, ``("join", …)`` (``_after_join``) or
-    ``("straight", θ partition, leaf)`` — after a union."""
+    ``("straight", θ partition, leaf)`` — after a union — or ``("regenerated", head)``:
+    a DataFrame operator's inputs regenerated from its own input DataFrame."""
 
     names: list[str]
     partitions: list[int]
@@ -84,6 +85,23 @@ def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callab
             if head.parents == [union.id] and head.in_g:
                 stages.append(Fed([n.name for n in chain_of(dag, head)], sorted(sources),
                                   sources))
+    stages.extend(_dataframe_after(dag, set(names) | {n for f in stages for n in f.names},
+                                   partitions_of))
+    return stages
+
+
+def _dataframe_after(dag: Any, replayed: set[str], partitions_of: Callable) -> list[Fed]:
+    """The DataFrame Python operators of G(θ) in workers of their own (after JVM
+    operators or a shuffle), and those pipelined after them: each partition's records
+    are regenerated from the operator's own input DataFrame, ``("regenerated", name)``."""
+    stages: list[Fed] = []
+    for node in dag.python_operators:
+        if node.in_g and node.api in _DATAFRAME and node.name not in replayed and \
+                not any(node.name in f.names for f in stages):
+            parts = partitions_of(node)
+            if parts:  # none ran (a UDF column the action did not need)
+                stages.append(Fed([n.name for n in chain_of(dag, node)], parts,
+                                  {q: ("regenerated", node.name) for q in parts}))
     return stages
 
 
@@ -147,6 +165,22 @@ def not_replayed(dag: Any, chain: list[str], fed: list[Fed]) -> str:
     return (f"{names} in G(θ) are not replayed: {why}. Their states are not in this view "
             f"(run.snapshot(k) shows how far they got in the run); to step through "
             f"{first.name!r}, record the cell again with --interesting {first.name!r}")
+
+
+def regenerated_notes(fed: list[Fed]) -> list[str]:
+    """What a jump says of the DataFrame operators it puts where their own logs had them
+    (``_dataframe_after``): how, and that steps over θ's records do not move them."""
+    heads = [stage.names[0] for stage in fed
+             if any(kind == "regenerated" for kind, *_ in stage.sources.values())]
+    if not heads:
+        return []
+    names = ", ".join(repr(n) for n in heads)
+    return [f"{names} after θ ran in Python workers of their own: their input batches are "
+            "regenerated with Spark from their own input DataFrames (checked against the "
+            "batches their workers logged) and jumps give them as many batches as they had "
+            "processed at the interaction. Spark's JVM cuts θ's output rows into their "
+            "batches and does not log which of θ's records each batch waited for, so a "
+            "step over θ's record does not move them"]
 
 
 def chain_of(dag: Any, theta: Any) -> list[Any]:

@@ -184,8 +184,9 @@ class History:
                     encoded = apply_delta(encoded, entry["delta"])
         if at is not None:
             reported = chain[at]
-            if reported["status"] == "later":
-                return WorkerView(operator, partition, OUTSIDE, reported["count"])
+            if reported["status"] == "later":  # a DataFrame operator's report has its state
+                return WorkerView(operator, partition, OUTSIDE, reported["count"],
+                                  encoded if "delta" in reported else None)
             return WorkerView(operator, partition, "running", reported["count"], encoded)
         final = positions.get(FINAL)
         if final is not None:

@@ -88,11 +88,18 @@ out = theta{between}.mapInPandas(later, "id long, k long, v double, total double
 
 
 @pytest.mark.parametrize("between", ["", ".repartition(3)"], ids=["pipelined", "exchange"])
-def test_dataframe_operators_after_theta_are_named_with_what_works(record, between):
+def test_dataframe_operators_after_theta_are_replayed_as_their_workers_reported(record,
+                                                                               between):
     run = record(DATAFRAME.format(between=between), interesting="running",
                  interact_every=0.1)
     assert run.status == "finished", run.error
-    jumped = run.debugger().jump(0)
-    (note,) = [n for n in jumped.notes if "not replayed" in n]
-    assert "'later' in G(θ) are not replayed" in note and "own" in note
-    assert note.endswith("--interesting 'later'")
+    dbg = run.debugger()
+    for k in range(len(run.interactions)):
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        assert not [n for n in jumped.notes if "not replayed" in n]
+        for q in dbg.partitions("later"):
+            if recorded.state("later", q) is not None:
+                assert jumped.state("later", q) == recorded.state("later", q), (k, q)
+    (note,) = [n for n in jumped.notes if "'later' after θ" in n]  # steps leave it
+    assert "regenerated with Spark" in note and "does not move them" in note
+    dbg.close()

@@ -1,0 +1,110 @@
+"""DataFrame Python operators after θ in workers of their own: a mapInPandas after JVM
+operators (a filter, a projection) in θ's stage, and a grouped applyInPandas after a
+shuffle. Jumps put them where their workers reported being at
+each interaction, on inputs regenerated with Spark from their own input DataFrames."""
+import time
+
+import pytest
+
+from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.spark
+
+ROWS = 6000  # two partitions of 3000 rows
+
+THETA = """
+import time
+import pandas as pd
+def running(batches):
+    total = 0.0
+    for pdf in batches:
+        time.sleep(0.01)
+        total += float(pdf.v.sum())
+        yield pdf.assign(total=total)
+df = spark.range(0, ROWS, numPartitions=2).selectExpr("id", "id % 3 AS k", "CAST(id AS DOUBLE) AS v")
+theta = df.mapInPandas(running, "id long, k long, v double, total double")
+"""
+MAP_IN_PANDAS = THETA + """
+def later(batches):
+    seen, last = 0, None
+    for pdf in batches:
+        time.sleep(0.02)
+        seen += len(pdf)
+        last = int(pdf.id.iloc[-1])
+        yield pdf
+out = theta.filter("k != 1").select("id", "total").mapInPandas(later, "id long, total double").count()
+"""
+APPLY_IN_PANDAS = THETA + """
+class later:
+    def __init__(self):
+        self.groups, self.rows, self.keys = 0, 0, []
+    def __call__(self, pdf):
+        time.sleep(0.05)
+        self.groups += 1
+        self.rows += len(pdf)
+        self.keys.append(int(pdf.g.iloc[0]))
+        return pdf.head(1)[["g", "total"]]
+out = theta.selectExpr("id % 40 AS g", "total").groupBy("g").applyInPandas(later(), "g long, total double").collect()
+"""
+
+
+@pytest.fixture
+def record(spark, tmp_path):
+    """Record a cell, taking an interaction every 0.1 s while it runs (``--interact-every``
+    takes them while θ runs; 'later' runs on after θ's partitions have ended)."""
+    from icedtea_jupyter.session.execution import RunOptions, start_run
+
+    def run_cell(code, namespace, **options):
+        namespace = dict(namespace, spark=spark)
+        run = start_run(code, namespace, RunOptions(store=str(tmp_path / "runs"), **options))
+        while run.status == "running":
+            run.interact()
+            time.sleep(0.1)
+        run.wait(180)
+        return run
+
+    return run_cell
+
+
+def jumps_equal_the_reports(record, code, aqe, sql_conf):  # noqa: F811
+    sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch="100",
+             spark_sql_adaptive_enabled=str(aqe).lower(), spark_sql_shuffle_partitions="2")
+    run = record(code, {"ROWS": ROWS}, interesting="running")
+    assert run.status == "finished", run.error
+    assert len(run.interactions) > 3
+    dbg = run.debugger()
+    moving = []
+    count = len(run.interactions)
+    for k in sorted({*range(0, count, max(1, count // 20)), count - 1}):
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        for q in dbg.partitions("later"):
+            worker = recorded.worker("later", q)
+            if recorded.state("later", q) is not None:
+                assert jumped.state("later", q) == recorded.state("later", q), (k, q)
+            if worker.count:
+                moving.append((k, q))
+        assert not [n for n in jumped.notes if "not replayed" in n], jumped.notes
+        (note,) = [n for n in jumped.notes if "'later' after θ" in n]
+        assert "does not move them" in note
+    assert moving  # some interactions found 'later' past its first records
+    return run, dbg
+
+
+@pytest.mark.parametrize("aqe", [True, False], ids=["aqe", "no-aqe"])
+def test_a_map_in_pandas_after_a_filter_in_theta_stage(record, sql_conf, aqe):  # noqa: F811
+    run, dbg = jumps_equal_the_reports(record, MAP_IN_PANDAS, aqe, sql_conf)
+    for q in (0, 1):  # θ's rows without k == 1, in 100-row batches
+        kept = [i for i in range(q * ROWS // 2, (q + 1) * ROWS // 2) if i % 3 != 1]
+        state = run.history().final_state(run.dag.node("later"), q)
+        assert (state["seen"], state["last"]) == (len(kept), kept[-1])
+    dbg.close()
+
+
+@pytest.mark.parametrize("aqe", [True, False], ids=["aqe", "no-aqe"])
+def test_an_apply_in_pandas_after_a_shuffle(record, sql_conf, aqe):  # noqa: F811
+    run, dbg = jumps_equal_the_reports(record, APPLY_IN_PANDAS, aqe, sql_conf)
+    finals = [run.history().final_state(run.dag.node("later"), q)
+              for q in dbg.partitions("later")]
+    assert sorted(g for s in finals for g in s["keys"]) == list(range(40))
+    assert sum(s["rows"] for s in finals) == ROWS
+    dbg.close()

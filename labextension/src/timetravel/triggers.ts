@@ -14,7 +14,8 @@ export const TRIGGER_STYLES: { [trigger: string]: ITriggerStyle } = {
   initial: { shape: 'square', color: 'var(--jp-ui-font-color2, #616161)', label: 'initial states (I0)' },
   manual: { shape: 'circle', color: 'var(--jp-brand-color1, #1976d2)', label: 'manual (Interact now, run.interact())' },
   periodic: { shape: 'bar', color: 'var(--jp-success-color1, #388e3c)', label: 'periodic (--interact-every)' },
-  condition: { shape: 'triangle', color: 'var(--jp-warn-color1, #f57c00)', label: 'condition (--interact-when)' }
+  condition: { shape: 'triangle', color: 'var(--jp-warn-color1, #f57c00)', label: 'condition (--interact-when)' },
+  pinned: { shape: 'diamond', color: 'var(--jp-accent-color1, #7b1fa2)', label: "pinned at θ's counts (--interact-at)" }
 };
 
 const OTHER: ITriggerStyle = { shape: 'diamond', color: 'var(--jp-ui-font-color1, #212121)', label: 'other' };

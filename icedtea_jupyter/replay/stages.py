@@ -147,12 +147,18 @@ def not_replayed(dag: Any, chain: list[str], fed: list[Fed]) -> str:
     """What the debugger says of the Python operators of G(θ) it does not replay (none:
     ""): which, why, and what to record to debug them."""
     replayed = set(chain) | {name for stage in fed for name in stage.names}
-    missing = [n for n in dag.python_operators if n.in_g and n.name not in replayed]
+    below = _downstream(dag, chain[0]) if chain else set()
+    missing = [n for n in dag.python_operators
+               if (n.in_g or n.id in below) and n.name not in replayed]
     if not missing:
         return ""
     first = missing[0]
     reads = [dag.node(p).name for p in first.parents]
-    if first.api in _JOINS:
+    if first.api == "udf" and not first.in_g:
+        why = (f"{first.name!r} is a UDF column after θ; PySpark ships a UDF when its "
+               "column is made, before the DataFrame using it is known, so its workers "
+               "recorded nothing for replay")
+    elif first.api in _JOINS:
         why = (f"{first.name!r}'s map side logged no origins for replay (its inputs "
                "were partitioned alike, or lineage capture tagged them its own way)")
     elif first.api in _DATAFRAME:
@@ -165,6 +171,20 @@ def not_replayed(dag: Any, chain: list[str], fed: list[Fed]) -> str:
     return (f"{names} in G(θ) are not replayed: {why}. Their states are not in this view "
             f"(run.snapshot(k) shows how far they got in the run); to step through "
             f"{first.name!r}, record the cell again with --interesting {first.name!r}")
+
+
+def _downstream(dag: Any, theta_name: str) -> set[int]:
+    """Ids of the operators fed, directly or not, by θ. A UDF's node is made where the
+    UDF is defined and gets its parent later: it can come before its parent."""
+    theta = dag.node(theta_name).id
+    found = {theta}
+    grew = True
+    while grew:
+        more = {n.id for n in dag.operators if n.id not in found
+                and any(p in found for p in n.parents)}
+        found |= more
+        grew = bool(more)
+    return found - {theta}
 
 
 def regenerated_notes(fed: list[Fed]) -> list[str]:

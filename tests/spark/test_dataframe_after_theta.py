@@ -108,3 +108,25 @@ def test_an_apply_in_pandas_after_a_shuffle(record, sql_conf, aqe):  # noqa: F81
     assert sorted(g for s in finals for g in s["keys"]) == list(range(40))
     assert sum(s["rows"] for s in finals) == ROWS
     dbg.close()
+
+
+UDF_AFTER = """
+from pyspark.sql.functions import udf
+@udf("double")
+def doubled(x):
+    return x * 2
+""" + THETA + """
+out = theta.withColumn("d", doubled("total")).count()
+"""
+
+
+def test_a_udf_column_after_theta_is_named_as_not_replayed(record):
+    """A UDF defined before θ's DataFrame and used on θ's output: jumps say it is not
+    replayed, why, and what to record instead, rather than leaving it out silently."""
+    run = record(UDF_AFTER, {"ROWS": ROWS}, interesting="running")
+    assert run.status == "finished", run.error
+    dbg = run.debugger()
+    (note,) = [n for n in dbg.jump(1).notes if "not replayed" in n]
+    assert "'doubled' is a UDF column after θ" in note
+    assert "--interesting 'doubled'" in note
+    dbg.close()

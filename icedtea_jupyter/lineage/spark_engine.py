@@ -16,6 +16,9 @@ import pyarrow.parquet as pq
 
 from ..config import config
 from ..store import layout
+from .engine import _BACK as DUCK_BACK
+from .engine import _FORWARD as DUCK_FORWARD
+from .engine import DuckEngine
 from .records import Positions
 
 LINKS_PARQUET = "links.parquet"
@@ -40,9 +43,12 @@ SELECT DISTINCT part, pos FROM (
    AND s.pos >= l.in_start AND s.pos < l.in_start + l.in_count)
 """
 
+_SPARK_SQL = {DUCK_BACK: _BACK, DUCK_FORWARD: _FORWARD}  # DuckEngine's query -> Spark's
 
-class SparkEngine:
-    """Steps over a run's links with Spark SQL, reading ``lineage/links.parquet``."""
+
+class SparkEngine(DuckEngine):
+    """Steps over a run's links with Spark SQL, reading ``lineage/links.parquet``: the
+    same steps as ``DuckEngine`` (its ``back`` and ``forward``), each query in Spark's SQL."""
 
     name = "spark"
 
@@ -58,21 +64,6 @@ class SparkEngine:
         self._view = f"icedtea_links_{abs(hash(path))}"
         self.links.createOrReplaceTempView(self._view)
 
-    def back(self, op: int, positions: Positions) -> dict[int, Positions]:
-        """Input index -> the positions of that input ``positions`` of ``op``'s outputs
-        come from (as ``DuckEngine.back``)."""
-        found: dict[int, Positions] = {}
-        for index, part, pos in self._run(_BACK, positions, op=op):
-            found.setdefault(index, {}).setdefault(part, set()).add(pos)
-        return found
-
-    def forward(self, op: int, index: int, positions: Positions) -> Positions:
-        """The outputs of ``op`` that ``positions`` of its input ``index`` went into."""
-        found: Positions = {}
-        for part, pos in self._run(_FORWARD, positions, op=op, input=index):
-            found.setdefault(part, set()).add(pos)
-        return found
-
     def _run(self, query: str, positions: Positions, **params: int) -> list[tuple]:
         pairs = [(int(p), int(x)) for p, ps in positions.items() for x in ps]
         if not pairs:
@@ -81,7 +72,7 @@ class SparkEngine:
         name = f"{self._view}_wanted"
         wanted.createOrReplaceTempView(name)
         try:
-            sql = query.format(wanted=name, links=self._view,
+            sql = _SPARK_SQL[query].format(wanted=name, links=self._view,
                                **{k: int(v) for k, v in params.items()})
             return [tuple(row) for row in self.spark.sql(sql).collect()]
         finally:
@@ -115,7 +106,6 @@ def choose_engine(size: int, spark: Any) -> str:
 
 def engine_for(store: Any, links: pa.Table) -> Any:
     """The engine a run's traces use (``choose_engine``), over its ``links``."""
-    from .engine import DuckEngine
     from .tables import chosen_files, connect
 
     spark = _active_session()

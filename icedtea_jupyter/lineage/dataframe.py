@@ -4,11 +4,14 @@ last operator is a DataFrame.
 The first trace writes each traced operator's output with hidden id columns
 (``frames.py``) as Parquet in the run store; a step is then a semi-join of two such
 files on the hidden columns the child carries of its input (or, at an aggregation, on
-its keys), in DuckDB. The cell's own run is untouched: its result, schema and
+its keys), in DuckDB or, for frames larger than ``it.config.lineage_spark_threshold_bytes``
+or a cluster's session, in Spark SQL: the same queries over the same files
+(``spark_engine.choose_engine``). The cell's own run is untouched: its result, schema and
 ``collect()`` are what Spark computed without lineage.
 """
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from .frames import PART, POS, FrameGraph, Untraced, group_column, key_column
@@ -24,18 +27,64 @@ REDERIVED = ("DataFrame lineage makes the cell's DataFrame operators again with 
              "columns (at the first trace): it assumes deterministic sources and functions")
 
 
-class DataFrameLineage:
-    """A DataFrame run's lineage: its operators' frames, written once, joined in DuckDB."""
+class DuckFrames:
+    """Queries over the frames' Parquet files in an embedded DuckDB."""
 
-    engine_name = "duckdb"
+    name, quote = "duckdb", '"'
 
-    def __init__(self, run: Any, graph: FrameGraph) -> None:
+    def __init__(self) -> None:
         import duckdb
 
-        self.run, self.graph = run, graph
         self.con = duckdb.connect()
+
+    def table(self, path: str) -> str:
+        return f"read_parquet('{path}/*.parquet')"
+
+    def run(self, sql: str, wanted: Any = None) -> list[tuple]:
+        """``sql``'s rows; ``wanted``: an Arrow table (p, x) it reads as ``wanted``."""
+        if wanted is None:
+            return self.con.execute(sql).fetchall()
+        self.con.register("wanted", wanted)
+        try:
+            return self.con.execute(sql).fetchall()
+        finally:
+            self.con.unregister("wanted")
+
+
+class SparkFrames:
+    """The same queries in Spark SQL, reading the same files."""
+
+    name, quote = "spark", "`"
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+
+    def table(self, path: str) -> str:
+        return f"parquet.`{path}`"
+
+    def run(self, sql: str, wanted: Any = None) -> list[tuple]:
+        if wanted is None:
+            return [tuple(r) for r in self.spark.sql(sql).collect()]
+        view = f"icedtea_wanted_{id(self)}"
+        self.spark.createDataFrame(wanted.to_pylist(), "p INT, x BIGINT") \
+            .createOrReplaceTempView(view)
+        try:
+            query = sql.replace("JOIN wanted w", f"JOIN {view} w")
+            return [tuple(r) for r in self.spark.sql(query).collect()]
+        finally:
+            self.spark.catalog.dropTempView(view)
+
+
+class DataFrameLineage:
+    """A DataFrame run's lineage: its operators' frames, written once, joined in DuckDB
+    or Spark SQL (``spark_engine.choose_engine`` by their size, once written)."""
+
+    def __init__(self, run: Any, graph: FrameGraph) -> None:
+        self.run, self.graph = run, graph
         self.notes: list[str] = [REDERIVED]
         self._paths: dict[int, str] = {}
+        self._failed: dict[int, str] = {}  # node -> why its frame cannot be made
+        self._queries: Any = None
         dag = graph.dag
         read = {p for node in dag.operators for p in node.parents}
         last = max(node.id for node in dag.operators if node.id not in read)
@@ -45,13 +94,57 @@ class DataFrameLineage:
                               "is not traced in DataFrame lineage yet")
         self.output = last
 
+    @property
+    def queries(self) -> Any:
+        """The engine, chosen once every traced operator's frame is written."""
+        if self._queries is None:
+            from .spark_engine import _active_session, choose_engine, links_bytes
+
+            try:
+                for node in self.graph.how:
+                    try:
+                        self._path(node)
+                    except Untraced:  # said in the notes of the traces that reach it
+                        continue
+            finally:
+                self.graph.release()
+            spark = _active_session()
+            files = {n: os.path.join(p, f) for n, p in self._paths.items()
+                     for f in os.listdir(p)}
+            chosen = choose_engine(links_bytes(files), spark)
+            self._queries = SparkFrames(spark) if chosen == "spark" else DuckFrames()
+        return self._queries
+
+    @property
+    def engine_name(self) -> str:
+        return str(self.queries.name)
+
+    def _path(self, node: int) -> str:
+        """The folder of ``node``'s frame, written the first time; Untraced (the reason)
+        if it cannot be made again."""
+        if node in self._failed:
+            raise Untraced(self._failed[node])
+        if node not in self._paths:
+            try:
+                self._paths[node] = self.graph.write(node, self.run.path)
+            except Untraced as exc:
+                self._failed[node] = str(exc)
+                raise
+            except Exception as exc:  # Spark refused the call made again (AnalysisException)
+                name = self.graph.dag.node(node).name
+                self._failed[node] = (f"{name!r} could not be made again with hidden id "
+                                      f"columns ({type(exc).__name__}: {str(exc)[:300]})")
+                raise Untraced(self._failed[node]) from None
+        return self._paths[node]
+
     def children(self, node: int) -> list[int]:
         return [c for c, ps in self.graph.parents.items() if node in ps]
 
     def table(self, node: int) -> str:
-        if node not in self._paths:
-            self._paths[node] = self.graph.write(node, self.run.path)
-        return f"read_parquet('{self._paths[node]}/*.parquet')"
+        return str(self.queries.table(self._path(node)))
+
+    def _quoted(self, name: str) -> str:
+        return f"{self.queries.quote}{name}{self.queries.quote}"
 
     def user_columns(self, node: int) -> list[str]:
         return list(self.graph.outputs[node].columns)
@@ -61,11 +154,11 @@ class DataFrameLineage:
         from pyspark.sql import Row
 
         names = self.user_columns(node)
-        listed = ", ".join(f'"{c}"' for c in names)
-        query = f"SELECT {PART}, {POS}, {listed} FROM {self.table(node)}"
-        joined = f"{query} JOIN wanted w ON {PART} = w.p AND {POS} = w.x"
+        listed = ", ".join(f"s.{self._quoted(c)}" for c in names)
+        query = f"SELECT s.{PART}, s.{POS}, {listed} FROM {self.table(node)} s"
+        joined = f"{query} JOIN wanted w ON s.{PART} = w.p AND s.{POS} = w.x"
         rows = self._with_wanted(joined, positions) if positions is not None \
-            else self.con.execute(query).fetchall()
+            else self.queries.run(query)
         return {(r[0], r[1]): Row(**dict(zip(names, r[2:]))) for r in rows}
 
     def matching(self, node: int, selector: Any) -> Positions:
@@ -81,8 +174,9 @@ class DataFrameLineage:
              pairs: list[tuple[str, str]]) -> Positions:
         """``target``'s rows whose columns (second of each pair) equal those of
         ``source``'s rows at ``positions`` (first of each pair)."""
-        on = " AND ".join(f'b."{t}" IS NOT DISTINCT FROM a."{s}"' for s, t in pairs) or "TRUE"
-        some = " OR ".join(f'a."{s}" IS NOT NULL' for s, _ in pairs) or "TRUE"
+        q = self._quoted
+        on = " AND ".join(f"b.{q(t)} IS NOT DISTINCT FROM a.{q(s)}" for s, t in pairs) or "TRUE"
+        some = " OR ".join(f"a.{q(s)} IS NOT NULL" for s, _ in pairs) or "TRUE"
         query = (f"SELECT DISTINCT b.{PART}, b.{POS} FROM {self.table(target)} b JOIN "
                  f"(SELECT s.* FROM {self.table(source)} s JOIN wanted w "
                  f"ON s.{PART} = w.p AND s.{POS} = w.x) a ON {on} WHERE {some}")
@@ -99,11 +193,7 @@ class DataFrameLineage:
             return []
         wanted = pa.table({"p": pa.array([p for p, _ in pairs], pa.int32()),
                            "x": pa.array([x for _, x in pairs], pa.int64())})
-        self.con.register("wanted", wanted)
-        try:
-            return self.con.execute(query).fetchall()
-        finally:
-            self.con.unregister("wanted")
+        return list(self.queries.run(query, wanted))
 
     def links(self, child: int, parent: int) -> list[tuple[str, str]]:
         """(child column, parent column) pairs a child row and its input rows share."""

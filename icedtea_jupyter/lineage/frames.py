@@ -98,10 +98,19 @@ class FrameGraph:
         return self.frame(node)[1]
 
     def frame(self, node: int) -> tuple[Any, list[str]]:
-        """``node``'s output with its hidden columns, and their names."""
+        """``node``'s output with its hidden columns, and their names (kept by Spark
+        until ``release``: the frames after it are made from it)."""
         if node not in self._frames:
-            self._frames[node] = self._made(node)
+            from pyspark import StorageLevel
+
+            df, hidden = self._made(node)
+            self._frames[node] = (df.persist(StorageLevel.MEMORY_AND_DISK), hidden)
         return self._frames[node]
+
+    def release(self) -> None:
+        """Spark no longer keeps the frames (once written)."""
+        for df, _ in self._frames.values():
+            df.unpersist()
 
     def _made(self, node: int) -> tuple[Any, list[str]]:
         from pyspark.sql import functions as F

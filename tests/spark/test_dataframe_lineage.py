@@ -127,3 +127,37 @@ def test_the_sidebars_requests_trace_a_dataframe_row_as_the_api_does(record, fro
     api = run.trace_back(lambda r: r.city == "Pune")
     assert back["total"] == len(api) == sum(1 for s in SALES if s[1] == "c" and s[2] > 10) + 1
     assert {s["operator"]: s["count"] for s in back["operators"]} == api.operators
+
+
+def test_spark_sql_and_duckdb_trace_a_dataframe_run_alike(record):
+    from icedtea_jupyter.config import config
+    from icedtea_jupyter.lineage.dataframe import (
+        dataframe_lineage,
+        frame_trace_back,
+        frame_trace_forward,
+    )
+
+    run = record(PIPELINE, {"SALES": SALES, "SHOPS": SHOPS}, lineage=True)
+    traces = {}
+    try:
+        for engine in ("duckdb", "spark"):
+            config.lineage_engine = engine
+            lineage = dataframe_lineage(run)
+            back = frame_trace_back(lineage, lambda r: r.city == "Oslo")
+            forward = frame_trace_forward(lineage, lambda r: r[0] in (3, 4, 5),
+                                          operator="createDataFrame")
+            assert back.engine == forward.engine == engine
+            traces[engine] = [(t.operators, t.to_pandas().values.tolist()) for t in (back, forward)]
+    finally:
+        config.lineage_engine = None
+    assert traces["spark"] == traces["duckdb"]
+
+
+def test_an_operator_lineage_does_not_make_again_is_named(record):
+    run = record("""
+from pyspark.sql import functions as F
+ordered = spark.createDataFrame(SALES, "id long, shop string, amount long").orderBy("amount")
+rows = ordered.filter(F.col("amount") > 20).collect()
+""", {"SALES": SALES}, lineage=True)
+    with pytest.raises(LookupError, match="'orderBy' .* is not traced in DataFrame lineage"):
+        run.trace_back(lambda r: True)

@@ -19,7 +19,9 @@ class FrameCall:
 
 
 def remember(recorder: Any, node_id: int, call: FrameCall) -> None:
-    """Keep ``call`` as the one that made node ``node_id``."""
+    """Keep ``call`` as the one that made node ``node_id`` (in a ``--lineage`` run)."""
+    if not getattr(recorder.run, "lineage", False):
+        return
     calls = recorder.__dict__.setdefault("frame_calls", {})
     calls[node_id] = call
 

@@ -24,6 +24,7 @@ _LAZY = {
     "record": ("icedtea_jupyter.session.execution", "start_run"),
     "RunOptions": ("icedtea_jupyter.session.execution", "RunOptions"),
     "store_usage": ("icedtea_jupyter.session.versions", "store_usage"),
+    "config": ("icedtea_jupyter.config", "config"),
 }
 
 __all__ = sorted(_LAZY) + ["load_ipython_extension", "unload_ipython_extension"]

@@ -166,9 +166,12 @@ _CONNECT_LOCK = threading.Lock()
 def channel_for(run: RunSpec) -> Channel:
     """The process-wide channel of ``run``, connecting on first use."""
     channel = _CHANNELS.get(run.run_id)
-    if channel is not None:
+    if channel is not None and (isinstance(channel, NullChannel) or not _run_has_ended(run)):
         return channel
     with _CONNECT_LOCK:
+        if _run_has_ended(run):  # a job after the run (a trace's records, a selective
+            channel = _CHANNELS[run.run_id] = NullChannel()  # replay): the store must
+            return channel  # not count its workers, even in a worker reused from the run
         channel = _CHANNELS.get(run.run_id)
         if channel is None:
             channel = _open(run)

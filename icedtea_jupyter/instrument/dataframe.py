@@ -27,6 +27,7 @@ from ..replay.dataframe_inputs import (
     GroupedUpstream,
     UdfUpstream,
 )
+from .frame_calls import FrameCall, remember
 from .patching import active, node_of, own, register
 
 _UDF_MODES = {
@@ -120,6 +121,7 @@ def _structural(api: str, flavour: DataFrameApi) -> Callable:
             node = recorder.jvm(api, parents)
             recorder.details[node.id] = {"args": [_shown(a) for a in args],
                                          "kwargs": {k: _shown(v) for k, v in kwargs.items()}}
+            remember(recorder, node.id, FrameCall(api, self, args, kwargs))
             return recorder.produced(result, node)
         return patched
     return make
@@ -209,6 +211,7 @@ def _hosting(api: str, input_of: Callable[[Any], Any], host: Callable) -> Callab
                 *(inputs if isinstance(inputs, tuple) else (inputs,))))
             shipped, kept, upstream = host(self, spec, func)
             recorder.keep_for_replay(node.id, kept, upstream)
+            remember(recorder, node.id, FrameCall(api, self, args, kwargs, func))
             with recorder.inside():
                 result = original(self, shipped, *args, **kwargs)
             recorder.check_interesting()  # the DataFrame's Python operators so far are known

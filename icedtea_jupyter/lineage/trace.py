@@ -8,14 +8,13 @@ records at them are regenerated with Spark when asked for (``records.py``).
 """
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .engine import DuckEngine
 from .graph import KEY, LINKS, NONE, SOURCE, UNION, VALUE, LineageGraph, Step
 from .records import Positions, everything, fetch, key_index, key_numbers, untag_combiner
-from .tables import connect, load_links, output_counts
+from .spark_engine import engine_for
+from .tables import load_links, output_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,9 +61,7 @@ class Lineage:
         self.counts = output_counts(run.store)
         links, self.keys = load_links(run.store)
         self.keys.derive = self._key_numbers
-        con = connect(links)
-        weakref.finalize(self, con.close)  # closed with the run's lineage, or at exit
-        self.engine = DuckEngine(con)
+        self.engine = engine_for(run.store, links)  # DuckDB, or Spark SQL when large
         self.notes: list[str] = []
         self._records: dict[int, dict[tuple[int, int], Any]] = {}
         self._whole: set[int] = set()

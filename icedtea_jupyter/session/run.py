@@ -20,6 +20,13 @@ import pandas as pd
 from ..control.api import RecordedControl
 from ..dag import Dag
 from ..instrument.connect import NeedsClassicSession, needs_classic
+from ..lineage.dataframe import (
+    FrameTrace,
+    dataframe_lineage,
+    frame_outputs,
+    frame_trace_back,
+    frame_trace_forward,
+)
 from ..lineage.trace import Lineage, Trace, output_rows, trace_back, trace_forward
 from ..replay.cursor import StepRefused  # the refusal the views show
 from ..snapshots.history import History, Interaction
@@ -308,26 +315,30 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
 
     # --- lineage (Titian) ---------------------------------------------------------
     def trace_back(self, row: Any = None, operator: str | None = None, *,
-                   at: tuple[int, int] | None = None) -> Trace:
+                   at: tuple[int, int] | None = None) -> Trace | FrameTrace:
         """The records an output row comes from, at every operator back to the sources.
 
         ``row``: a row of the output of ``operator`` (default: the cell's last operator),
         or a predicate selecting several; or ``at=(partition, position)``, its id (a
         reopened run has no records to compare). Needs a run recorded with ``--lineage``."""
-        trace = trace_back(self._lineage(), row, operator, at)
+        frames = self._frame_lineage(operator)
+        trace = frame_trace_back(frames, row, at) if frames is not None else \
+            trace_back(self._lineage(), row, operator, at)
         return self._logged(trace, _trace_call("run.trace_back", row, operator, at))
 
     def trace_forward(self, record: Any = None, operator: str | None = None, *,
-                      at: tuple[int, int] | None = None) -> Trace:
+                      at: tuple[int, int] | None = None) -> Trace | FrameTrace:
         """The output rows a source record went into (none: it was filtered out).
 
         ``record``: a record of the source ``operator`` (default: every source), or a
         predicate selecting several; or ``at=(partition, position)``, its id in
         ``operator``. Needs a run recorded with ``--lineage``."""
-        trace = trace_forward(self._lineage(), record, operator, at)
+        frames = self._frame_lineage(operator)
+        trace = frame_trace_forward(frames, record, at, operator) if frames is not None else \
+            trace_forward(self._lineage(), record, operator, at)
         return self._logged(trace, _trace_call("run.trace_forward", record, operator, at))
 
-    def _logged(self, trace: Trace, call: str) -> Trace:
+    def _logged(self, trace: Any, call: str) -> Any:
         """``trace``, its ``call`` in the action log, and its replay's too when it runs."""
         self._actions.record(call)
         trace.call, trace.log = call, self._actions.record
@@ -336,7 +347,22 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
     def lineage_outputs(self) -> tuple[str, list[tuple[int, int, Any]]]:
         """The cell's last operator and its output rows as (partition, position, record),
         in that order: the rows ``trace_back`` starts from (``at=(partition, position)``)."""
-        return output_rows(self._lineage())
+        frames = self._frame_lineage()
+        return frame_outputs(frames) if frames is not None else output_rows(self._lineage())
+
+    def _frame_lineage(self, operator: str | None = None) -> Any:
+        """The DataFrame lineage of a cell whose last operator is a DataFrame (in the
+        kernel that ran it), unless ``operator`` names an RDD's; else None
+        (``lineage/dataframe.py``)."""
+        if self.status == "running" or not (self.manifest.get("options") or {}).get("lineage"):
+            return None
+        with self._lock:
+            if getattr(self, "_frames_cache", None) is None:
+                self._frames_cache = dataframe_lineage(self)
+            frames = self._frames_cache
+        if frames is None or operator is None:
+            return frames
+        return frames if self.dag.node(operator).id in frames.graph.how else None
 
     def _lineage(self) -> Lineage:
         if self.manifest.get("session") == "connect":  # reopened runs too

@@ -153,3 +153,22 @@ def test_trace_a_row_back_page_its_sources_trace_one_forward_and_jump_there(page
                      r"\"run\.trace_back\(\('zzrare', 1\)\)\.replay\(\)\"\]", printed), printed
     problems = [e for e in page.console_errors if "icedtea" in e.lower()]
     assert not problems, problems
+
+
+def test_jump_here_after_replay_only_these_moves_the_debugger(page, lab_server):
+    """A fresh run, no jump yet: "Replay only these", then "Jump here" on a source line."""
+    _, sidebar, view = open_lineage(page, lab_server, "icedtea-lineage-replay-jump.ipynb")
+    back = trace_row(view, "zzrare")
+    back.locator('[data-action="replay"]').click()
+    expect(back.locator(".jp-icedtea-lineage-replayed .jp-icedtea-lineage-summary")).to_have_text(
+        "Replayed on these sources: 3 output rows", timeout=2 * STEP)
+    source = back.locator(".jp-icedtea-lineage-rows .jp-icedtea-lineage-record")
+    expect(source).to_have_attribute("data-position", "14")
+    source.locator('[data-action="jump"]').click()
+    steps = sidebar.locator(".jp-icedtea-PartitionSteps")
+    expect(steps).to_be_visible(timeout=STEP)
+    row = steps.locator('.jp-icedtea-partition-steps[data-partition="1"]')
+    expect(row).to_contain_text("next at split: 'zzrare and spark'", timeout=2 * STEP)
+    expect(source).to_have_class(re.compile("jp-mod-selected"))
+    problems = [e for e in page.console_errors if "icedtea" in e.lower()]
+    assert not problems, problems

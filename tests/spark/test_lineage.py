@@ -200,7 +200,7 @@ def test_tracing_leaves_the_runs_counts_as_they_were(record):
     assert after.equals(before) and set(after.attempts) == {1}
 
 
-def test_a_dataframes_rdd_is_a_source_and_dataframe_operators_say_they_are_not_traced(record):
+def test_a_dataframes_rdd_is_a_source_and_a_dataframe_output_traces_back_to_its_rows(record):
     run = record("""
 df = spark.createDataFrame([("ann", 5.0), ("bob", 7.0)], "name string, amount double")
 doubled = df.rdd.map(lambda r: (r.name, r.amount * 2)).setName("double").collect()
@@ -209,8 +209,10 @@ same = df.mapInPandas(lambda frames: frames, df.schema).collect()
     assert run.status == "finished", run.error
     [(operator, _, _, row)] = rows(run.trace_back(("bob", 14.0), operator="double").to_pandas())
     assert operator == "rdd" and row.name == "bob" and row.amount == 7.0
-    with pytest.raises(LookupError, match="has no lineage: it covers RDD operators"):
-        run.trace_back(lambda row: True)
+    # the cell's last operator is the DataFrame's mapInPandas: DataFrame lineage
+    t = run.trace_back(lambda row: row.name == "ann")
+    assert [(r.operator, tuple(r.record)) for r in t.to_pandas().itertuples()] == [
+        ("createDataFrame", ("ann", 5.0))]
 
 
 def test_a_reopened_run_traces_by_id_and_says_it_has_no_records(record, monkeypatch):

@@ -1,0 +1,31 @@
+"""The DataFrame calls a recording cell made, kept as called (receiver, arguments), so
+that DataFrame lineage (``lineage/dataframe.py``) can make them again on the cell's
+DataFrames with hidden id columns added at their sources."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FrameCall:
+    """``receiver.<api>(*args, **kwargs)``; ``function``: a hosted operator's."""
+
+    api: str
+    receiver: Any
+    args: tuple
+    kwargs: dict
+    function: Any = None
+
+
+def remember(recorder: Any, node_id: int, call: FrameCall) -> None:
+    """Keep ``call`` as the one that made node ``node_id`` (in a ``--lineage`` run)."""
+    if not getattr(recorder.run, "lineage", False):
+        return
+    calls = recorder.__dict__.setdefault("frame_calls", {})
+    calls[node_id] = call
+
+
+def calls_of(recorder: Any) -> dict[int, FrameCall]:
+    """Node -> the DataFrame call that made it (none for a reopened run)."""
+    return getattr(recorder, "frame_calls", {}) if recorder is not None else {}

@@ -16,7 +16,8 @@ from .control import _SKIP, LiveControl, SkippedRecord
 def guard(control: LiveControl, kind: str, f: Callable) -> tuple[str, Callable]:
     """``kind``, ``f`` for the per-record loop: an exception in ``f`` pauses the run and
     the user skips the record, replaces it, or stops."""
-    call = _on_error(control, f) if control.on_error else _replayed(f)
+    many = kind in ("flatMap", "operator")  # outputs a generator may raise while giving
+    call = _on_error(control, f, many) if control.on_error else _replayed(f)
     if kind == "map":
         return "flatMap", _one_or_none(call)
     if kind == "filter":
@@ -26,10 +27,11 @@ def guard(control: LiveControl, kind: str, f: Callable) -> tuple[str, Callable]:
     return kind, call
 
 
-def _on_error(control: LiveControl, f: Callable) -> Callable:
+def _on_error(control: LiveControl, f: Callable, many: bool) -> Callable:
     def call(record: Any) -> Any:
         try:
-            return f(record)
+            out = f(record)
+            return _listed(out) if many else out
         except Exception as exc:
             error = {"exception": type(exc).__name__, "message": str(exc)[:2000]}
             outcome = control.ask("error", record, -1, error)
@@ -39,6 +41,11 @@ def _on_error(control: LiveControl, f: Callable) -> Callable:
                 raise
             return call(outcome)
     return call
+
+
+def _listed(outputs: Any) -> Any:
+    """One record's outputs taken now, so that a generator's exception is this record's."""
+    return outputs if outputs is None or isinstance(outputs, (list, tuple)) else list(outputs)
 
 
 def _replayed(f: Callable) -> Callable:

@@ -1,0 +1,57 @@
+"""Exception breakpoints (``--on-error pause``) beyond per-record functions, and their
+edits replayed from inputs kept with ``--record-inputs``."""
+import time
+
+import pytest
+
+from icedtea_jupyter import Operator
+from tests.spark.test_live_control import live  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.spark
+
+
+class RunningInverse(Operator):
+    """A running sum of 1000 // (x - 13): raises on 13; its total is the state."""
+
+    name = "inverses"
+
+    def open(self):
+        self.total = 0
+
+    def process(self, x):
+        time.sleep(0.004)
+        self.total += 1000 // (x - 13)
+        yield self.total
+
+
+def running(values):
+    total, out = 0, []
+    for x in values:
+        total += 1000 // (x - 13)
+        out.append(total)
+    return out
+
+
+@pytest.mark.parametrize("action", ["replace", "skip"])
+def test_recorded_inputs_keep_the_raw_culprit_and_jumps_agree_with_the_edit(live, action):  # noqa: F811
+    code = "out = sc.parallelize(range(200), 2).mapPartitions(RunningInverse()).collect()"
+    run = live(code, {"RunningInverse": RunningInverse}, on_error="pause",
+               record_inputs=True, interesting="inverses", interact_every=0.1)
+    hit = run.wait_for_hit(120)
+    assert (hit.kind, hit.record, hit.partition) == ("error", 13, 0)  # the record that raised
+    hit.replace(113) if action == "replace" else hit.skip()
+    run.wait(120)
+    assert run.status == "finished", run.error
+    edited = [113] if action == "replace" else []
+    taken = [x for x in range(100) if x != 13]
+    taken[13:13] = edited
+    assert run.namespace["out"] == running(taken) + running(range(100, 200))
+    assert run.recorded_inputs(0)[13] == 13  # kept raw: what Spark gave
+    dbg = run.debugger()
+    jumps = 0
+    for k in range(1, len(run.interactions)):
+        recorded = run.snapshot(k)
+        if recorded.status("inverses", 0) == "running":
+            assert dbg.jump(k).state("inverses", 0) == recorded.state("inverses", 0), k
+            jumps += 1
+    assert jumps >= 2

@@ -545,6 +545,9 @@ export interface ISkewPartition {
   running?: boolean;
   /** The records the partition's keys carry (heavy keys counted, the rest estimated). */
   key_records?: number;
+  /** Only while the run records: the bytes Spark knows the partition still has to read
+   * (null where it knows none). */
+  waiting?: number | null;
 }
 
 /** A heavy key: its true count is within `count` and `count + error` (and above
@@ -594,6 +597,8 @@ export interface ISkewReport {
   records: number;
   /** Records whose keys were sampled, not all counted (their counts are estimates). */
   estimated: number;
+  /** Why the partitions have no `waiting` while the run records, if so (else ""). */
+  waiting_note: string;
   skewed: ISkewFlag[];
   parameters: { [name: string]: unknown };
   advice: ISkewAdvice[];

@@ -46,6 +46,7 @@ def _known_sizes(sc: Any, rdd: Any) -> list[int] | None:
     if deps.size() == 0:
         return _split_lengths(rdd)
     sizes: list[int] | None = None
+    part: list[int] | None
     for i in range(deps.size()):
         dep = deps.apply(i)
         name = dep.getClass().getSimpleName()

@@ -55,3 +55,41 @@ def test_recorded_inputs_keep_the_raw_culprit_and_jumps_agree_with_the_edit(live
             assert dbg.jump(k).state("inverses", 0) == recorded.state("inverses", 0), k
             jumps += 1
     assert jumps >= 2
+
+
+def inverse_totals(rows):
+    """A generator: a running sum of 1000 // (x - 13), raising on 13."""
+    total = 0
+    for x in rows:
+        time.sleep(0.002)
+        total += 1000 // (x - 13)
+        yield total
+
+
+@pytest.mark.parametrize("action", ["stop", "resume"])
+def test_a_generator_that_raises_pauses_on_its_record_and_offers_resume_or_stop(
+        live, action):  # noqa: F811
+    code = ("out = sc.parallelize(range(200), 2).mapPartitions(inverse_totals)"
+            ".setName('totals').collect()")
+    run = live(code, {"inverse_totals": inverse_totals}, on_error="pause")
+    hit = run.wait_for_hit(120)
+    assert (hit.kind, hit.record, hit.partition) == ("error", 13, 0)  # the record it took last
+    assert hit.error["exception"] == "ZeroDivisionError"
+    assert hit.state["total"] == sum(1000 // (x - 13) for x in range(13))  # when it raised
+    assert hit.actions == ("resume", "stop")
+    for refused in (hit.skip, lambda: hit.replace(113)):
+        with pytest.raises(ValueError, match="cannot go on.* over the 14 records it took"):
+            refused()
+    assert hit.pending and run.paused
+    getattr(hit, action)()
+    if action == "resume":  # Spark's second attempt of the task (local[2,2]) raises too
+        again = run.wait_for_hit(120)
+        assert (again.record, again.partition, again.actions) == (13, 0, ("resume", "stop"))
+        again.resume()
+    run.wait(120)
+    if action == "stop":
+        assert run.status == "stopped" and run.error is None
+    else:  # as without --on-error pause: the task fails and the culprit is reported
+        assert run.status == "failed" and run.error["exception"] == "ZeroDivisionError"
+        assert run.error["partition"] == 0
+    assert [h.decision for h in run.breakpoints] == [action] * (1 + (action == "resume"))

@@ -506,6 +506,10 @@ export interface IHitItem {
   /** Null while the user has not decided: skip, replace, resume or stop. */
   decision: string | null;
   input_index: number;
+  /** The decisions this hit allows (a whole-partition function that raised: resume, stop). */
+  actions?: string[];
+  /** Why the other decisions are not offered. */
+  refused?: string;
 }
 
 /** A run's live control (`comm/control.py` `control_view`). */

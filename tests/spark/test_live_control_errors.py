@@ -93,3 +93,25 @@ def test_a_generator_that_raises_pauses_on_its_record_and_offers_resume_or_stop(
         assert run.status == "failed" and run.error["exception"] == "ZeroDivisionError"
         assert run.error["partition"] == 0
     assert [h.decision for h in run.breakpoints] == [action] * (1 + (action == "resume"))
+
+
+def failing_batches(batches):
+    """A batch function: raises on the batch holding id 130."""
+    for pdf in batches:
+        if (pdf["id"] == 130).any():
+            raise ValueError("bad batch")
+        yield pdf
+
+
+def test_a_batch_function_that_raises_pauses_on_its_batch(live, spark):  # noqa: F811
+    code = ("out = spark.range(0, 200, 1, 2).mapInPandas(failing_batches, 'id long')"
+            ".collect()")
+    run = live(code, {"failing_batches": failing_batches}, on_error="pause")
+    hit = run.wait_for_hit(120)
+    assert hit.kind == "error" and hit.error["message"] == "bad batch"
+    assert hit.actions == ("resume", "stop") and "cannot go on" in hit.refused
+    with pytest.raises(ValueError, match="not offered"):
+        hit.skip()
+    hit.stop()
+    run.wait(120)
+    assert run.status == "stopped" and run.error is None

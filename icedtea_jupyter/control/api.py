@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..executor.state import decode
 from ..store import control_files as edits
-from .hits import Breakpoint, Hit, PauseReport
+from .hits import ACTIONS, Breakpoint, Hit, PauseReport
 
 if TYPE_CHECKING:
     from .controller import LiveController
@@ -39,7 +39,8 @@ class RecordedControl:
                     row["index"], row["kind"], row["operator"], row["partition"],
                     row["breakpoint"], record=decode(row["record"], edits.spark_row),
                     error=row.get("error"), total=row.get("total"), time=row["time"],
-                    decision=row.get("decision"), input_index=row.get("input_index", -1))
+                    decision=row.get("decision"), input_index=row.get("input_index", -1),
+                    actions=tuple(row.get("actions") or ACTIONS), refused=row.get("refused", ""))
             elif row["index"] in hits:
                 hits[row["index"]].decision = row["decision"]
         return list(hits.values())

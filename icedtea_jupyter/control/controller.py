@@ -207,7 +207,8 @@ class LiveController:
                   state=decode(message.get("state") or {}, edits.spark_row),
                   error=message.get("error"), time=message.get("time", time.time()),
                   task=worker["task"], hit=message["hit"], input_index=message["index"],
-                  _controller=self)
+                  actions=tuple(message.get("actions") or ACTIONS),
+                  refused=message.get("refused") or "", _controller=self)
         hit.described = message.get("described")  # type: ignore[attr-defined]
         hit.operator_id = worker["operator"]  # type: ignore[attr-defined]
         if bp is not None and not bp.armed:  # removed as the worker met it: go on
@@ -255,6 +256,8 @@ class LiveController:
         if hit.kind in ("count", "sum") and action in ("skip", "replace"):
             raise ValueError("a global breakpoint's hit has no record to skip or replace: "
                              "resume() or stop()")
+        if action not in hit.actions:
+            raise ValueError(f"{action}() is not offered at this hit: {hit.refused}")
         encoded = None
         if action == "replace":
             encoded = encode(record)

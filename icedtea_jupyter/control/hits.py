@@ -58,7 +58,9 @@ class Breakpoint:
 class Hit:
     """A breakpoint met: the operator, the partition, the record and the worker's state
     (a conditional or exception breakpoint), or the total reached (a global one).
-    ``skip()``, ``replace(record)``, ``resume()`` or ``stop()`` decide, once."""
+    ``skip()``, ``replace(record)``, ``resume()`` or ``stop()`` decide, once: those in
+    ``actions`` (a whole-partition function that raised: resume and stop, ``refused``
+    says why)."""
 
     index: int
     kind: str  # condition | error | count | sum
@@ -74,6 +76,8 @@ class Hit:
     task: int = -1
     hit: int = -1  # the worker's number for it
     input_index: int = -1  # the record's position in the operator's input
+    actions: tuple[str, ...] = ACTIONS  # the decisions this hit allows ...
+    refused: str = ""  # ... and why not the others
     _controller: LiveController | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -109,4 +113,5 @@ class Hit:
                 "partition": self.partition, "breakpoint": self.breakpoint,
                 "record": encode(self.record), "state": encode_state(self.state),
                 "error": self.error, "total": self.total, "time": self.time,
-                "decision": self.decision, "input_index": self.input_index}
+                "decision": self.decision, "input_index": self.input_index,
+                "actions": list(self.actions), "refused": self.refused}

@@ -47,6 +47,7 @@ from .state import bounded_state, decode, encode, encode_state
 _HITS = itertools.count(1)
 _SKIP = object()  # a watch's "drop this record"
 _IS_SKIP = partial(is_, _SKIP)  # in C
+ACTIONS = ("skip", "replace", "resume", "stop")  # a hit's actions (control/hits.py)
 MAX_STATE_BYTES = 256 * 1024  # a hit's state beyond this travels as names only
 HOLD_POLL = 0.25  # seconds between two looks while holding (a wake-up comes sooner)
 
@@ -165,6 +166,14 @@ class LiveControl(WorkerPlugin):
         if not self.watches:
             return None
         return self._wrap(iterator, self.watches, 0, _from_spark(iterator))
+
+    def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
+        """``--on-error pause``: a whole-partition function's exception is a hit."""
+        if not self.on_error or outputs is None:
+            return outputs
+        from .error_guard import guard_outputs
+
+        return guard_outputs(self, host, outputs)
 
     def first_record(self, host: Any) -> None:
         if self.state.paused is not None:
@@ -371,9 +380,11 @@ class LiveControl(WorkerPlugin):
         while watch.kind == "count" and watch.value >= watch.target and watch.armed:
             self._report(watch, reached=True)
 
-    def ask(self, kind: str, record: Any, bp: int, error: dict | None = None) -> Any:
+    def ask(self, kind: str, record: Any, bp: int, error: dict | None = None,
+            actions: tuple[str, ...] = ACTIONS, refused: str = "") -> Any:
         """A hit: send the record and the state, hold until the user decides; returns
-        the record to process, its replacement, or _SKIP."""
+        the record to process, its replacement, or _SKIP. ``actions``: those the user may
+        take (``refused``: why not the others)."""
         host, state = self.host, self.state
         hit, task = next(_HITS), host.worker["task"]
         host.processed = host.live_count()  # the records before this one: all processed
@@ -385,12 +396,15 @@ class LiveControl(WorkerPlugin):
                            "breakpoint": bp, "index": self.raw_index(), "record": encoded,
                            "described": describe_record(record), "error": error,
                            "state": self._state(), "processed": host.live_count(),
-                           "time": time.time()})
+                           "time": time.time(), "actions": list(actions),
+                           "refused": refused})
         self.hold(lambda: (task, hit) in state.decisions)
         decision = state.decisions.pop((task, hit))
         action = decision["action"]
         if action == "stop":
             raise RunStopped("the run was stopped at a breakpoint")
+        if action not in actions:  # refused by the coordinator: never sent
+            return record
         if action == "skip":
             return _SKIP
         if action == "replace":

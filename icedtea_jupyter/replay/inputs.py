@@ -12,7 +12,7 @@ import zlib
 from typing import Any
 
 from ..executor.batches import batch_checksum
-from ..store.control_files import apply_edits, edits_of
+from ..store.control_files import apply_edits, apply_error_edits, edits_of
 from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
 from .dataframe_inputs import DataFrameUpstream, every_partition
 from .logs import Logs, RecordedRun
@@ -134,7 +134,10 @@ class ReplayInputs:
             except LookupError:
                 records = self._regenerate(partition)
                 self.source[partition] = "regenerated"
-        return self._checked(partition, records)
+        checked = self._checked(partition, records)
+        if self.source[partition] == "recorded":  # kept raw: the culprits as Spark gave them
+            return apply_error_edits(checked, self._edits(partition))
+        return checked
 
     def _regenerate(self, partition: int) -> list:
         theta = self.run.dag.require_interesting()
@@ -149,7 +152,10 @@ class ReplayInputs:
             self._check_batches(partition, batches, planned, pinned)
             return batches
         records = list(upstream.context.runJob(upstream, lambda records: records, [partition]))
-        return apply_edits(records, edits_of(self.run.path, theta.id, partition))  # live control
+        return apply_edits(records, self._edits(partition))  # live control
+
+    def _edits(self, partition: int) -> list[dict]:
+        return edits_of(self.run.path, self.run.dag.require_interesting().id, partition)
 
     def _recorded_flag(self) -> bool:
         options = (getattr(self.run, "manifest", None) or {}).get("options") or {}

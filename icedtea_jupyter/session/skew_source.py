@@ -9,6 +9,7 @@ from ..executor.skew import AGENT
 from ..skew.source import SkewSource
 from ..store import layout
 from .metrics import successful_attempts
+from .stage_sizes import stage_waiting
 
 SAMPLE = 12
 
@@ -20,6 +21,8 @@ def skew_source(run: Any) -> SkewSource:
     source = SkewSource(run.dag, run.cell, _workers(run, live), _sketches(run, live),
                         live=live, skew_recorded=bool(run.options.get("skew")),
                         wall=run.duration, run_id=run.id)
+    if live:
+        _live_sizes(run, source)
     recorder = getattr(run, "recorder", None)
     namespace = getattr(run, "namespace", None)
     if recorder is not None and namespace is not None and not live:
@@ -29,6 +32,26 @@ def skew_source(run: Any) -> SkewSource:
         source.sample = lambda node, keys: _sample(recorder, node, keys)
         source.rerun = lambda splits: _rerun(run, splits)
     return source
+
+
+def _live_sizes(run: Any, source: SkewSource) -> None:
+    """``source.waiting``: Spark's sizes of the stage running a node (stage_sizes.py)."""
+    if run.manifest.get("session") == "connect":
+        source.waiting_note = ("unavailable on Spark Connect: the kernel has no "
+                               "SparkContext to ask Spark for the partitions' sizes")
+        return
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        source.waiting_note = "unavailable: no SparkContext in this kernel"
+        return
+
+    def waiting(node: int) -> dict[int, int] | None:
+        stages = [int(w["stage"]) for w in source.workers
+                  if w["operator"] == node and w.get("stage") is not None]
+        return stage_waiting(sc, max(stages)) if stages else None
+    source.waiting = waiting
 
 
 def _workers(run: Any, live: bool) -> list[dict]:

@@ -32,6 +32,8 @@ class SkewReport:
         self.operator = self.node.name
         self.api = self.node.api
         self.live = source.live
+        self.waiting: dict[int, int] | None = \
+            source.waiting(self.node.id) if self.live and source.waiting else None
         self.keys_sketch: Keys = merge_summaries(source.sketches.get(self.key_node.id, []))
         keyed = self.keyed
         self.rules = rules or Rules(load="key_records" if keyed else "records")
@@ -47,7 +49,9 @@ class SkewReport:
     def partitions(self) -> pd.DataFrame:
         """partition, records, bytes, seconds (and ``key_records`` for keyed operators:
         the records the partition's keys carry, the heavy ones counted, the rest spread
-        like the partition's own records; ``running`` while the run records)."""
+        like the partition's own records; ``running`` and ``waiting`` while the run
+        records: the bytes Spark knows the partition still has to read, NaN where it
+        knows none; ``waiting_note`` says why there are none at all)."""
         rows: dict[int, dict] = {}
         for w in self.source.workers:
             if w["operator"] != self.node.id:
@@ -63,13 +67,28 @@ class SkewReport:
             for part in range(self.node.partitions):
                 rows.setdefault(part, {"partition": part, "records": 0, "bytes": 0,
                                        "seconds": 0.0, "running": False})
+        for part in self.waiting or ():  # a partition whose task has not started
+            rows.setdefault(part, {"partition": part, "records": 0, "bytes": 0,
+                                   "seconds": 0.0, "running": False})
         frame = pd.DataFrame(sorted(rows.values(), key=lambda r: r["partition"]),
                              columns=PARTITION_COLUMNS + ["running"])
         if self.keyed:
             frame["key_records"] = self._key_records(frame)
         if not self.live:
-            frame = frame.drop(columns="running")
+            return frame.drop(columns="running")
+        waiting = self.waiting or {}
+        frame["waiting"] = [waiting.get(int(p), float("nan")) for p in frame["partition"]]
         return frame
+
+    @property
+    def waiting_note(self) -> str:
+        """Why the live ``waiting`` column is empty, if it is (else "")."""
+        if not self.live or self.waiting is not None:
+            return ""
+        return self.source.waiting_note or (
+            "Spark does not know this stage's partition sizes (an in-memory source such "
+            "as parallelize, a stage not started yet, or partitions read from several "
+            "inputs)")
 
     def _key_records(self, frame: pd.DataFrame) -> list[float]:
         heavy = self.keys_sketch.per_partition()
@@ -172,7 +191,7 @@ class SkewReport:
         return {"operator": self.operator, "api": self.api, "live": self.live,
                 "load": self.rules.load, "partitions": rows(self.partitions),
                 "keys": rows(keys), "error": self.error, "records": self.keys_sketch.n,
-                "estimated": self.estimated,
+                "estimated": self.estimated, "waiting_note": self.waiting_note,
                 "skewed": rows(self.skewed), "parameters": self.parameters,
                 "advice": [a.as_dict() for a in self.advice],
                 "spec": self.chart().to_dict(), "heatmap": self.heatmap().to_dict()}

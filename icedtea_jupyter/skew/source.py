@@ -28,6 +28,9 @@ class SkewSource:
     sample: Callable[[int, list], list] | None = None  # (combine node, keys) -> records
     rerun: Callable[[dict], Any] | None = None  # {combine node: (keys, salts)} -> Run
     namespace: dict | None = None  # the cell's globals after the run (its results)
+    # live: node id -> partition -> bytes still to read, where Spark knows them
+    waiting: Callable[[int], dict[int, int] | None] | None = None
+    waiting_note: str = ""  # why there is no ``waiting`` at all (Spark Connect)
 
 
 def key_node(dag: Dag, node: OperatorNode) -> OperatorNode:

@@ -8,6 +8,7 @@ took it and raised: a skipped one gave no output).
 """
 from __future__ import annotations
 
+import bisect
 import os
 from typing import Any
 
@@ -55,3 +56,22 @@ def apply_edits(records: list, edits: list[dict]) -> list:
         elif edit["kind"] == "error":
             taken.append(SkippedRecord())
     return taken
+
+
+def apply_error_edits(taken: list, edits: list[dict]) -> list:
+    """``taken`` (an operator's input as it took it, recorded with ``--record-inputs``:
+    conditional edits already made, a culprit kept raw) with the edits made after an
+    exception: a skipped culprit becomes a ``SkippedRecord``, a replaced one its
+    replacement. An edit's index counts Spark's input, so the records skipped at
+    conditional breakpoints before it are taken off."""
+    errors = [e for e in edits if e["kind"] == "error"]
+    if not errors:
+        return taken
+    dropped = sorted(e["index"] for e in edits
+                     if e["kind"] == "condition" and e["action"] == "skip")
+    edited = list(taken)
+    for edit in errors:
+        at = edit["index"] - bisect.bisect_left(dropped, edit["index"])
+        edited[at] = SkippedRecord() if edit["action"] == "skip" \
+            else decode(edit["replacement"], spark_row)
+    return edited

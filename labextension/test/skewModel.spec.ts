@@ -31,6 +31,7 @@ function report(run: string, operator: string, live: boolean, hot: number): ISke
     error: 3,
     records: 1000,
     estimated: 0,
+    waiting_note: '',
     skewed: [{ partition: 2, load: hot, rule: 'reshape', why: 'φ ≥ η' }],
     parameters: {},
     advice: [{ remedy: 'salt', why: 'split', code: 'Salt(HEAVY, 3)', heaviest: hot, after: 60, shrink: 0.5 }],

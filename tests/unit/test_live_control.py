@@ -146,6 +146,27 @@ def test_on_error_pause_replaces_or_skips_the_culprit_and_resume_fails_the_task(
     assert isinstance(replay[13], SkippedRecord) and len(replay) == 30  # taken: counted
 
 
+def test_recorded_inputs_with_a_raw_culprit_replay_the_replacement_after_earlier_skips(
+        monkeypatch, tmp_path):
+    def inverse(x):
+        return 100 // (x - 13)
+
+    wire = Wire(monkeypatch, tmp_path, on_error="pause")
+    wire.controller.add("op0", when="row in (4, 9)")
+    wire.run("map", inverse, range(30), partition=0)
+    for _ in range(2):
+        wire.controller.wait_hit(10).skip()  # never taken: not in the recorded inputs
+    hit = wire.controller.wait_hit(10)
+    assert (hit.kind, hit.record) == ("error", 13)
+    hit.replace(113)
+    wire.join()
+    recorded = [x for x in range(30) if x not in (4, 9)]  # as taken: the culprit raw
+    replayed = control_files.apply_error_edits(recorded,
+                                               control_files.edits_of(str(tmp_path), 0, 0))
+    assert replayed == [113 if x == 13 else x for x in recorded]
+    assert [inverse(x) for x in replayed] == wire.outputs[0]  # what the run gave
+
+
 def test_stop_ends_held_tasks(wire):
     wire.run("map", slow_square, list(range(5000)), partition=0)
     wait_until(lambda: len(wire.outputs[0]) > 10, 10, "the task producing")

@@ -226,3 +226,21 @@ def test_mitigate_refuses_heavy_keys_that_travelled_as_descriptions():
                         sample=lambda node, keys: [])
     with pytest.raises(MitigationRefused, match="came back from the workers as a description"):
         mitigate(SkewReport(source, "sum"), None, 1.0)
+
+
+def test_live_waiting_on_spark_connect_is_said_to_be_unavailable():
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.dag import Dag
+    from icedtea_jupyter.session.skew_source import _live_sizes
+    from icedtea_jupyter.skew import SkewReport, SkewSource
+
+    dag = Dag()
+    dag.add("by user", "python", "map", [])
+    worker = {"operator": 0, "stage": 0, "partition": 0, "status": "running",
+              "records_in": 5, "bytes_in": 50, "seconds": 0.1}
+    source = SkewSource(dag, "", [worker], {}, live=True)
+    _live_sizes(SimpleNamespace(manifest={"session": "connect"}), source)
+    s = SkewReport(source, "by user")
+    assert s.waiting_note.startswith("unavailable on Spark Connect")
+    assert s.partitions["waiting"].isna().all() and s.to_json()["waiting_note"]

@@ -506,6 +506,10 @@ export interface IHitItem {
   /** Null while the user has not decided: skip, replace, resume or stop. */
   decision: string | null;
   input_index: number;
+  /** The decisions this hit allows (a whole-partition function that raised: resume, stop). */
+  actions?: string[];
+  /** Why the other decisions are not offered. */
+  refused?: string;
 }
 
 /** A run's live control (`comm/control.py` `control_view`). */
@@ -545,6 +549,9 @@ export interface ISkewPartition {
   running?: boolean;
   /** The records the partition's keys carry (heavy keys counted, the rest estimated). */
   key_records?: number;
+  /** Only while the run records: the bytes Spark knows the partition still has to read
+   * (null where it knows none). */
+  waiting?: number | null;
 }
 
 /** A heavy key: its true count is within `count` and `count + error` (and above
@@ -594,6 +601,8 @@ export interface ISkewReport {
   records: number;
   /** Records whose keys were sampled, not all counted (their counts are estimates). */
   estimated: number;
+  /** Why the partitions have no `waiting` while the run records, if so (else ""). */
+  waiting_note: string;
   skewed: ISkewFlag[];
   parameters: { [name: string]: unknown };
   advice: ISkewAdvice[];

@@ -25,6 +25,7 @@ export class HitEditor extends ModelView<ControlModel> {
     for (const [action, text, title] of ACTIONS) {
       const node = button(text, `jp-icedtea-hit-${action}`, title);
       node.addEventListener('click', () => void this._decide(action));
+      this._buttons.set(action, [node, title]);
       actions.append(node);
     }
     this._pending = el('div', 'jp-icedtea-hit-pending');
@@ -66,6 +67,7 @@ export class HitEditor extends ModelView<ControlModel> {
           .join('\n')
       );
       this._editor.value = JSON.stringify(hit.record);
+      this._offer(hit.actions, hit.refused ?? '');
     }
     const done = (this._model.view?.hits ?? []).filter(h => h.decision !== null);
     setChildren(
@@ -74,6 +76,18 @@ export class HitEditor extends ModelView<ControlModel> {
     );
   }
 
+  /** Only the decisions the hit allows are enabled; the others say why not. */
+  private _offer(allowed: string[] | undefined, refused: string): void {
+    for (const [action, [node, title]] of this._buttons) {
+      const offered = allowed === undefined || allowed.includes(action);
+      node.disabled = !offered;
+      node.title = offered ? title : refused;
+    }
+    this._editor.hidden = allowed !== undefined && !allowed.includes('replace');
+    setText(this._error, allowed === undefined || allowed.length === ACTIONS.length ? '' : refused);
+  }
+
+  private _buttons = new Map<HitAction, [HTMLButtonElement, string]>();
   private _shown: number | null = null;
   private _where: HTMLDivElement;
   private _record: HTMLPreElement;

@@ -1,0 +1,127 @@
+"""The live skew chart in real JupyterLab (issue 13's UI budgets): how long after the
+agents' sketch reaches the kernel the sidebar's chart shows it, and the sidebar's frame
+times while the chart updates live at 200 partitions x 12 Python operators.
+
+Run (a Playwright test against the JupyterLab tests/browser starts; wrap it in the
+benchmark lock)::
+
+    flock /tmp/icedtea-bench.lock env PYTHONPATH=$PWD:$PWD/tests/browser \\
+        python -m pytest bench/skew_live_ui.py -p conftest -q -s
+
+The pipeline: 40,000 records in 200 partitions through 10 chained maps, then a
+``reduceByKey`` into 200 partitions (``--skew``). Half the records carry a key that
+changes every 1.5 s of wall time (``m<phase>``), so each phase's key is a new bar in the
+chart; fewer than 20 keys in all, so every key the kernel receives is drawn. The kernel
+logs when the first sketch holding each key arrives (``SkewCoordinator.receive_message``
+wrapped in the notebook); the page logs when a bar of that key first appears (a
+MutationObserver) and every animation frame's duration (requestAnimationFrame) and long
+task (PerformanceObserver). Both clocks are this machine's wall clock.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import time
+
+import pytest
+from conftest import notebook_json
+from test_sidebar import RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
+from test_skew import only_skew_open
+from test_time_travel import run_cells, run_code
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+SETUP = """%load_ext icedtea_jupyter
+import json, os, time
+from operator import add
+os.environ.setdefault('SPARK_LOCAL_IP', '127.0.0.1')
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master('local[2]').appName('skew-live-ui')
+         .config('spark.ui.showConsoleProgress', 'false').getOrCreate())
+spark.sparkContext.setLogLevel('ERROR')
+from icedtea_jupyter.agents.skew import SkewCoordinator
+ARRIVALS = {}
+_receive = SkewCoordinator.receive_message
+def _logged(self, worker, payload):
+    _receive(self, worker, payload)
+    for key, _, _ in (payload.get('keys', []) if isinstance(payload, dict) else []):
+        ARRIVALS.setdefault(str(key), time.time())
+SkewCoordinator.receive_message = _logged
+def phase_key(x):
+    time.sleep(0.0005)
+    return ('base' if x % 2 else 'm%d' % int(time.time() / 1.5), 1)
+def step(x):
+    return x
+print('ready')"""
+
+CELL = """%%icedtea --skew
+rdd = spark.sparkContext.parallelize(range(40_000), 200)
+for i in range(9):
+    rdd = rdd.map(step).setName(f's{i}')
+totals = rdd.map(phase_key).setName('keyed').reduceByKey(add, 200).setName('sum').collect()"""
+
+OBSERVE = """() => {
+  const bench = {frames: [], long: [], seen: {}, start: Date.now()};
+  window.__bench = bench;
+  let last = performance.now();
+  const tick = t => { bench.frames.push(t - last); last = t; if (!bench.stop) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+  new PerformanceObserver(list => list.getEntries().forEach(e => bench.long.push(e.duration)))
+    .observe({entryTypes: ['longtask']});
+  const look = () => {
+    const now = Date.now();
+    document.querySelectorAll(".jp-icedtea-skew-chart svg path[aria-label*=\\"segment: 'm\\"]")
+      .forEach(p => {
+        const m = /segment: '(m\\d+)'/.exec(p.getAttribute('aria-label') || '');
+        if (m && !(m[1] in bench.seen)) bench.seen[m[1]] = now;
+      });
+  };
+  new MutationObserver(look).observe(document.body, {subtree: true, childList: true,
+    attributes: true, attributeFilter: ['aria-label']});
+}"""
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def test_live_chart_latency_and_frames(page, lab_server):
+    (lab_server.root / "skew-live-ui.ipynb").write_text(
+        json.dumps(notebook_json([SETUP, CELL]), indent=1))
+    notebook = open_notebook(page, lab_server, "skew-live-ui.ipynb")
+    run_cells(page, notebook, 1)
+    expect(notebook.locator(".jp-OutputArea-output", has_text="ready")).to_have_count(
+        1, timeout=RUN_FINISHED)
+    sidebar = show_sidebar(page)
+    widen_left_area(page, 520)
+    page.evaluate(OBSERVE)
+    page.keyboard.press("Shift+Enter")  # the %%icedtea cell
+    runs = sidebar.locator(".jp-icedtea-run-item")
+    expect(runs).to_have_count(1, timeout=RUN_FINISHED)
+    only_skew_open(sidebar)
+    expect(runs.first).to_have_attribute("data-status", "finished", timeout=RUN_FINISHED)
+    time.sleep(1.0)  # the last fetch drawn
+    bench = page.evaluate("() => { window.__bench.stop = true; return window.__bench; }")
+    arrivals = json.loads(run_code(page, notebook, "print(json.dumps(ARRIVALS))", "bench-got"))
+    seconds = json.loads(run_code(page, notebook, "import icedtea_jupyter as _it; "
+                                  "print(json.dumps(_it.last_run().duration))", "bench-took"))
+    report(bench, arrivals, seconds)
+
+
+def report(bench: dict, arrivals: dict, wall: float) -> None:
+    latencies = sorted(bench["seen"][key] / 1000 - arrivals[key] for key in bench["seen"]
+                       if key in arrivals and arrivals[key] * 1000 > bench["start"])
+    missed = [key for key in arrivals if key.startswith("m") and key not in bench["seen"]]
+    frames = bench["frames"][1:]
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"\nrun {wall:.1f} s; {len(frames)} frames; {load}")
+    print(f"latency (kernel got the sketch -> bar drawn), {len(latencies)} keys: "
+          f"median {statistics.median(latencies):.3f} s, max {max(latencies):.3f} s, "
+          f"all {[round(x, 3) for x in latencies]}; never drawn: {missed}")
+    print(f"frames: median {statistics.median(frames):.1f} ms, p95 {quantile(frames, 0.95):.1f}"
+          f" ms, p99 {quantile(frames, 0.99):.1f} ms, max {max(frames):.1f} ms, over 100 ms: "
+          f"{sum(f > 100 for f in frames)}; long tasks: {len(bench['long'])}, max "
+          f"{max(bench['long'], default=0):.0f} ms, over 100 ms: "
+          f"{sum(d > 100 for d in bench['long'])}")

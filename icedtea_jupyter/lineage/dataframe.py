@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from .records import Positions
-from .trace import TracedRecord
+from .trace import TracedRecord, is_predicate
 
 COLUMNS = ["operator", "partition", "position", "record"]
 REDERIVED = ("DataFrame lineage makes the cell's DataFrame operators again with hidden id "
@@ -163,7 +163,7 @@ class DataFrameLineage:
 
     def matching(self, node: int, selector: Any) -> Positions:
         # a Row is callable (a Row class): it is a row to compare, not a predicate
-        test = selector if _predicate(selector) else (lambda row: row == selector)
+        test = selector if is_predicate(selector) else (lambda row: row == selector)
         found: Positions = {}
         for (part, pos), row in self.records(node, None).items():
             if test(row):
@@ -225,10 +225,6 @@ class DataFrameLineage:
                 reached.setdefault(child, {})
                 _add(reached, child, found)
         return reached
-
-
-def _predicate(selector: Any) -> bool:
-    return callable(selector) and not isinstance(selector, tuple)
 
 
 def _add(into: dict[int, Positions], node: int, positions: Positions) -> None:
@@ -336,7 +332,7 @@ def frame_trace_back(lineage: DataFrameLineage, selector: Any,
     start = {at[0]: {at[1]}} if at is not None else lineage.matching(output, selector)
     if not start:
         raise LookupError(f"no output row of {lineage.graph.dag.node(output).name!r} matches "
-                          f"{'the predicate' if _predicate(selector) else repr(selector)}")
+                          f"{'the predicate' if is_predicate(selector) else repr(selector)}")
     notes = list(lineage.notes)
     reached = _guarded(lambda: lineage.back(start), notes)
     ends = [n for n in reached if not lineage.graph.parents.get(n) and reached[n]]
@@ -355,7 +351,7 @@ def frame_trace_forward(lineage: DataFrameLineage, selector: Any,
     else:
         start = {s: found for s in sources if (found := lineage.matching(s, selector))}
     if not start:
-        raise LookupError(f"no source row matches {'the predicate' if _predicate(selector) else repr(selector)}")
+        raise LookupError(f"no source row matches {'the predicate' if is_predicate(selector) else repr(selector)}")
     notes = list(lineage.notes)
     reached = _guarded(lambda: lineage.forward(start), notes)
     reached.setdefault(lineage.output, {})

@@ -49,6 +49,12 @@ class TracedRecord(tuple):
         return self.trace.theta_input(self)
 
 
+def is_predicate(selector: Any) -> bool:
+    """A selector of output rows is a predicate when callable and not a record: a
+    pyspark ``Row`` (a tuple) is callable too, and selects the rows equal to it."""
+    return callable(selector) and not isinstance(selector, tuple)
+
+
 class Lineage:
     """A run's lineage: its graph, its links in DuckDB, its records (cached)."""
 
@@ -115,7 +121,7 @@ class Lineage:
             raise LookupError(f"run {self.run.id} has no records to compare with {selector!r}: "
                               "this kernel no longer has its pipeline (a reopened run); name "
                               "the record by its id: at=(partition, position)")
-        test = selector if callable(selector) else (lambda record: record == selector)
+        test = selector if is_predicate(selector) else (lambda record: record == selector)
         found: Positions = {}
         for (part, pos), record in self.records(node, None).items():
             if test(record):
@@ -326,7 +332,7 @@ def output_rows(lineage: Lineage) -> tuple[str, list[tuple[int, int, Any]]]:
 
 
 def _no_match(where: str, selector: Any, what: str) -> str:
-    described = "the predicate" if callable(selector) else repr(selector)
+    described = "the predicate" if is_predicate(selector) else repr(selector)
     return (f"no {what} of {where} matches {described}: pass a record of it (equal by ==) "
             "or a predicate over its records, e.g. lambda row: row[0] == 'spark'")
 

@@ -245,26 +245,13 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
             warnings.extend(_take_checkpoints(run))
         if coordinator.control.stopped:  # run.stop(): the cancelled job is no failure
             run.end("stopped", None, warnings)
-        elif cell_error is None:  # an attempt that raised was retried and succeeded
-            warnings.extend(_retried_failure(error))
-            run.end("finished", None, warnings)
         else:
-            run.end("failed", error, warnings)
+            run.end("failed" if cell_error is not None else "finished", error, warnings)
         _prepare_time_travel(run)
     except Exception as exc:  # never leave a run "running" forever
         run.end("failed", {"operator": None, "exception": type(exc).__name__,
                            "message": f"icedtea failed to conclude the run: {exc}",
                            "traceback": traceback.format_exc()}, [])
-
-
-def _retried_failure(error: dict | None) -> list[str]:
-    """A finished run has no error; an attempt that raised before Spark's retry
-    succeeded is said in a warning instead."""
-    if not error:
-        return []
-    return [f"operator {error.get('operator')!r} raised {error.get('exception')} on "
-            f"partition {error.get('partition')}: {error.get('message')}; Spark retried the "
-            "task and the retry succeeded, so the run's result is complete"]
 
 
 def _versions(run: LiveRun) -> None:

@@ -8,12 +8,21 @@ from typing import Any
 import pandas as pd
 
 from .advice import Advice, Situation, advise
-from .chart import heatmap, partitions_chart, side_by_side, stacked_rows
+from .chart import (
+    HEATMAP_COLUMNS,
+    heatmap,
+    partitions_chart,
+    side_by_side,
+    spec_with,
+    stacked_records,
+    stacked_rows,
+)
 from .keys import Keys, merge_summaries
 from .rules import Rules, skewed
 from .source import SkewSource, key_node, load_node
 
 PARTITION_COLUMNS = ["partition", "records", "bytes", "seconds"]
+HEATMAP_TITLE = "records in per operator and partition"
 
 
 class SkewReport:
@@ -159,42 +168,49 @@ class SkewReport:
         """An Altair chart: partitions × load, stacked by heavy key, flagged ones outlined."""
         flagged = set(int(p) for p in self.skewed["partition"])
         rows = stacked_rows(self.partitions, self.keys, self.rules.load, flagged)
-        state = "live" if self.live else "final"
+        return partitions_chart(rows, self._chart_title(), self.rules.load)
+
+    def _chart_title(self) -> str:
         load = self.rules.load.replace("_", " ")
-        return partitions_chart(rows, f"{self.operator}: {load} per partition ({state})",
-                                self.rules.load)
+        return f"{self.operator}: {load} per partition ({'live' if self.live else 'final'})"
 
     def heatmap(self) -> Any:
         """Records in of every Python operator on every partition."""
+        return heatmap(self._heatmap_frame(), HEATMAP_TITLE)
+
+    def _heatmap_frame(self) -> pd.DataFrame:
         names = self.source.dag.names()
         frame = pd.DataFrame([{"operator": names.get(w["operator"], str(w["operator"])),
                                "partition": int(w["partition"]),
                                "records_in": int(w.get("records_in") or 0),
                                "seconds": float(w.get("seconds") or 0.0)}
-                              for w in self.source.workers],
-                             columns=["operator", "partition", "records_in", "seconds"])
-        frame = frame.groupby(["operator", "partition"], as_index=False).sum()
-        return heatmap(frame, "records in per operator and partition")
+                              for w in self.source.workers], columns=HEATMAP_COLUMNS)
+        return frame.groupby(["operator", "partition"], as_index=False).sum()
 
     def compare(self, other: SkewReport) -> Any:
         """This report's chart beside ``other``'s, with both runs' wall times."""
         return side_by_side(self.chart(), other.chart(), (self.source.wall, other.source.wall))
 
     def to_json(self) -> dict:
-        """What the sidebar shows: the frames as rows and the chart's Vega-Lite spec."""
+        """What the sidebar shows: the frames as rows and the charts' Vega-Lite specs (the
+        same as ``chart()``'s and ``heatmap()``'s, their data put in cached specs)."""
         import json
 
         def rows(frame: pd.DataFrame) -> list[dict]:
             return json.loads(frame.to_json(orient="records", default_handler=repr))
 
-        keys = self.keys.assign(key=lambda f: f["key"].map(repr))
+        partitions, keys, skewed = self.partitions, self.keys, self.skewed
+        flagged = set(int(p) for p in skewed["partition"])
+        bars = stacked_records(partitions, keys, self.rules.load, flagged)
         return {"operator": self.operator, "api": self.api, "live": self.live,
-                "load": self.rules.load, "partitions": rows(self.partitions),
-                "keys": rows(keys), "error": self.error, "records": self.keys_sketch.n,
+                "load": self.rules.load, "partitions": rows(partitions),
+                "keys": rows(keys.assign(key=lambda f: f["key"].map(repr))),
+                "error": self.error, "records": self.keys_sketch.n,
                 "estimated": self.estimated, "waiting_note": self.waiting_note,
-                "skewed": rows(self.skewed), "parameters": self.parameters,
+                "skewed": rows(skewed), "parameters": self.parameters,
                 "advice": [a.as_dict() for a in self.advice],
-                "spec": self.chart().to_dict(), "heatmap": self.heatmap().to_dict()}
+                "spec": spec_with("partitions", bars, self._chart_title(), self.rules.load),
+                "heatmap": spec_with("heatmap", rows(self._heatmap_frame()), HEATMAP_TITLE)}
 
     def mitigate(self, salts: int | None = None, timeout: float = 600.0) -> Any:
         """Re-run the cell with the heavy keys split over ``salts`` partitions (default:

@@ -49,6 +49,9 @@ class FakeSource {
   hot = 100;
   calls: IRequestParams['skew.report'][] = [];
   fail: string | null = null;
+  /** Each report's reply waits this long on `clock` (a kernel busy with the run). */
+  replyDelay = 0;
+  clock: ManualClock | null = null;
 
   async request<M extends RequestMethod>(method: M, params: IRequestParams[M]): Promise<IRequestResults[M]> {
     const reply = oneRunReply(method, this.status);
@@ -62,7 +65,11 @@ class FakeSource {
         if (this.fail) {
           throw new Error(this.fail);
         }
-        return report(p.run, p.operator ?? 'sum', this.status === 'running', this.hot) as IRequestResults[M];
+        const hot = this.hot;
+        if (this.replyDelay > 0 && this.clock) {
+          await new Promise<void>(resolve => this.clock!.setTimeout(resolve, this.replyDelay));
+        }
+        return report(p.run, p.operator ?? 'sum', this.status === 'running', hot) as IRequestResults[M];
       }
     }
     throw new Error(`unexpected ${method}`);
@@ -119,6 +126,8 @@ describe('SkewModel', () => {
     await flush(10);
     expect(source.calls.length).toBe(3);
     expect(model.report?.partitions[2].key_records).toBe(119); // the latest counts
+    // the operator the kernel chose is not pinned: its node may be renamed while it runs
+    expect(source.calls.every(call => call.operator === undefined)).toBe(true);
     expect(model.report?.live).toBe(true);
     source.status = 'finished';
     source.event.emit({
@@ -128,6 +137,25 @@ describe('SkewModel', () => {
     });
     await flush(30);
     expect(model.report?.live).toBe(false);
+  });
+
+  it('shows live reports whose replies take longer than the interval, while events go on', async () => {
+    const [model, source, clock] = await setup();
+    source.clock = clock;
+    source.replyDelay = 3 * SKEW_LIVE_INTERVAL;
+    const shown: number[] = [];
+    model.changed.connect(() => shown.push(model.report?.partitions[2].key_records ?? -1));
+    for (let i = 0; i < 40; i++) {
+      source.hot = 200 + i;
+      source.progress(); // four a second, as the kernel's watcher sends them
+      clock.advance(250);
+      await flush(5);
+    }
+    // each reply is shown before the next request: one in flight at a time
+    expect(shown.length).toBeGreaterThanOrEqual(5);
+    expect(source.calls.length).toBeLessThanOrEqual(shown.length + 2);
+    expect(model.report?.live).toBe(true);
+    expect(model.report?.partitions[2].key_records).toBeGreaterThan(230); // recent counts
   });
 
   it('asks for another operator, and shows a failed request’s message', async () => {

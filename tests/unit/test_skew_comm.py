@@ -80,3 +80,27 @@ def test_bad_skew_requests_get_error_replies_that_say_why(skewed_run, params, ki
     reply = comm.request("skew.report", **{"run": "run-k", **params})
     assert not reply["ok"] and reply["error"]["type"] == kind
     assert words in reply["error"]["message"]
+
+
+def one_dataset(spec: dict) -> tuple[dict, list]:
+    """A spec without its data, and its one dataset's records."""
+    rest = {k: v for k, v in spec.items() if k not in ("data", "datasets")}
+    (records,) = spec["datasets"].values()
+    assert spec["data"]["name"] in spec["datasets"]
+    return rest, records
+
+
+def test_the_sidebars_charts_are_the_reports_altair_charts_with_the_current_data(skewed_run):
+    comm = FakeComm()
+    target._on_open(comm, {})
+    report = skewed_run.skew("sum")
+    for name, altair in (("spec", report.chart()), ("heatmap", report.heatmap())):
+        view = comm.request("skew.report", run="run-k")["result"][name]
+        assert one_dataset(view) == one_dataset(altair.to_dict())
+    hot = [r for r in one_dataset(comm.request("skew.report", run="run-k")["result"]["spec"])[1]
+           if r["segment"] == "'hot'"]
+    assert hot == [{"partition": 2, "segment": "'hot'", "load": 4000.0, "skewed": True}]
+    by_records = comm.request("skew.report", run="run-k", load="records")["result"]["spec"]
+    assert by_records["title"].startswith("sum: records per partition")  # not the cached one
+    assert {r["segment"] for r in one_dataset(by_records)[1]} == {"other"}
+    comm.close()

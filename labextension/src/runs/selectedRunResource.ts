@@ -17,7 +17,7 @@ export abstract class SelectedRunResource implements IDisposable {
   constructor(runs: RunsModel, source: IRunsSource, interval: number, clock: IClock = realClock) {
     this.runs = runs;
     this.source = source;
-    this.live = new Throttle(() => void this.refresh(), interval, clock);
+    this.live = new Throttle(() => void this._liveRefresh(), interval, clock);
     runs.changed.connect(this._onRuns, this);
     source.event.connect(this._onEvent, this);
   }
@@ -110,6 +110,28 @@ export abstract class SelectedRunResource implements IDisposable {
     void this.refresh();
   }
 
+  /**
+   * A live update. While one is in flight the next waits for its reply: a newer request
+   * would drop it, and with replies slower than the interval (a busy kernel) none would
+   * ever be shown until the run ended.
+   */
+  private async _liveRefresh(): Promise<void> {
+    if (this._liveInFlight) {
+      this._liveAgain = true;
+      return;
+    }
+    this._liveInFlight = true;
+    try {
+      await this.refresh();
+    } finally {
+      this._liveInFlight = false;
+    }
+    if (this._liveAgain && !this._isDisposed) {
+      this._liveAgain = false;
+      this.live.schedule();
+    }
+  }
+
   private _onEvent(sender: unknown, message: IEventMessage): void {
     if (message.data.run !== this.run) {
       return;
@@ -124,4 +146,6 @@ export abstract class SelectedRunResource implements IDisposable {
   private _error: string | null = null;
   private _token = 0;
   private _isDisposed = false;
+  private _liveInFlight = false;
+  private _liveAgain = false;
 }

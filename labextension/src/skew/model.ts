@@ -74,7 +74,6 @@ export class SkewModel extends SelectedRunResource {
   protected apply(result: unknown): void {
     const report = result as ISkewReport;
     this._report = report;
-    this._operator = report.operator;
   }
 
   protected reset(): void {
@@ -89,6 +88,9 @@ export class SkewModel extends SelectedRunResource {
     }
   }
 
+  /** The operator the user picked; null: the kernel's default, asked for again each
+   * time (while the run records an operator can be renamed: `setName` after its
+   * function's name). */
   private _operator: string | null = null;
   private _report: ISkewReport | null = null;
   private _partition: number | null = null;

@@ -198,6 +198,23 @@ def test_outer_joins_and_cogroups_of_inputs_partitioned_alike_link_by_key(record
                                                          ("ann", (30, "Ann A."))]
 
 
+def test_a_join_after_theta_records_for_replay_and_traces_by_key(record):
+    # θ ("plus") feeds the join: its map side is kept for time travel's replay, as
+    # without --lineage, and the trace still links by key through θ
+    run = record("""
+orders = sc.parallelize([("ann", 10), ("bob", 20), ("ann", 30)], 2).map(
+    lambda kv: (kv[0], kv[1] + 1)).setName("plus")
+names = sc.parallelize([("ann", "A"), ("bob", "B")], 2)
+out = orders.join(names, 2).setName("joined").collect()
+""", lineage=True)
+    assert run.status == "finished", run.error
+    assert run.dag.require_interesting().name == "plus"
+    t = run.trace_back(("bob", (21, "B")))
+    assert rows(t.to_pandas()) == [("parallelize", 1, 0, ("bob", 20)),
+                                   ("parallelize#2", 1, 0, ("bob", "B"))]
+    assert rows(t.at("plus")) == [("plus", 1, 0, ("bob", 21))]
+
+
 def test_a_run_without_lineage_says_how_to_get_it(record):
     run = record("out = sc.parallelize([1, 2], 1).map(lambda x: x).collect()")
     with pytest.raises(NoLineage, match="recorded without --lineage.*%%icedtea --lineage"):

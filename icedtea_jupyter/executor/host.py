@@ -201,12 +201,6 @@ class WorkerHost:
         capture = self.plugins.get(LineageCapture)
         return combiners if capture is None else capture.tap_merge(combiners, self.order)
 
-    def joined(self, combiners: Iterable) -> Iterable:
-        """A join's reduce side's input, untagged by the lineage capture (``--lineage``:
-        ``JoinOrigins`` tagged each with its origin), else as it is."""
-        capture = self.plugins.get(LineageCapture)
-        return combiners if capture is None else capture.tap_join(combiners)
-
     def keyed_groups(self, groups: Iterable) -> Iterable:
         """A reduce side's ``(key, values)`` groups, counted by the skew counter, if any."""
         counter = self.plugins.get(SkewCounter)

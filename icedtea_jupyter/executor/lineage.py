@@ -24,8 +24,11 @@ the input pulled last; outputs after its input ran out link to every input). A f
 and a flatMap's files hold one column each, ``kept`` and ``out_counts`` (zstd takes the
 runs); ``tables.load_links`` expands them into links. Key-based operators link by key
 (Titian): a reduce side's output to every combiner of its key, each combiner named by
-its map partition and position (tagged by ``input_order.tag_origins``, or for joins and
-cogroups by ``JoinOrigins``). A map side (``combine``) captures nothing per record: its
+its map partition and position (tagged by ``input_order.tag_origins``). A join's or
+cogroup's reduce side captures nothing per record either: its map side combines as in the
+plain run, and its file, no rows, says in its metadata (``LINKED_BY``) that an output of
+key K links to every record of key K on each input (Titian's key-based links), which a
+trace finds among the inputs' regenerated records. A map side (``combine``) captures nothing per record: its
 inputs' keys cost what their entropy costs (28% of a Zipf text's bytes), so a trace
 re-derives them (Titian): PySpark's merger outputs the combiners in the order it first
 saw their keys unless it spilled, so one job numbering the keys of the map side's
@@ -40,7 +43,7 @@ import itertools
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from operator import and_, itemgetter, not_
+from operator import itemgetter, not_
 from typing import Any
 
 from ..store.layout import lineage_path
@@ -56,6 +59,7 @@ COLUMNS = ("out_start", "out_count", "input", "in_part", "in_start", "in_count",
 KEY_OUT = "key_out"  # runs recorded before: the output position of each map side input's combiner
 KEY_ORDER = b"key_order"  # a map side's file's metadata: FIRST_SEEN or SPILLED
 FIRST_SEEN, SPILLED = b"first_seen", b"spilled"
+LINKED_BY, KEY = b"linked_by", b"key"  # a join's reduce side's file's metadata
 KEPT, OUT_COUNTS = "kept", "out_counts"  # a filter's and a flatMap's one column
 _KEY, _VALUE, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 
@@ -64,7 +68,7 @@ class LineageCapture(WorkerPlugin):
     """Links of one worker's outputs to its inputs (see the module docstring)."""
 
     name = "lineage"
-    essential = True  # a join's reduce side reads its tagged input through this plugin
+    essential = True  # its hooks' failures fail the task: no run with links silently missing
 
     def __init__(self, host: Any) -> None:
         spec = host.spec
@@ -76,8 +80,6 @@ class LineageCapture(WorkerPlugin):
         self.kept: bytearray | None = None  # a filter in blocks: 1 for each input it kept
         self.keys: dict = defaultdict(itertools.count().__next__)  # key -> its id here
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
-        # a join's reduce side: the input, partition and position of every input combiner
-        self.origins = (array("q"), array("q"), array("q"))
         self.out_keys = array("q")  # key id of every output (a reduce side)
         self.merge_origins: Any = None  # an aggregation's reduce side: the host's Origins
 
@@ -85,13 +87,13 @@ class LineageCapture(WorkerPlugin):
     def needs_records(self, host: Any) -> bool:
         """Per record (an ``Operator``'s outputs), except a map's (in blocks, its output k
         is its input k), a filter's and a flatMap's (in blocks, ``block_function``), a map
-        side's (linked by key) and a reduce side's (by C calls: ``tap_merge``, ``tap_join``)."""
+        side's and a join's (linked by key) and a reduce side's (by C calls: ``tap_merge``)."""
         if self.role:
             return False
         return self.captured and host.loop_kind not in ("map", "flatMap", "filter")
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
-        if self.role not in ("merge", "join"):
+        if self.role != "merge":
             return outputs
         return _keys_passing(outputs, self.out_keys.append, self._output_key)
 
@@ -129,7 +131,7 @@ class LineageCapture(WorkerPlugin):
             return None
         try:
             table = key_order(host.state_source) if self.role == "combine" else \
-                self.links(host.worker["partition"], message["records_in"],
+                by_key() if self.role == "join" else self.links(host.worker["partition"], message["records_in"],
                            message["records_out"])
             write_links(lineage_path(host.spec.run.store_path, host.worker), table)
         except Exception as exc:  # the run goes on; its traces say what is missing
@@ -146,24 +148,6 @@ class LineageCapture(WorkerPlugin):
     def _deviation(self, index: int, outputs: int) -> None:
         self.log.append(index)
         self.log.append(outputs)
-
-    def tap_join(self, combiners: Iterable) -> Iterable:
-        """A join's reduce side's ``(key, (partition, position, combiner))`` inputs (tagged
-        by ``JoinOrigins``), untagged: their keys numbered and their origins noted, by C
-        calls only (``compress`` pulls a record, then its selector: the same record's)."""
-        if self.role != "join" or not self.captured:
-            return combiners
-        keyed, tagged = itertools.tee(combiners)
-        keys_a, keys_b = itertools.tee(map(_KEY, keyed))
-        tags = itertools.tee(map(_VALUE, tagged), 4)  # (partition, position, combiner)
-        values_a, values_b = itertools.tee(map(_THIRD, tags[0]))
-        inputs, parts, positions = self.origins
-        noted = map(and_, map(and_, _noting(self.in_keys.append,
-                                            map(self.keys.__getitem__, keys_a)),
-                              _noting(inputs.append, map(_KEY, map(_KEY, values_a)))),
-                    map(and_, _noting(parts.append, map(_KEY, tags[1])),
-                        _noting(positions.append, map(_VALUE, tags[2]))))
-        return itertools.compress(zip(keys_b, values_b), noted)
 
     def _output_key(self, key: Any) -> int:
         return self.keys.get(key, -1)
@@ -194,15 +178,13 @@ class LineageCapture(WorkerPlugin):
         out_keys = self.out_keys
         first = dict(zip(reversed(out_keys), range(len(out_keys) - 1, -1, -1)))
         count = collections.Counter(out_keys)
-        in_keys, origins = self.in_keys, self.origins
+        in_keys = self.in_keys
+        if self.merge_origins is None:  # it read no input
+            return
         starts = array("q", map(first.get, in_keys, itertools.repeat(-1)))
         counts = array("q", map(count.get, in_keys, itertools.repeat(0)))
-        inputs: Iterable[int]
-        if self.merge_origins is not None:  # (partition, position) pairs, input 0
-            pairs = self.merge_origins.pairs[:2 * len(in_keys)]
-            inputs, parts, positions = itertools.repeat(0), pairs[0::2], pairs[1::2]
-        else:
-            inputs, parts, positions = origins
+        pairs = self.merge_origins.pairs[:2 * len(in_keys)]  # (partition, position), input 0
+        inputs, parts, positions = itertools.repeat(0), pairs[0::2], pairs[1::2]
         rows.extend(itertools.compress(zip(starts, counts, positions, inputs, parts), counts))
 
 
@@ -353,6 +335,14 @@ def key_order(merger: Any) -> Any:
     return schema.empty_table()
 
 
+def by_key() -> Any:
+    """A join's or cogroup's reduce side's file: no rows, its metadata that its outputs
+    link by key (an output of key K to every record of key K on each input)."""
+    import pyarrow as pa
+
+    return pa.schema([], metadata={LINKED_BY: KEY}).empty_table()
+
+
 def write_links(path: str, table: Any) -> str:
     """One worker's links as an Arrow IPC file, zstd (atomically)."""
     from .worker_file import _write_atomically
@@ -364,35 +354,6 @@ def link_types(pa: Any) -> list[tuple[str, Any]]:
     return [("out_start", pa.int64()), ("out_count", pa.int64()), ("input", pa.int32()),
             ("in_part", pa.int32()), ("in_start", pa.int64()), ("in_count", pa.int64()),
             ("cross", pa.bool_())]
-
-
-class JoinOrigins:
-    """The map side of a join or cogroup under ``--lineage``: no map-side combine; each
-    ``(key, (input, value))`` record becomes its own combiner, tagged with the partition
-    and position it had in its input (as ``tag_origins`` tags an aggregation's). The
-    union before it has each input's partitions after the previous input's (``offsets``:
-    the first union partition of each input), or, partitioned alike (``mixed``), each
-    union partition holds every input's same partition, one input after the other."""
-
-    def __init__(self, offsets: list[int], mixed: bool) -> None:
-        self.offsets, self.mixed = offsets, mixed
-
-    def __call__(self, split: int, records: Iterable) -> Iterator:
-        if not self.mixed:  # one input's partition: built by C iterators, no Python a record
-            part = split - max(start for start in self.offsets if start <= split)
-            keyed, tagged = itertools.tee(records)
-            combiners = map(list, zip(map(_VALUE, tagged)))  # [(input, value)]
-            return zip(map(_KEY, keyed), zip(itertools.repeat(part), itertools.count(),
-                                             combiners))
-        return self._mixed(split, records)
-
-    def _mixed(self, split: int, records: Iterable) -> Iterator:
-        positions = [0] * len(self.offsets)
-        for key, tagged in records:
-            index = tagged[0]
-            part = split if self.mixed else split - self.offsets[index]
-            yield key, (part, positions[index], [tagged])
-            positions[index] += 1
 
 
 class Picker:

@@ -175,7 +175,7 @@ class GroupMerge(Shipped):
         dispatch = self.dispatch
 
         def merge(combiners: Iterator) -> Iterator:
-            merger.mergeCombiners(order.tap(host.joined(combiners)))
+            merger.mergeCombiners(order.tap(combiners))
             groups = host.keyed_groups(merger.items())
             if self.flat:
                 return ((key, out) for key, values in groups for out in dispatch(values))

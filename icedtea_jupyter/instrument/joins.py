@@ -17,7 +17,6 @@ from typing import Any
 from pyspark.core.rdd import RDD
 
 from ..executor import wrappers as w
-from ..executor.lineage import JoinOrigins
 from ..executor.shuffle_read import OriginMerge, tag_positions
 from .patching import active, node_of, register
 
@@ -43,15 +42,12 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
         # PySpark's stub says mapPartitions' function takes an Iterable; it is given an
         # iterator, which is what TaggedCombine declares
         offsets = list(itertools.accumulate([0] + [r.getNumPartitions() for r in rdds]))
-        if recorder.run.lineage:  # each record its own combiner, tagged with its origin
-            combined = union.mapPartitionsWithIndex(JoinOrigins(offsets[:-1], mixed), True)
-        else:
-            combined = union.mapPartitions(
-                w.TaggedCombine(memory * 0.9, serializer, mixed), True)  # type: ignore[arg-type]
+        # --lineage too: a join links by key, found among its inputs by the trace
+        combined = union.mapPartitions(
+            w.TaggedCombine(memory * 0.9, serializer, mixed), True)  # type: ignore[arg-type]
         merge = w.GroupMerge(spec, dispatch, flat, memory, serializer)
         upstream = combined
-        if not recorder.run.lineage and not mixed and \
-                any(after_theta(rdd, recorder) for rdd in rdds):
+        if not mixed and any(after_theta(rdd, recorder) for rdd in rdds):
             # replay feeds it: its map side's combiners are tagged with their origins,
             # and the map side (θ's side rebuilt by replay, the others regenerated) kept
             merge = OriginMerge(merge, w.TaggedCombine(memory * 0.9, serializer, False),

@@ -7,7 +7,8 @@ first. The files are memory-mapped and handed to DuckDB as Arrow, read in place;
 filter's ``kept`` and a flatMap's ``out_counts`` (one value an input) are expanded into
 links here. A map side's links are its inputs' key numbers (``KeyLinks``): derived by
 one job over its regenerated inputs the first time a trace crosses a partition, or
-read from its ``key_out`` column in runs recorded before.
+read from its ``key_out`` column in runs recorded before. A join's or cogroup's file,
+no rows, says it links by key (``KeyLinks.joins``): a trace finds the keys by value.
 """
 from __future__ import annotations
 
@@ -18,7 +19,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..executor.lineage import FIRST_SEEN, KEPT, KEY_ORDER, KEY_OUT, OUT_COUNTS, link_types
+from ..executor.lineage import (
+    FIRST_SEEN,
+    KEPT,
+    KEY_ORDER,
+    KEY_OUT,
+    LINKED_BY,
+    OUT_COUNTS,
+    link_types,
+)
 from ..store import layout
 from ..store.run_store import RunStore
 from .records import Positions
@@ -122,16 +131,21 @@ class KeyLinks:
     trace crosses it (``derive``: node, partitions -> partition -> numbers, the map
     side's inputs' keys numbered as first seen), or read from a run recorded before
     (``key_out``); a step is then a C scan of them (no join). A map side whose merger
-    spilled on some partition is not here (a trace matches its keys by value)."""
+    spilled on some partition is not here (a trace matches its keys by value); nor
+    are the joins and cogroups that link by key (``joins``), matched by value too."""
 
     def __init__(self) -> None:
         self.files: dict[tuple[int, int], str] = {}  # key_out, recorded before
         self.derived: dict[tuple[int, int], bool] = {}  # first-seen order held there
         self.derive: Callable[[int, list[int]], dict[int, pa.Array]] | None = None
         self._columns: dict[tuple[int, int], pa.Array] = {}
+        self.joins: set[int] = set()  # joins and cogroups linked by key
 
     def add(self, op: int, part: int, path: str, schema: pa.Schema) -> bool:
-        """Whether the file at ``path`` is a map side's (noted here)."""
+        """Whether the file at ``path`` is a map side's or a join's by key (noted here)."""
+        if LINKED_BY in (schema.metadata or {}):
+            self.joins.add(op)
+            return True
         if KEY_OUT in schema.names:
             self.files[(op, part)] = path
             return True

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 COLUMNS = ["operator", "partition", "position", "record"]
 _REGENERATE_KEYS = ("the trace stops at an aggregation's map side: it links by key, among "
                     "records this kernel can no longer regenerate (a reopened run)")
+_REGENERATE_JOIN_KEYS = ("the trace stops at a join: it links by key, among records this "
+                         "kernel can no longer regenerate (a reopened run)")
 
 
 class TracedRecord(tuple):
@@ -130,6 +132,9 @@ class Lineage:
 
     # --- steps -------------------------------------------------------------------------
     def back(self, step: Step, positions: Positions) -> dict[int, Positions]:
+        if step.how == LINKS and step.node.id in self.keys.joins:
+            keys = self._keys_at(step.node.id, positions)
+            return {i: self._with_keys(node, keys) for i, node in enumerate(step.inputs)}
         if step.how == LINKS:
             return self.engine.back(step.node.id, positions)
         if step.how == KEY and step.node.id in self.keys.operators:
@@ -145,6 +150,8 @@ class Lineage:
         return {}
 
     def forward(self, step: Step, index: int, source: int, positions: Positions) -> Positions:
+        if step.how == LINKS and step.node.id in self.keys.joins:
+            return self._with_keys(step.node.id, self._keys_at(source, positions))
         if step.how == LINKS:
             return self.engine.forward(step.node.id, index, positions)
         if step.how == KEY and step.node.id in self.keys.operators:
@@ -184,6 +191,29 @@ class Lineage:
         for part, wanted in positions.items():
             keys = [key for key, at in here.get(part, {}).items() if not wanted.isdisjoint(at)]
             found[part] = {pos for key in keys for pos in index.get(part, {}).get(key, ())}
+        return found
+
+    def _keys_at(self, node: int, positions: Positions) -> set:
+        """The keys of ``node``'s records at ``positions`` (regenerated: a join links by key)."""
+        if self.run.output_rdd(node) is None:
+            self._note(_REGENERATE_JOIN_KEYS)
+        return {record[0] for record in self.records(node, positions).values()}
+
+    def _with_keys(self, node: int, keys: set) -> Positions:
+        """The positions of ``node``'s records whose key is one of ``keys`` (Titian's
+        key-based links of a join: its output of key K to every input record of key K)."""
+        rdd = self.run.output_rdd(node)
+        index = self._key_index(node, list(range(rdd.getNumPartitions()))) \
+            if keys and rdd is not None else None
+        if index is None:
+            if keys:
+                self._note(_REGENERATE_JOIN_KEYS)
+            return {}
+        found: Positions = {}
+        for part, by_key in index.items():
+            hits = {pos for key in keys & by_key.keys() for pos in by_key[key]}
+            if hits:
+                found[part] = hits
         return found
 
     def _key_index(self, node: int, parts: list[int]) -> dict[int, dict] | None:

@@ -172,6 +172,49 @@ def test_a_join_traces_to_every_record_of_its_key_on_both_sides(record):
     assert len(run.trace_forward(("eve", 40))) == 0  # no "eve" on the other side
 
 
+OUTER = """
+orders = sc.parallelize([("ann", 10), ("bob", 20), ("ann", 30), ("eve", 40)], 2).partitionBy(2)
+names = sc.parallelize([("ann", "Ann A."), ("bob", "Bob B."), ("cid", "Cid C.")], 2).partitionBy(2)
+left = orders.leftOuterJoin(names).setName("left").collect()
+groups = (orders.cogroup(names).mapValues(lambda g: (sorted(g[0]), sorted(g[1])))
+          .setName("groups").collect())
+"""
+
+
+def test_outer_joins_and_cogroups_of_inputs_partitioned_alike_link_by_key(record):
+    # inputs partitioned alike share the union's partitions: each side is still traced
+    # to exactly its records of the key
+    run = record(OUTER, lineage=True)
+    assert run.status == "finished", run.error
+    eve = run.trace_back(("eve", (40, None)), "left")
+    assert rows(eve.to_pandas()) == [("parallelize", 1, 1, ("eve", 40))]  # no "eve" name
+    cid = run.trace_back(("cid", ([], ["Cid C."])))
+    assert rows(cid.to_pandas()) == [("parallelize#2", 1, 1, ("cid", "Cid C."))]
+    ann = run.trace_back(("ann", ([10, 30], ["Ann A."])))
+    assert {r[3] for r in rows(ann.to_pandas())} == {("ann", "Ann A."), ("ann", 10), ("ann", 30)}
+    f = run.trace_forward(("ann", "Ann A."))
+    assert [r[3] for r in rows(f.to_pandas())] == [("ann", ([10, 30], ["Ann A."]))]
+    assert sorted(r[3] for r in rows(f.at("left"))) == [("ann", (10, "Ann A.")),
+                                                         ("ann", (30, "Ann A."))]
+
+
+def test_a_join_after_theta_records_for_replay_and_traces_by_key(record):
+    # θ ("plus") feeds the join: its map side is kept for time travel's replay, as
+    # without --lineage, and the trace still links by key through θ
+    run = record("""
+orders = sc.parallelize([("ann", 10), ("bob", 20), ("ann", 30)], 2).map(
+    lambda kv: (kv[0], kv[1] + 1)).setName("plus")
+names = sc.parallelize([("ann", "A"), ("bob", "B")], 2)
+out = orders.join(names, 2).setName("joined").collect()
+""", lineage=True)
+    assert run.status == "finished", run.error
+    assert run.dag.require_interesting().name == "plus"
+    t = run.trace_back(("bob", (21, "B")))
+    assert rows(t.to_pandas()) == [("parallelize", 1, 0, ("bob", 20)),
+                                   ("parallelize#2", 1, 0, ("bob", "B"))]
+    assert rows(t.at("plus")) == [("plus", 1, 0, ("bob", 21))]
+
+
 def test_a_run_without_lineage_says_how_to_get_it(record):
     run = record("out = sc.parallelize([1, 2], 1).map(lambda x: x).collect()")
     with pytest.raises(NoLineage, match="recorded without --lineage.*%%icedtea --lineage"):

@@ -1,7 +1,7 @@
 """A worker's lineage links (executor/lineage.py) against links computed by hand."""
 from array import array
 
-from icedtea_jupyter.executor.lineage import JoinOrigins, KeyIndex, Links, Picker
+from icedtea_jupyter.executor.lineage import KeyIndex, Links, Picker
 
 
 def expand(links) -> set[tuple[int, int, int, int]]:
@@ -49,30 +49,23 @@ def test_a_whole_partition_function_links_outputs_to_the_input_pulled_last():
         | {(4, 0, 1, i) for i in range(4)}
 
 
-def test_a_join_map_side_tags_each_record_with_its_inputs_partition_and_position():
-    # a union of an input of 2 partitions and one of 3: union partition 3 is the second
-    # input's partition 1
-    tagged = list(JoinOrigins([0, 2], mixed=False)(3, [("k", (1, "a")), ("j", (1, "b"))]))
-    assert tagged == [("k", (1, 0, [(1, "a")])), ("j", (1, 1, [(1, "b")]))]
-    # partitioned alike: union partition 1 holds both inputs' partition 1, one after the other
-    mixed = JoinOrigins([0, 2], mixed=True)(1, [("k", (0, "a")), ("k", (1, "b")), ("j", (1, "c"))])
-    assert [value[:2] for _, value in mixed] == [(1, 0), (1, 0), (1, 1)]
-
-
 def test_the_picker_keeps_only_the_positions_asked_for():
     assert list(Picker({0: [1, 3]})(0, iter("abcdef"))) == [(0, 1, "b"), (0, 3, "d")]
     assert list(Picker({0: None})(0, iter("ab"))) == [(0, 0, "a"), (0, 1, "b")]
 
 
 def capture(api: str, phase: str, inputs: list, outputs: list):
-    """A LineageCapture of a join's reduce side fed ``inputs`` and ``outputs``."""
+    """A LineageCapture of a reduce side fed ``inputs`` (tagged with their origins, as
+    its host's ``Origins`` strips them) and ``outputs``."""
     from types import SimpleNamespace
 
+    from icedtea_jupyter.executor.input_order import Origins
     from icedtea_jupyter.executor.lineage import LineageCapture
 
     plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api=api, phase=phase)))
-    assert not plugin.needs_records(None)  # in blocks: C calls note the origins
-    consumed = list(plugin.tap_join(iter(inputs)))
+    assert not plugin.needs_records(None)  # in blocks: C calls note the keys
+    origins = Origins()
+    consumed = list(plugin.tap_merge(origins.tap(iter(inputs)), origins))
     list(plugin.partition_outputs(None, iter(outputs)))
     return plugin, consumed
 
@@ -143,11 +136,25 @@ def test_a_run_recorded_before_finds_a_map_sides_links_by_key():
 
 
 def test_a_reduce_side_links_every_output_of_a_key_to_each_combiner_of_it():
-    # a join's combiners: (key, (partition, position, [(input, value)])), passed on untagged
-    combiners = [("k", (0, 4, [(0, "x")])), ("j", (1, 0, [(1, "y")])), ("k", (1, 2, [(1, "z")]))]
-    plugin, consumed = capture("join", "", combiners, [("k", ("x", "z"))])
-    assert consumed == [("k", [(0, "x")]), ("j", [(1, "y")]), ("k", [(1, "z")])]
-    assert expand(plugin.links(0, 3, 1)) == {(0, 0, 0, 4), (0, 1, 1, 2)}  # "j": no output
+    # an aggregation's combiners: (key, (map partition, position, combiner))
+    combiners = [("k", (0, 4, 1)), ("j", (1, 0, 2)), ("k", (1, 2, 3))]
+    plugin, consumed = capture("reduceByKey", "merge", combiners, [("k", 4)])
+    assert consumed == [("k", 1), ("j", 2), ("k", 3)]
+    assert expand(plugin.links(0, 3, 1)) == {(0, 0, 0, 4), (0, 0, 1, 2)}  # "j": no output
+
+
+def test_a_joins_reduce_side_records_nothing_per_record_and_says_it_links_by_key():
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.executor.lineage import KEY, LINKED_BY, LineageCapture, by_key
+
+    plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api="join", phase="")))
+    outputs = [("k", ("x", "z"))]
+    assert not plugin.needs_records(None)
+    assert list(plugin.partition_outputs(None, iter(outputs))) == outputs
+    assert len(plugin.out_keys) == 0 and len(plugin.in_keys) == 0
+    file = by_key()
+    assert len(file) == 0 and file.schema.metadata[LINKED_BY] == KEY
 
 
 def test_writing_links_in_a_worker_does_not_import_pandas(tmp_path):

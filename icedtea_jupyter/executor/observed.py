@@ -164,3 +164,15 @@ class SampledTiming:
             return chain.from_iterable(map(call, self.functions, inputs))
         records, tested = tee(inputs)
         return compress(records, map(call, self.functions, tested))
+
+    def operator_outputs(self, op: Any, inputs: Iterable) -> Iterator:
+        """``Operator.__call__`` of ``op`` (``kind`` flatMap, ``f`` its ``process``),
+        each record's ``process`` the next of ``functions``."""
+        op.open()
+        for process, record in zip(self.functions, inputs):
+            outputs = process(record)
+            if outputs is not None:
+                yield from outputs
+        final = op.close()
+        if final is not None:
+            yield from final

@@ -77,6 +77,9 @@ class PartitionFunction(Shipped):
             kind, observed = observe(agents, kind, f)
             return self._loop_unguarded(host, split, kind, observed, iterator)
         if isinstance(f, Operator) and type(f).__call__ is Operator.__call__:
+            if agents.samples_outputs() and host.keeps_blocks(f):
+                host.sampled = SampledTiming(agents, "flatMap", f.process)
+                return host.run_operator(f, iterator)
             loop = host.run_operator(observe_operator(agents, f), iterator)
             host.user_function = f
             return loop

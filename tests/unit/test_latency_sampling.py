@@ -2,9 +2,13 @@
 unchanged, the histogram still counting every record, a slow stretch still alerted."""
 import time
 
+import pytest
+
+from icedtea_jupyter import Operator
 from icedtea_jupyter.agents.latency import LatencyAgent
 
 from .chains import hosted_chain, plain_chain
+from .test_blocks import ended_by_operator
 
 N = 20_000
 
@@ -38,19 +42,54 @@ def slow_from_12000(x):
     return x
 
 
+class RunningTotal(Operator):
+    """Stateful: each record with the total so far, and the total at the end."""
+
+    def open(self):
+        self.total = 0
+
+    def process(self, x):
+        self.total += x
+        return [(x, self.total)]
+
+    def close(self):
+        return [("end", self.total)]
+
+
+class FailsAt(Operator):
+    def process(self, x):
+        if x == 5001:  # not a timed record: the first of each 64 is (5001 = 78 × 64 + 9)
+            raise RuntimeError("at 5001")
+        return [x]
+
+
+def same(x):
+    return x + 0
+
+
+def fails_at_5001(x):
+    if x == 5001:
+        raise RuntimeError("at 5001")
+    return x
+
+
 def latency_payloads(channel):
     return [m for m in channel.sent if m.get("type") == "agent" and m["agent"] == "latency"]
 
 
 def test_fast_operators_are_timed_on_a_sample_and_give_the_same_outputs(monkeypatch):
-    functions = [("map", double), ("filter", keep_odd), ("flatMap", twice)]
+    functions = [("map", double), ("filter", keep_odd), ("flatMap", twice),
+                 ("mapPartitions", RunningTotal())]
     CountingLatency.shown = 0
     outputs, channel = hosted_chain(monkeypatch, functions, agents=(CountingLatency,), n=N)
-    assert list(outputs) == list(plain_chain(functions, n=N))
-    inputs = [N, N, len([x for x in range(N) if keep_odd(2 * x)])]  # each operator's
+    plain = [("map", double), ("filter", keep_odd), ("flatMap", twice),
+             ("mapPartitions", RunningTotal())]
+    assert list(outputs) == list(plain_chain(plain, n=N))
+    kept = len([x for x in range(N) if keep_odd(2 * x)])
+    inputs = [N, N, kept, 2 * kept]  # each operator's
     assert CountingLatency.shown < sum(inputs) / 16  # a sample, not every record
     payloads = latency_payloads(channel)
-    assert len(payloads) == 3
+    assert len(payloads) == 4
     for payload, records in zip(payloads, inputs):
         counted = sum(payload["payload"]["histogram"].values())
         assert records - 64 <= counted <= records + 64  # each timed record counts for 64
@@ -66,3 +105,12 @@ def test_a_slow_stretch_in_a_fast_operator_is_alerted_and_listed_slowest(monkeyp
     slow = [int(r) for s, r in slowest if s >= 0.001]  # 200 slow records: 3 or 4 timed
     assert len(slow) >= 3 and all(12_000 <= r < 12_200 for r in slow)
     assert slowest[0][0] >= 0.001  # listed first
+
+
+@pytest.mark.parametrize("api,f", [("map", fails_at_5001), ("mapPartitions", FailsAt())])
+def test_an_untimed_record_that_raises_is_named(monkeypatch, api, f):
+    stream, channel = hosted_chain(monkeypatch, [("map", same), (api, f)],
+                                   agents=(LatencyAgent,), n=6000)
+    with pytest.raises(RuntimeError, match="at 5001"):
+        list(stream)
+    assert ended_by_operator(channel)[1]["error"]["record"]["value"] == 5001

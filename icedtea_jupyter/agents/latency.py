@@ -10,13 +10,13 @@ average on that worker (as of its last heartbeat, at most 0.25 s old) (F = ``opt
 the histograms.
 
 Sampled timing: while an operator's records average under ``TIME_EVERY_OVER`` (20 µs)
-after the warm-up, a map, filter or flatMap running in blocks is timed on one record in
-64 (the first of each 64; the others run without a Python call of ours), and each timed
+after the warm-up, a map, filter, flatMap or ``Operator`` running in blocks is timed on
+one record in 64 (the first of each 64; the others run without a Python call of ours), and each timed
 record counts for 64 in the histogram and the average (an estimate, off by at most 63
 records). What that misses: a slow record among the 63 untimed ones is neither alerted
 nor listed slowest — a lone slow record in a fast operator is found with probability
 1/64, a slow stretch longer than 64 records always. Slower operators (the timing then
-costs under ~5 %), ``Operator``s, whole-partition functions and operators that also
+costs under ~5 %), whole-partition functions and operators that also
 have a ``--tolerate`` or another ``observe_outputs`` agent are timed on every record.
 """
 from __future__ import annotations

@@ -88,6 +88,14 @@ class Agent:
         ``record`` None, ``outputs`` that one output, ``seconds`` the time the function
         took to produce it."""
 
+    def outputs_sample(self) -> int:
+        """Override to let ``observe_outputs`` see a sample: asked every 64 records of a
+        map, filter or flatMap that runs in blocks, N > 1 shows it one of the next 64
+        (the first), and runs the other 63 without a Python call of ours; 1 shows all.
+        Honoured when this agent is the worker's only ``observe_outputs`` and nothing
+        handles failures; else every record is shown."""
+        return 1
+
     def observe_output_rows(self, rows: list) -> None:
         """The operator's outputs since the last call, in order: between two blocks
         (every few milliseconds), at heartbeats and before ``finish``. The worker
@@ -268,6 +276,11 @@ class AgentPlugin(WorkerPlugin):
     def sees_processing(self) -> bool:
         """Must the operator's function be wrapped (outputs, timing, failures)?"""
         return bool(self.output_observers or self.failure_handlers)
+
+    def samples_outputs(self) -> bool:
+        """May a block loop show ``observe_outputs`` a sample (``SampledTiming``)?"""
+        return len(self.output_observers) == 1 and not self.failure_handlers \
+            and overrides(self.output_observers[0], "outputs_sample") and not self._timed
 
     def _hook(self, agent: Agent, hook: str) -> Callable:
         """``agent``'s bound ``hook``, timed into ``spent`` if this host times agents."""

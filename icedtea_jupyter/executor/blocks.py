@@ -412,6 +412,15 @@ def _outputs(kind: str, f: Callable, inputs: Iterable,
             return counter.tap(resumed.resumed_operator(f, inputs, on_failure)), counter
         return counter.tap(resumed.resumed(kind, f, inputs, partial(_culprit_record, host),
                                             on_failure)), counter
+    sampled = getattr(host, "sampled", None)
+    if sampled is not None and kind in ("map", "filter", "flatMap", "operator"):
+        # an agent times one record in 64
+        outputs = sampled.operator_outputs(f, inputs) if kind == "operator" \
+            else sampled.outputs(inputs)
+        if kind == "map":
+            return outputs, None
+        counter = Counter()
+        return counter.tap(outputs), counter
     if kind == "map":
         return map(f, inputs), None
     counter = Counter()
@@ -469,11 +478,12 @@ def _culprit_record(host: Any, exc: BaseException) -> Any:
 def _operator_record(op: Any, frame: FrameType, inner: list) -> Any:
     """In ``Operator.__call__`` of ``op`` (or its resumed loop under ``--tolerate``): its
     loop's record, unless the frame inside it is ``open`` or ``close`` (no record then)."""
+    from .observed import SampledTiming
     from .operator import Operator
 
     if frame.f_code is Operator.__call__.__code__:
         owner = frame.f_locals.get("self")
-    elif frame.f_code is resumed.resumed_operator.__code__:
+    elif frame.f_code in (resumed.resumed_operator.__code__, SampledTiming.operator_outputs.__code__):
         owner = frame.f_locals.get("op")
     else:
         return _NOT_HERE

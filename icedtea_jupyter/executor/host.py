@@ -103,6 +103,7 @@ class WorkerHost:
         self.loop_kind = "partition"  # map, filter, flatMap, operator, partition, batches
         # takes a record the function raised on (skipped) or not (--tolerate's agents)
         self.on_failure: Callable[[Any, Exception], bool] | None = None
+        self.sampled: Any = None  # an agent times a sample of the records (observed.py)
         self._lost = 0  # a failed map's record that produced no output
         self.plugins = PluginSet(self)
         self._start_plugins()
@@ -152,6 +153,11 @@ class WorkerHost:
             wrapped = self.plugins.call(plugin, "block_function", kind, f)
             f = f if wrapped is None else wrapped
         return blocks.run_in_blocks(self, kind, f, iterator)
+
+    def keeps_blocks(self, f: Callable) -> bool:
+        """Will a map, filter or flatMap of ``f`` run in blocks, unwrapped by plugins?"""
+        return not self._needs_records() and blocks.runs_in_blocks(f) \
+            and not self.plugins.by_hook["block_function"]
 
     def _resumable(self, kind: str, f: Callable) -> bool:
         """Can ``--tolerate`` resume this host's loop in blocks (``resumed.py``)? Not a

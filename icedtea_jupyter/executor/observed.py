@@ -13,11 +13,15 @@ in blocks is not wrapped: its C loop is resumed after a record that raised
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain, compress, tee
+from operator import call
 from time import perf_counter
 from typing import Any
 
 from .error_guard import GuardedOperator
+
+SAMPLE = 64  # a sampling observer sees one record in this many (``SampledTiming``)
 
 
 def observe(agents: Any, kind: str, f: Callable) -> tuple[str, Callable]:
@@ -129,3 +133,46 @@ def guarded_operator(on_failure: Callable[[Any, Exception], bool], op: Any) -> G
     """An ``Operator`` whose failing records ``on_failure`` may take, record by record."""
     _, process = guarded(on_failure, "flatMap", op.process)
     return GuardedOperator(op, process)
+
+
+class SampledTiming:
+    """A map's, filter's or flatMap's function with the agents told of one record in
+    ``SAMPLE`` (timed by ``observe``'s wrapper), the others run by the plain function:
+    in blocks the host calls ``operator.call`` on the next function of ``functions``
+    and the record (C calls only). The one observer (``Agent.outputs_sample``) says,
+    every ``SAMPLE`` records, whether to time all of the next ``SAMPLE`` or one."""
+
+    def __init__(self, agents: Any, kind: str, f: Callable) -> None:
+        self.user = f
+        self.kind, timed = observe(agents, kind, f)
+        self.agent = agents.output_observers[0]
+        self._every = (timed,) * SAMPLE
+        self._one = (timed,) + (f,) * (SAMPLE - 1)
+        self.functions = chain.from_iterable(iter(self._pattern, None))
+
+    def _pattern(self) -> tuple:
+        try:
+            return self._one if self.agent.outputs_sample() > 1 else self._every
+        except Exception:  # the agent's own failure: time every record (it is told)
+            return self._every
+
+    def outputs(self, inputs: Iterable) -> Iterator:
+        """The host's outputs of ``inputs`` (a filter's inputs pass through ``tee``)."""
+        if self.kind == "map":
+            return map(call, self.functions, inputs)
+        if self.kind == "flatMap":
+            return chain.from_iterable(map(call, self.functions, inputs))
+        records, tested = tee(inputs)
+        return compress(records, map(call, self.functions, tested))
+
+    def operator_outputs(self, op: Any, inputs: Iterable) -> Iterator:
+        """``Operator.__call__`` of ``op`` (``kind`` flatMap, ``f`` its ``process``),
+        each record's ``process`` the next of ``functions``."""
+        op.open()
+        for process, record in zip(self.functions, inputs):
+            outputs = process(record)
+            if outputs is not None:
+                yield from outputs
+        final = op.close()
+        if final is not None:
+            yield from final

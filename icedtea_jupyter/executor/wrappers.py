@@ -18,7 +18,7 @@ from .error_guard import guard, guard_operator
 from .host import _NO_RECORD, WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
 from .loops import LOOP_CODES
-from .observed import observe, observe_operator
+from .observed import SampledTiming, observe, observe_operator
 from .operator import Operator
 from .shipping import Shipped
 from .spec import OperatorSpec
@@ -71,9 +71,15 @@ class PartitionFunction(Shipped):
             host.user_function = f  # its state, not the wrapper's
             if kind == "foreach":
                 kind, f = "flatMap", partial(_foreach, f)
+            elif agents.samples_outputs() and host.keeps_blocks(f):
+                host.sampled = SampledTiming(agents, kind, f)
+                return self._loop_unguarded(host, split, kind, f, iterator)
             kind, observed = observe(agents, kind, f)
             return self._loop_unguarded(host, split, kind, observed, iterator)
         if isinstance(f, Operator) and type(f).__call__ is Operator.__call__:
+            if agents.samples_outputs() and host.keeps_blocks(f):
+                host.sampled = SampledTiming(agents, "flatMap", f.process)
+                return host.run_operator(f, iterator)
             loop = host.run_operator(observe_operator(agents, f), iterator)
             host.user_function = f
             return loop

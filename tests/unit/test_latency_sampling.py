@@ -1,0 +1,116 @@
+"""``--agent latency`` on fast operators in blocks: one record in 64 timed, the outputs
+unchanged, the histogram still counting every record, a slow stretch still alerted."""
+import time
+
+import pytest
+
+from icedtea_jupyter import Operator
+from icedtea_jupyter.agents.latency import LatencyAgent
+
+from .chains import hosted_chain, plain_chain
+from .test_blocks import ended_by_operator
+
+N = 20_000
+
+
+class CountingLatency(LatencyAgent):
+    """The latency agent, counting the records it was shown."""
+
+    shown = 0
+
+    def observe_outputs(self, record, outputs, seconds):
+        type(self).shown += 1
+        super().observe_outputs(record, outputs, seconds)
+
+
+def double(x):
+    return 2 * x
+
+
+def keep_odd(x):
+    return x % 3 != 0
+
+
+def twice(x):
+    return (x, x)
+
+
+def slow_from_12000(x):
+    """Fast, but 1 ms a record for records 12,000 to 12,199."""
+    if 12_000 <= x < 12_200:
+        time.sleep(0.001)
+    return x
+
+
+class RunningTotal(Operator):
+    """Stateful: each record with the total so far, and the total at the end."""
+
+    def open(self):
+        self.total = 0
+
+    def process(self, x):
+        self.total += x
+        return [(x, self.total)]
+
+    def close(self):
+        return [("end", self.total)]
+
+
+class FailsAt(Operator):
+    def process(self, x):
+        if x == 5001:  # not a timed record: the first of each 64 is (5001 = 78 × 64 + 9)
+            raise RuntimeError("at 5001")
+        return [x]
+
+
+def same(x):
+    return x + 0
+
+
+def fails_at_5001(x):
+    if x == 5001:
+        raise RuntimeError("at 5001")
+    return x
+
+
+def latency_payloads(channel):
+    return [m for m in channel.sent if m.get("type") == "agent" and m["agent"] == "latency"]
+
+
+def test_fast_operators_are_timed_on_a_sample_and_give_the_same_outputs(monkeypatch):
+    functions = [("map", double), ("filter", keep_odd), ("flatMap", twice),
+                 ("mapPartitions", RunningTotal())]
+    CountingLatency.shown = 0
+    outputs, channel = hosted_chain(monkeypatch, functions, agents=(CountingLatency,), n=N)
+    plain = [("map", double), ("filter", keep_odd), ("flatMap", twice),
+             ("mapPartitions", RunningTotal())]
+    assert list(outputs) == list(plain_chain(plain, n=N))
+    kept = len([x for x in range(N) if keep_odd(2 * x)])
+    inputs = [N, N, kept, 2 * kept]  # each operator's
+    assert CountingLatency.shown < sum(inputs) / 16  # a sample, not every record
+    payloads = latency_payloads(channel)
+    assert len(payloads) == 4
+    for payload, records in zip(payloads, inputs):
+        counted = sum(payload["payload"]["histogram"].values())
+        assert records - 64 <= counted <= records + 64  # each timed record counts for 64
+
+
+def test_a_slow_stretch_in_a_fast_operator_is_alerted_and_listed_slowest(monkeypatch):
+    outputs, channel = hosted_chain(monkeypatch, [("map", slow_from_12000)],
+                                    agents=(LatencyAgent,), n=N)
+    assert list(outputs) == list(range(N))
+    alerts = [m for m in channel.sent if m.get("type") == "alert" and m["source"] == "latency"]
+    assert any(12_000 <= a["record"]["value"] < 12_200 for a in alerts if "record" in a)
+    slowest = latency_payloads(channel)[0]["payload"]["slowest"]
+    slow = [int(r) for s, r in slowest if s >= 0.001]  # 200 slow records: 3 or 4 timed
+    assert len(slow) >= 3 and all(12_000 <= r < 12_200 for r in slow)
+    assert slowest[0][0] >= 0.001  # listed first
+
+
+@pytest.mark.parametrize("api,f", [("map", fails_at_5001), ("mapPartitions", FailsAt())])
+def test_an_untimed_record_that_raises_is_named(monkeypatch, api, f):
+    stream, channel = hosted_chain(monkeypatch, [("map", same), (api, f)],
+                                   agents=(LatencyAgent,), n=6000)
+    with pytest.raises(RuntimeError, match="at 5001"):
+        list(stream)
+    assert ended_by_operator(channel)[1]["error"]["record"]["value"] == 5001

@@ -269,6 +269,12 @@ class NotReplayable(LookupError):
     """θ is an operator the debugger cannot replay."""
 
 
+def in_grouped_agg(dag: Any, node: Any) -> bool:
+    """Whether UDF ``node`` is an aggregate in a ``groupBy(...).agg(...)`` (a call a group)."""
+    return node.api == "udf" and any(
+        n.api == "agg" and node.id in n.parents for n in dag.operators)
+
+
 def refuse_unreplayable(run: Any, theta: Any) -> None:
     """A UDF θ of a kind whose calls replay does not regenerate (the run kept no copy
     of it): say which, why, and what to pick instead."""
@@ -278,7 +284,7 @@ def refuse_unreplayable(run: Any, theta: Any) -> None:
     instead = (f"record the cell again with --interesting set to one of {others}" if others
                else "compute the step as a mapInPandas (or an RDD operator) to debug it")
     uses = [n.api for n in run.dag.operators if theta.id in n.parents]
-    if uses and "agg" not in uses:  # an aggregate UDF's column outside groupBy().agg
+    if uses and not in_grouped_agg(run.dag, theta):  # an aggregate UDF outside .agg
         raise NotReplayable(
             f"θ ({theta.name!r}) is an aggregate UDF used over a window (.over(...)), and "
             "the debugger does not replay window UDFs: Spark calls one on each row's "

@@ -107,3 +107,36 @@ def test_an_aggregate_udf_over_a_window_is_refused_saying_what_replays(record):
     assert "θ ('mean_of') is an aggregate UDF used over a window" in message
     assert "each row's window frame" in message  # why
     assert "groupBy(...).agg(...)" in message and "one of ['mapInPandas']" in message
+
+
+REWRITTEN = """
+import pandas as pd
+from pyspark.sql.functions import pandas_udf, col
+@pandas_udf("double")
+def spread(v: pd.Series) -> float:
+    return float(v.max() - v.min())
+df = spark.read.csv(PATH, schema="k INT, v INT")
+out = df.groupBy("k").agg(spread(col("v")).alias("s")).collect()
+"""
+
+
+def write_source(path, shift):
+    """600 rows, 20 keys, fixed-width values (a rewrite keeps the file's size)."""
+    path.write_text("".join(f"{i % 20:02d},{i + shift:04d}\n" for i in range(600)))
+
+
+def test_a_source_rewritten_since_the_run_is_named_by_group(record, sql_conf,  # noqa: F811
+                                                            tmp_path):
+    from icedtea_jupyter.replay.inputs import InputsChanged
+
+    sql_conf(spark_sql_shuffle_partitions="2", spark_sql_adaptive_enabled="false")
+    source = tmp_path / "source.csv"
+    write_source(source, 0)
+    run = record(REWRITTEN, {"PATH": str(source)})
+    assert run.status == "finished", run.error
+    write_source(source, 1)  # every value one more: the same groups, other values
+    with pytest.raises(InputsChanged) as raised:
+        run.debugger().jump(0)
+    message = str(raised.value)
+    assert "group #0 (rows 0–29)" in message and "other values" in message, message
+    assert message.endswith("run the cell again with --record-inputs to keep what θ saw")

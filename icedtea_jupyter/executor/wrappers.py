@@ -327,7 +327,8 @@ class CallFunction:
     """A function Spark calls per row, per batch or per group (UDFs, applyInPandas).
 
     ``mode``: ``row`` (one row in, one out), ``batch`` (Series in, Series out),
-    ``agg`` (Series in, one value out), ``group`` (a DataFrame in, a DataFrame out).
+    ``agg`` (a group's Series in, one value out), ``group`` (a DataFrame in, a DataFrame
+    out). A batch, an aggregate's group or a group is one record, processed whole.
     """
 
     def __init__(self, spec: OperatorSpec, f: Callable, mode: str) -> None:
@@ -338,8 +339,8 @@ class CallFunction:
         mode = self.mode
         if mode == "row":
             return self._row(host, args)
-        if mode != "agg":  # a group or a batch: a record, processed whole
-            host.before_group(args, _rows(args[-1]))
+        if mode != "row":  # a group or a batch: a record, processed whole
+            host.before_group(args, _rows(args[-1]) if args else 0)
         try:
             result = self.f(*args)
         except BaseException as exc:
@@ -351,7 +352,7 @@ class CallFunction:
             rows = _rows(args[0]) if args else 0
             host.count_call(rows, rows, _NO_RECORD, whole=True)
         elif mode == "agg":
-            host.count_call(_rows(args[0]) if args else 0, 1, _NO_RECORD)
+            host.count_call(_rows(args[0]) if args else 0, 1, _NO_RECORD, whole=True)
         else:  # a group is processed whole: the check after it counts it
             host.count_call(_rows(args[-1]), _rows(result), _NO_RECORD, whole=True)
         return result

@@ -131,5 +131,5 @@ class ConnectUdfUpstream(_OverConnect, UdfUpstream):
         from pyspark.sql.connect.udf import UserDefinedFunction
         from pyspark.sql.types import BinaryType
 
-        return self.frame.select(UserDefinedFunction(
+        return self.computed(UserDefinedFunction(
             KEEPERS[self.eval_type], BinaryType(), "icedtea_keep", self.eval_type)(*self.args))

@@ -20,6 +20,7 @@ from pyspark.util import PythonEvalType
 
 from ..executor import wrappers as w
 from ..replay.dataframe_inputs import (
+    AGGREGATE_UDFS,
     ITERATOR_UDFS,
     REPLAYED_UDFS,
     CogroupedUpstream,
@@ -66,8 +67,10 @@ class DataFrameApi:
     udf_upstream: type = UdfUpstream
 
 
-def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi) -> list[int]:
-    """UDF nodes used by the Column expressions among ``values``; ``df`` feeds them.
+def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi,
+                 grouped: Any = None) -> list[int]:
+    """UDF nodes used by the Column expressions among ``values``; ``df`` feeds them
+    (``grouped``: the GroupedData whose ``agg`` they are in).
 
     Columns are matched by the UDF's call in their expression text (``plus_one(id) AS a``)
     because aliases and casts make new Column objects.
@@ -85,22 +88,29 @@ def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi) -> li
         if any(f"{udf_name}(" in text for text in texts):
             if df is not None and not node.parents:
                 node.parents.append(recorder.node_for(df))
-                _keep_udf(recorder, node_id, df, api)
+                _keep_udf(recorder, node_id, df, api, grouped)
             parents.append(node_id)
     return parents
 
 
-def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi) -> None:
-    """A UDF of a kind replay knows (row, scalar pandas), called on ``df``: kept with
-    its arguments, to regenerate its calls."""
+def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi,
+              grouped: Any = None) -> None:
+    """A UDF of a kind replay knows (row, scalar or iterator pandas and Arrow, a grouped
+    aggregate in ``grouped.agg``), called on ``df``: kept with its arguments (and its
+    grouping), to regenerate its calls. An aggregate UDF over a window is not kept."""
     recorder.udf_frames[node_id] = df  # replay/pushdown.py: filters run before it
     call = recorder.udf_calls.get(node_id)
-    if call is not None and call[0].evalType in REPLAYED_UDFS:
-        udf, args = call
-        spec = recorder.specs[node_id]
-        kept = w.BatchFunction(spec, udf.func) if udf.evalType in ITERATOR_UDFS else \
-            w.UdfFunction(spec, udf.func)  # an iterator UDF replays as a mapInPandas
-        recorder.keep_for_replay(node_id, kept, api.udf_upstream(df, udf.evalType, args))
+    if call is None or call[0].evalType not in REPLAYED_UDFS:
+        return
+    aggregate = call[0].evalType in AGGREGATE_UDFS
+    if aggregate and grouped is None:  # over a window: replay/logs.py refuses it
+        return
+    udf, args = call
+    spec = recorder.specs[node_id]
+    kept = w.BatchFunction(spec, udf.func) if udf.evalType in ITERATOR_UDFS else \
+        w.UdfFunction(spec, udf.func)  # an iterator UDF replays as a mapInPandas
+    recorder.keep_for_replay(node_id, kept, api.udf_upstream(
+        df, udf.evalType, args, grouped if aggregate else None))
 
 
 def _structural(api: str, flavour: DataFrameApi) -> Callable:
@@ -116,7 +126,8 @@ def _structural(api: str, flavour: DataFrameApi) -> Callable:
             source = self if grouped_of is None else grouped_of
             values = (*args, *kwargs.values())
             inputs = [self] + [a for a in values if isinstance(a, AnyDataFrame)]
-            udfs = _udf_parents(recorder, source, values, flavour)
+            udfs = _udf_parents(recorder, source, values, flavour,
+                                None if grouped_of is None else self)
             parents = recorder.parents(*inputs) + udfs
             node = recorder.jvm(api, parents)
             recorder.details[node.id] = {"args": [_shown(a) for a in args],

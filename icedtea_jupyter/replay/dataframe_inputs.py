@@ -229,23 +229,35 @@ def _in_first_row(batch: Any) -> list[bytes]:
     return [pickle.dumps(batch, protocol=5)] + [b""] * (max(rows, 1) - 1)
 
 
+def keep_group_series(*series: Any) -> bytes:
+    """The capture function of a grouped-aggregate pandas or Arrow UDF: the group's Series
+    (or Arrow arrays), pickled (one value per group, as the UDF returns)."""
+    return pickle.dumps(series, protocol=5)
+
+
 # the UDFs replay regenerates the calls of (PythonEvalType), and their capture functions:
 # row at a time (pickled or Arrow-batched), scalar pandas, scalar Arrow; iterator pandas
-# and Arrow UDFs (their records are batches, replayed as a mapInPandas: ITERATOR_UDFS)
+# and Arrow UDFs (their records are batches, replayed as a mapInPandas: ITERATOR_UDFS);
+# grouped-aggregate pandas and Arrow UDFs in ``groupBy().agg`` (a record a group:
+# AGGREGATE_UDFS)
 KEEPERS: dict[int, Any] = {100: keep_row, 101: keep_row, 200: keep_series, 250: keep_arrays,
-                           204: keep_series_batches, 251: keep_array_batches}
+                           204: keep_series_batches, 251: keep_array_batches,
+                           202: keep_group_series, 252: keep_group_series}
 REPLAYED_UDFS = tuple(KEEPERS)
 ITERATOR_UDFS = (204, 251)
+AGGREGATE_UDFS = (202, 252)
 
 
 class UdfUpstream(DataFrameUpstream):
     """The DataFrame a UDF's column is computed on, and its arguments: its records are
-    the calls' arguments (a row's values, or a batch's Series)."""
+    the calls' arguments (a row's values, a batch's Series, or, for an aggregate UDF in
+    ``grouped.agg``, a group's Series)."""
 
-    def __init__(self, frame: Any, eval_type: int, args: tuple) -> None:
+    def __init__(self, frame: Any, eval_type: int, args: tuple, grouped: Any = None) -> None:
         super().__init__(frame, "udf")
         self.eval_type = eval_type
         self.args = args
+        self.grouped = grouped  # an aggregate UDF's GroupedData: the run's grouping
 
     def capture(self) -> Any:
         from pyspark.sql.types import BinaryType
@@ -253,4 +265,12 @@ class UdfUpstream(DataFrameUpstream):
 
         udf = UserDefinedFunction(KEEPERS[self.eval_type], BinaryType(), "icedtea_keep",
                                   self.eval_type)
-        return self.frame.select(udf(*self.args).alias("b"))
+        return self.computed(udf(*self.args))
+
+    def computed(self, column: Any) -> Any:
+        """``column`` (the capture UDF's) computed as θ was: on each row or batch of the
+        frame, or on each group of the run's grouping (same shuffle, same sort: the groups
+        come in the run's order)."""
+        if self.grouped is None:
+            return self.frame.select(column.alias("b"))
+        return self.grouped.agg(column.alias("b")).select("b")

@@ -15,7 +15,7 @@ from ..executor.batches import batch_checksum
 from ..store.control_files import apply_edits, apply_error_edits, edits_of
 from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
 from .dataframe_inputs import DataFrameUpstream, every_partition
-from .logs import Logs, RecordedRun
+from .logs import Logs, RecordedRun, in_grouped_agg
 from .pushdown import pushed_below
 
 
@@ -232,8 +232,10 @@ class ReplayInputs:
         log = self.logs.log(name, partition)
         if log is None or log.batch_rows is None:
             return
-        api = self.run.dag.node(name).api
-        unit = "group" if api == "applyInPandas" else "batch"
+        node = self.run.dag.node(name)
+        api = node.api
+        unit = "group" if api == "applyInPandas" or in_grouped_agg(self.run.dag, node) \
+            else "batch"
         whose = "θ" if operator is None else repr(operator)
         advice = self._advice() if operator is None else (
             f"record the cell again with --interesting {operator!r} --record-inputs to "

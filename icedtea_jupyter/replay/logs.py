@@ -269,19 +269,35 @@ class NotReplayable(LookupError):
     """θ is an operator the debugger cannot replay."""
 
 
+def in_grouped_agg(dag: Any, node: Any) -> bool:
+    """Whether UDF ``node`` is an aggregate in a ``groupBy(...).agg(...)`` (a call a group)."""
+    return node.api == "udf" and any(
+        n.api == "agg" and node.id in n.parents for n in dag.operators)
+
+
 def refuse_unreplayable(run: Any, theta: Any) -> None:
-    """A UDF θ of a kind whose calls replay does not regenerate (an aggregate or window
-    UDF; the run kept no copy of it): say so, and what to pick instead."""
+    """A UDF θ of a kind whose calls replay does not regenerate (the run kept no copy
+    of it): say which, why, and what to pick instead."""
     if theta.api != "udf" or os.path.exists(layout.operator_image_path(run.path, theta.id)):
         return
     others = [n.name for n in run.dag.python_operators if n.api != "udf"]
     instead = (f"record the cell again with --interesting set to one of {others}" if others
                else "compute the step as a mapInPandas (or an RDD operator) to debug it")
+    uses = [n.api for n in run.dag.operators if theta.id in n.parents]
+    if uses and not in_grouped_agg(run.dag, theta):  # an aggregate UDF outside .agg
+        raise NotReplayable(
+            f"θ ({theta.name!r}) is an aggregate UDF used over a window (.over(...)), and "
+            "the debugger does not replay window UDFs: Spark calls one on each row's "
+            "window frame inside its window operator, and replay cannot regenerate those "
+            "frames. It replays the same function as an aggregate in groupBy(...).agg(...) "
+            "(a record a group), and a groupBy(...).applyInPandas over the window's "
+            f"partition keys (a record a group): use one of those, or {instead}")
     raise NotReplayable(
-        f"θ ({theta.name!r}) is an aggregate or window UDF column, and the debugger does "
-        "not replay those yet (it replays RDD operators, mapInPandas, mapInArrow, "
-        "applyInPandas, and @udf, scalar and iterator @pandas_udf and @arrow_udf "
-        f"columns): {instead}")
+        f"θ ({theta.name!r}) is a UDF column of a kind the debugger does not replay "
+        "(such as an iterator aggregate UDF; it replays RDD operators, mapInPandas, "
+        "mapInArrow, applyInPandas, @udf, scalar and iterator @pandas_udf and @arrow_udf "
+        "columns, and grouped-aggregate @pandas_udf and @arrow_udf in "
+        f"groupBy(...).agg(...)): {instead}")
 
 
 @dataclass

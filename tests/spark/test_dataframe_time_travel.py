@@ -247,25 +247,6 @@ def test_a_source_changed_since_the_run(record, sql_conf, tmp_path, record_input
     assert message.endswith("run the cell again with --record-inputs to keep what θ saw")
 
 
-def test_an_operator_the_debugger_cannot_replay_says_what_to_pick(record):
-    code = """
-import pandas as pd
-from pyspark.sql.functions import pandas_udf, col
-@pandas_udf("double")
-def mean_of(v: pd.Series) -> float:
-    return float(v.mean())
-out = spark.range(30).groupBy((col("id") % 3).alias("k")).agg(mean_of(col("id")).alias("m")
-    ).mapInPandas(lambda batches: batches, "k long, m double").collect()
-"""
-    from icedtea_jupyter.replay.logs import NotReplayable
-
-    run = record(code)
-    assert run.status == "finished", run.error
-    with pytest.raises(NotReplayable, match=r"θ \('mean_of'\) is an aggregate or window "
-                                            r"UDF .* one of \['mapInPandas'\]"):
-        run.debugger().jump(0)
-
-
 GROUPED = """
 import time
 class Centre:

@@ -284,8 +284,9 @@ def _why(planned: int | None, logs: Logs, pinned: dict, pushed: str = "",
         why.append(pushdown)
     elif planned is not None and logs.partitions and planned != max(logs.partitions) + 1:
         why.append(f"Spark now plans θ's input in {planned} partitions, the run had "
-                   f"{max(logs.partitions) + 1} (adaptive query execution sizes shuffle "
-                   "partitions by the data: the source changed)")
+                   f"{max(logs.partitions) + 1} (the source's files or splits changed, or, "
+                   "with adaptive query execution on, the data it sizes shuffle partitions "
+                   "by)")
     else:
         why.append(f"the source changed since the run{pushed}")
     if pinned:

@@ -354,7 +354,8 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
         """The DataFrame lineage of a cell whose last operator is a DataFrame (in the
         kernel that ran it), unless ``operator`` names an RDD's; else None
         (``lineage/dataframe.py``)."""
-        if self.status == "running" or not (self.manifest.get("options") or {}).get("lineage"):
+        if self.status == "running" or not (self.manifest.get("options") or {}).get("lineage") \
+                or self.manifest.get("session") == "connect":  # _lineage() says why not
             return None
         with self._lock:
             if getattr(self, "_frames_cache", None) is None:

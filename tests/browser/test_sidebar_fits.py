@@ -217,6 +217,8 @@ def test_the_sidebar_fits_its_default_width(page, lab_server, artifacts):
     steps = section(sidebar, "steps")
     expect(steps.locator(".jp-icedtea-partition-steps").first).to_be_visible(timeout=STEP)
     no_overlaps(page, "#icedtea-sidebar .jp-icedtea-partition-steps", 1)
+    # The jump is done when the status stops saying "Working: jump to …".
+    expect(steps.locator(".jp-icedtea-step-status")).not_to_contain_text("Working", timeout=STEP)
     status = steps.locator(".jp-icedtea-step-status").inner_text()
     over = int(steps.locator('[data-action="step-over"]:enabled').count())
     assert re.search(rf"Over on {over if over else 'none'}\b", status) or (

@@ -19,7 +19,7 @@ import threading
 import time
 
 import psutil
-from overhead import plain, prepare, recorded
+from overhead import own_daemons, plain, prepare, recorded
 
 from icedtea_jupyter.agents.overhead import OverheadAgent
 
@@ -90,20 +90,8 @@ class WorkerCpuSampler:
         self.period, self.first, self.last = period, {}, {}
         self.stop = threading.Event()
 
-    def _workers(self) -> list:
-        """This process's Python workers only (its JVM's daemon and what it forked): on
-        a shared machine other sessions' Spark workers run too."""
-        found = []
-        for process in psutil.Process().children(recursive=True):
-            try:
-                if "pyspark.daemon" in " ".join(process.cmdline()):
-                    found.append(process)
-            except psutil.Error:
-                continue
-        return found
-
     def _sample(self, started: float) -> None:
-        for process in self._workers():
+        for process in own_daemons():  # this process's workers only
             try:
                 times = process.cpu_times()
             except psutil.Error:

@@ -55,7 +55,7 @@ result = (sc.parallelize(range(N), P).map(payment)
 """
 
 
-def _own_daemons() -> list:
+def own_daemons() -> list:
     """``pyspark.daemon`` processes this process started (through its Spark JVM)."""
     found = []
     for process in psutil.Process().children(recursive=True):
@@ -73,7 +73,7 @@ def worker_cpu_seconds() -> float:
     time does not count time stolen by them. Forked workers carry the daemon's command
     line: only the root daemon is counted, with its children. Only this process's own
     descendants count: on a shared machine other sessions' Spark workers run too."""
-    daemons = _own_daemons()
+    daemons = own_daemons()
     pids = {p.pid for p in daemons}
     total = 0.0
     for process in daemons:

@@ -8,7 +8,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 echo "== Linters: ruff and mypy (Python), tsc --noEmit, eslint and prettier --check (TypeScript)"
-.venv/bin/ruff check icedtea_jupyter tests bench
+.venv/bin/ruff check icedtea_jupyter tests bench notebooks
 .venv/bin/mypy  # the kernel-side package; configured in pyproject.toml
 (cd labextension && ../.venv/bin/jlpm typecheck)
 (cd labextension && ../.venv/bin/jlpm lint && ../.venv/bin/jlpm format:check)

@@ -122,18 +122,29 @@ def timed(meter: WorkerCpu, run_once) -> tuple[float, float]:
     return wall, meter.total() - cpu
 
 
-def main() -> None:
+def arguments(repeat: int) -> argparse.Namespace:
+    """The workload's options (``--words``, ``--partitions``, ``--repeat``, ``--pipeline``)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--words", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=repeat)
     parser.add_argument("--pipeline", choices=sorted(PIPELINES), default="wordcount")
-    args = parser.parse_args()
-    pipeline, selector = PIPELINES[args.pipeline]
+    return parser.parse_args()
+
+
+def local_session() -> SparkSession:
+    """The benchmarks' Spark session: ``local[2]``, no UI, errors only in the log."""
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def main() -> None:
+    args = arguments(repeat=3)
+    pipeline, selector = PIPELINES[args.pipeline]
+    spark = local_session()
     sc = spark.sparkContext
-    sc.setLogLevel("ERROR")
     lines = zipf_lines(args.words)
     ns = {"sc": sc, "LINES": lines, "P": args.partitions, "add": add}
     store = tempfile.mkdtemp(prefix="icedtea-lineage-bench-")

@@ -43,8 +43,12 @@ def key_numbers(rdd: Any, parts: list[int]) -> dict[int, pa.Array]:
     if not parts:
         return {}
     numbered = rdd.mapPartitionsWithIndex(KeyNumbers())
-    return {part: pa.Array.from_buffers(pa.uint32(), len(numbers), [None, pa.py_buffer(numbers)])
+    return {part: _uint32(numbers)
             for part, numbers in rdd.context.runJob(numbered, lambda records: records, parts)}
+
+
+def _uint32(numbers: Any) -> pa.Array:
+    return pa.Array.from_buffers(pa.uint32(), len(numbers), [None, pa.py_buffer(numbers)])
 
 
 def everything(rdd: Any) -> dict[int, list[int] | None]:

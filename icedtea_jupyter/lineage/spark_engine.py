@@ -4,7 +4,8 @@ kernel should hold, or a session on a cluster (``choose_engine``).
 The run's links (``tables.load_links``) are written once as one Parquet file beside the
 workers' Arrow files (``lineage/links.parquet``, partitioned by nothing: Spark prunes its
 row groups by ``op`` and ``part``); a step joins it with the wanted positions, a small
-DataFrame, and expands a ``cross`` link to its whole range (``sequence``).
+DataFrame, on (partition, block of positions) as in DuckDB, and expands a ``cross``
+link to its whole range (``sequence``).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ..config import config
 from ..store import layout
 from .engine import _BACK as DUCK_BACK
 from .engine import _FORWARD as DUCK_FORWARD
-from .engine import DuckEngine
+from .engine import BLOCK_BITS, DuckEngine
 from .records import Positions
 
 LINKS_PARQUET = "links.parquet"
@@ -28,8 +29,11 @@ SELECT DISTINCT input, part, pos FROM (
   SELECT l.input AS input, l.in_part AS part,
          explode(CASE WHEN l.`cross` THEN sequence(l.in_start, l.in_start + l.in_count - 1)
                       ELSE array(l.in_start + s.pos - l.out_start) END) AS pos
-  FROM {wanted} s JOIN {links} l
-    ON l.op = {op} AND l.part = s.part
+  FROM {wanted} s JOIN (
+    SELECT *, explode(sequence(shiftright(out_start, {bits}),
+                               shiftright(out_start + out_count - 1, {bits}))) AS block
+    FROM {links} WHERE op = {op}) l
+    ON l.part = s.part AND l.block = shiftright(s.pos, {bits})
    AND s.pos >= l.out_start AND s.pos < l.out_start + l.out_count)
 """
 
@@ -38,8 +42,11 @@ SELECT DISTINCT part, pos FROM (
   SELECT l.part AS part,
          explode(CASE WHEN l.`cross` THEN sequence(l.out_start, l.out_start + l.out_count - 1)
                       ELSE array(l.out_start + s.pos - l.in_start) END) AS pos
-  FROM {wanted} s JOIN {links} l
-    ON l.op = {op} AND l.input = {input} AND l.in_part = s.part
+  FROM {wanted} s JOIN (
+    SELECT *, explode(sequence(shiftright(in_start, {bits}),
+                               shiftright(in_start + in_count - 1, {bits}))) AS block
+    FROM {links} WHERE op = {op} AND input = {input}) l
+    ON l.in_part = s.part AND l.block = shiftright(s.pos, {bits})
    AND s.pos >= l.in_start AND s.pos < l.in_start + l.in_count)
 """
 
@@ -72,8 +79,8 @@ class SparkEngine(DuckEngine):
         name = f"{self._view}_wanted"
         wanted.createOrReplaceTempView(name)
         try:
-            sql = _SPARK_SQL[query].format(wanted=name, links=self._view,
-                               **{k: int(v) for k, v in params.items()})
+            sql = _SPARK_SQL[query].format(wanted=name, links=self._view, bits=BLOCK_BITS,
+                                           **{k: int(v) for k, v in params.items()})
             return [tuple(row) for row in self.spark.sql(sql).collect()]
         finally:
             self.spark.catalog.dropTempView(name)

@@ -32,6 +32,7 @@ from ..store import layout
 from ..store.run_store import RunStore
 from .records import Positions
 
+KEY_NUMBER = "key_number"  # a derived map side's file: input k's combiner, numbered
 
 class NoLineage(LookupError):
     """The run was recorded without ``--lineage``."""
@@ -74,7 +75,7 @@ def load_links(store: RunStore) -> tuple[pa.Table, KeyLinks]:
         raise NoLineage(f"run {store.path!r} has no lineage: it was recorded without --lineage "
                         "(or no Python operator finished); run the cell again with "
                         "%%icedtea --lineage")
-    tables, keys = [], KeyLinks()
+    tables, keys = [], KeyLinks(store.path)
     for (op, part), path in sorted(files.items()):
         with pa.memory_map(path) as source:
             reader = pa.ipc.open_file(source)
@@ -129,12 +130,14 @@ class KeyLinks:
     """The map sides' links: on each partition, input k to output ``numbers[k]`` (the
     combiner of its key). A partition's numbers are derived by one job the first time a
     trace crosses it (``derive``: node, partitions -> partition -> numbers, the map
-    side's inputs' keys numbered as first seen), or read from a run recorded before
-    (``key_out``); a step is then a C scan of them (no join). A map side whose merger
+    side's inputs' keys numbered as first seen) and kept in the store for later traces
+    and reopened runs, or read from a run recorded before (``key_out``); a step is then
+    a C scan of them (no join). A map side whose merger
     spilled on some partition is not here (a trace matches its keys by value); nor
     are the joins and cogroups that link by key (``joins``), matched by value too."""
 
-    def __init__(self) -> None:
+    def __init__(self, store_path: str) -> None:
+        self.store_path = store_path
         self.files: dict[tuple[int, int], str] = {}  # key_out, recorded before
         self.derived: dict[tuple[int, int], bool] = {}  # first-seen order held there
         self.derive: Callable[[int, list[int]], dict[int, pa.Array]] | None = None
@@ -162,7 +165,7 @@ class KeyLinks:
 
     def back(self, op: int, positions: Positions) -> Positions:
         """The inputs of ``op`` whose combiners are at ``positions`` of its output."""
-        self.prepare(op)
+        self.prepare(op, list(positions))
         found: Positions = {}
         for part, wanted in positions.items():
             column = self._column(op, part)
@@ -173,7 +176,7 @@ class KeyLinks:
 
     def forward(self, op: int, positions: Positions) -> Positions:
         """The outputs of ``op`` (combiners) that its inputs at ``positions`` went into."""
-        self.prepare(op)
+        self.prepare(op, list(positions))
         found: Positions = {}
         for part, wanted in positions.items():
             column = self._column(op, part)
@@ -182,13 +185,35 @@ class KeyLinks:
                 found[part] = set(column.take(pa.array(inside, pa.int64())).to_pylist())
         return found
 
-    def prepare(self, op: int) -> None:
-        """Derive the numbers of every partition of ``op`` not known yet, in one job (a
-        key's group spans most of them: the next traces need them)."""
-        missing = sorted(p for o, p in self.derived if o == op and (o, p) not in self._columns)
+    def prepare(self, op: int, parts: list[int]) -> None:
+        """Have the numbers of ``op`` on ``parts``: kept in the store by an earlier
+        trace (``lineage/derived/``), else derived in one job and kept there."""
+        missing = [p for p in sorted(parts) if (op, p) in self.derived
+                   and (op, p) not in self._columns and not self._read_derived(op, p)]
         if missing and self.derive is not None:
             for part, numbers in self.derive(op, missing).items():
                 self._columns[(op, part)] = numbers
+                self._keep(op, part, numbers)
+
+    def _read_derived(self, op: int, part: int) -> bool:
+        path = layout.derived_key_links_path(self.store_path, op, part)
+        try:
+            with pa.memory_map(path) as source:
+                table = pa.ipc.open_file(source).read_all()
+        except FileNotFoundError:
+            return False
+        self._columns[(op, part)] = table.column(KEY_NUMBER).combine_chunks()
+        return True
+
+    def _keep(self, op: int, part: int, numbers: pa.Array) -> None:
+        """Write derived numbers to the store (a read-only store keeps them in memory)."""
+        path = layout.derived_key_links_path(self.store_path, op, part)
+        try:
+            with layout.whole_file(path) as tmp, pa.OSFile(tmp, "wb") as sink, \
+                    pa.ipc.new_file(sink, pa.schema([(KEY_NUMBER, numbers.type)])) as writer:
+                writer.write_table(pa.table({KEY_NUMBER: numbers}))
+        except OSError:
+            pass
 
     def _column(self, op: int, part: int) -> pa.Array | None:
         if (op, part) not in self._columns and (op, part) in self.files:

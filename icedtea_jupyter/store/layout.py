@@ -18,6 +18,9 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     inputs/<worker>.arrow     θ's input records, pickled (--record-inputs)
     lineage/<worker>.arrow    a worker's lineage links, outputs to inputs (--lineage;
                               executor/lineage.py, lineage/tables.py)
+    lineage/derived/op<o>-p<p>.arrow
+                              a map side's key links a trace derived: column
+                              ``key_number``, its inputs' keys numbered (lineage/tables.py)
     skew/<worker>.json        a key-partitioned worker's heavy-hitter sketch of its keys
                               (--skew; executor/skew.py, skew/load.py)
     samples/op<o>.parquet     a uniform sample of operator <o>'s input, one row per record
@@ -73,6 +76,7 @@ AGENT_TABLES = "agents"
 LOGS = "logs"
 INPUTS = "inputs"
 LINEAGE = "lineage"
+DERIVED = "derived"  # lineage/derived/: key links a trace derived
 SKEW = "skew"
 SAMPLES = "samples"
 SUMMARIES = "summaries"
@@ -259,6 +263,12 @@ def lineage_path(run: str, worker: Mapping) -> str:
 def lineage_files(run: str) -> Iterator[tuple[WorkerName, str]]:
     """Every worker's lineage file, with the task attempt it belongs to."""
     return _named(os.path.join(run, LINEAGE))
+
+
+def derived_key_links_path(run: str, operator: int, partition: int) -> str:
+    """A map side's key links on ``partition``, derived by a trace (``lineage/tables.py``):
+    its inputs' key numbers, kept for later traces and reopened runs."""
+    return os.path.join(run, LINEAGE, DERIVED, f"op{operator}-p{partition}{ARROW}")
 
 
 def skew_path(run: str, worker: Mapping) -> str:

@@ -89,7 +89,7 @@ def test_a_trace_through_an_aggregation_derives_its_key_links_once(record, monke
     # job over its partitions; the output rows are what the cell collected, and later
     # traces run no job for positions (their records, when asked, do)
     from icedtea_jupyter.lineage import records as lineage_records
-    from icedtea_jupyter.lineage import trace as tracing
+    from icedtea_jupyter.lineage import steps as tracing
 
     run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
     jobs: list = []
@@ -113,19 +113,47 @@ def test_a_trace_through_an_aggregation_derives_its_key_links_once(record, monke
     assert rows(t.to_pandas()) == [("parallelize", p, 0, WORDS[p]) for p in range(4)]
 
 
-def test_a_reopened_run_traces_by_id_to_an_aggregations_map_side_and_says_why_it_stops(
-        record, monkeypatch):
+def _reopened(run, monkeypatch):
     from icedtea_jupyter.session import registry
 
-    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    with monkeypatch.context() as patched:
+        patched.setattr(registry, "runs", lambda: [])  # as after a kernel restart
+        return registry.open_run(run.path)
+
+
+def _spark_at(run):
     _, outputs = run.lineage_outputs()
-    spark_at = next((part, pos) for part, pos, row in outputs if row == ("spark", 5))
-    monkeypatch.setattr(registry, "runs", lambda: [])  # as after a kernel restart
-    reopened = registry.open_run(run.path)
-    t = reopened.trace_back(at=spark_at)
-    # the map side links by key: its inputs cannot be regenerated without the pipeline
+    return next((part, pos) for part, pos, row in outputs if row == ("spark", 5))
+
+
+# "spark" stands on every partition: WORDS[p] is partition p's one line
+SPARK_POSITIONS = {"parallelize": 4, "split": 5, "pair": 5, "count (combine)": 4, "count": 1}
+
+
+def test_a_reopened_run_traces_by_id_to_an_aggregations_map_side_and_says_why_it_stops(
+        record, monkeypatch):
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    reopened = _reopened(run, monkeypatch)
+    t = reopened.trace_back(at=_spark_at(run))
+    # the map side links by key: no trace derived its links, no inputs were recorded
     assert t.operators == {"pair": 0, "count (combine)": 4, "count": 1}
-    assert any("aggregation's map side" in note for note in t.notes)
+    stop = next(note for note in t.notes if "aggregation's map side" in note)
+    assert "'count (combine)'" in stop and "no trace crossed it" in stop
+    assert "a trace through it in the kernel that recorded the run keeps its links" in stop
+
+
+def test_a_reopened_run_traces_through_the_key_links_a_live_trace_kept(record, monkeypatch):
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    at = _spark_at(run)
+    assert run.trace_back(at=at).operators == SPARK_POSITIONS  # derives, keeps them
+    reopened = _reopened(run, monkeypatch)
+    t = reopened.trace_back(at=at)
+    assert t.operators == SPARK_POSITIONS
+    # line 0 of each partition, by id (a reopened run has no records to show)
+    assert rows(t.to_pandas()) == [("parallelize", p, 0, None) for p in range(4)]
+    assert not any("map side" in note for note in t.notes)
+    forward = reopened.trace_forward(operator="parallelize", at=(2, 0))  # "spark zzrare c"
+    assert forward.operators["count"] == 3
 
 
 def test_a_line_forward_reaches_the_count_of_each_of_its_words(record):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .dataframe import DataFrameLineage
 from .frames import Untraced
 from .records import Positions
-from .trace import TracedRecord, is_predicate
+from .trace import TracedRecord, first_on_trace, is_predicate
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,15 +71,11 @@ class FrameTrace:
         node = self._lineage.graph.dag.node(traced.operator).id
         start = {node: {traced.partition: {traced.position}}}
         walk = self._lineage.forward if node <= feeding else self._lineage.back
-        found = walk(start).get(feeding, {})
-        on_trace = self._reached.get(feeding)
-        if on_trace:
-            found = {p: ps & on_trace.get(p, set()) for p, ps in found.items()}
-        candidates = [(p, x) for p, ps in found.items() for x in ps]
-        if not candidates:
+        first = first_on_trace(walk(start).get(feeding, {}), self._reached.get(feeding))
+        if first is None:
             raise LookupError(f"{traced.record!r} at {traced.operator!r} is linked with no "
                               "input row of θ")
-        return min(candidates)
+        return first
 
     def first(self) -> TracedRecord:
         rows = self._rows(self._ends)

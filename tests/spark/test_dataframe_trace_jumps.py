@@ -4,25 +4,14 @@ the cell's DataFrame again from only the traced source rows (oracles computed he
 import pytest
 
 from tests.spark.test_dataframe_lineage import PIPELINE, SALES, SHOPS, oracle_total
-from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 (a fixture)
+from tests.spark.test_dataframe_time_travel import (  # noqa: F401 (sql_conf: a fixture)
+    BATCH,
+    PANDAS,
+    ROWS,
+    sql_conf,
+)
 
 pytestmark = pytest.mark.spark
-
-ROWS, BATCH = 1200, 50  # two partitions of 600 rows: twelve batches each
-
-RUNNING = """
-import time
-def running(batches):
-    total, seen = 0.0, 0
-    for pdf in batches:
-        time.sleep(0.02)
-        total += float(pdf.v.sum())
-        seen += len(pdf)
-        yield pdf.assign(total=total)
-df = spark.range(0, ROWS, numPartitions=2).selectExpr("id", "id % 3 AS k", "CAST(id AS DOUBLE) / 2 AS v")
-rows = df.mapInPandas(running, "id long, k long, v double, total double").groupBy("k").count().collect()
-"""
-
 
 def before_row(dbg, snapshot, partition, first_id):
     """The debugger stands before the batch holding ``first_id``: θ has seen the rows
@@ -41,7 +30,7 @@ def before_row(dbg, snapshot, partition, first_id):
 
 def test_jump_to_a_traced_row_stands_before_the_batch_that_holds_it(record, sql_conf):  # noqa: F811
     sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
-    run = record(RUNNING, {"ROWS": ROWS}, lineage=True, interact_every=0.1)
+    run = record(PANDAS, {"ROWS": ROWS}, lineage=True, interact_every=0.1)
     assert run.status == "finished", run.error
     t = run.trace_back(lambda r: r.k == 1)
     assert len(t) == ROWS // 3

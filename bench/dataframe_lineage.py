@@ -26,6 +26,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from pyspark.sql import SparkSession  # noqa: E402
 
 from bench.lineage_capture import zipf_lines  # noqa: E402
+from bench.overhead import measured  # noqa: E402
 from icedtea_jupyter.config import config  # noqa: E402
 from icedtea_jupyter.lineage.trace import Lineage, trace_back  # noqa: E402
 from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
@@ -53,34 +54,41 @@ counts = (sc.parallelize(LINES, 4).flatMap(lambda line: line.split()).setName("s
 
 
 def timed(spark, code, names, lineage):
+    """(wall seconds, worker CPU seconds, the run or None) of one variant."""
     ns = {"spark": spark, "sc": spark.sparkContext, **names}
-    start = time.perf_counter()
-    if lineage is None:
-        exec(code, ns)  # noqa: S102 - the plain run
-        return time.perf_counter() - start, None
-    run = start_run(code, ns, RunOptions(store=tempfile.mkdtemp(), lineage=lineage))
-    run.wait(600)
-    return time.perf_counter() - start, run
+    got: dict = {}
+
+    def run_it():
+        if lineage is None:
+            exec(code, ns)  # noqa: S102 - the plain run
+            return
+        got["run"] = start_run(code, ns, RunOptions(store=tempfile.mkdtemp(), lineage=lineage))
+        got["run"].wait(600)
+    wall, cpu = measured(run_it)
+    return wall, cpu, got.get("run")
 
 
 def frames(spark, rows, repeat):
-    """Plain, recorded and recorded with --lineage, rotated; ratios to plain."""
-    walls, paired, run = {None: [], False: [], True: []}, {False: [], True: []}, None
+    """Plain, recorded and recorded with --lineage, rotated; ratios to plain (wall time
+    and the workers' CPU: ratio of medians, median of paired ratios)."""
     variants = [None, False, True]
+    seen: dict = {v: [] for v in variants}
+    run = None
     for i in range(repeat):
-        got = {}
         for lineage in variants[i % 3:] + variants[:i % 3]:
-            got[lineage] = timed(spark, FRAMES, {"N": rows}, lineage)
-            walls[lineage].append(got[lineage][0])
-        for lineage in (False, True):
-            paired[lineage].append(got[lineage][0] / got[None][0])
-        run = got[True][1]
-    plain = statistics.median(walls[None])
-    print(f"DataFrame pipeline, {rows:,} rows: plain {plain:.2f} s")
-    for lineage, label in ((False, "recorded"), (True, "--lineage")):
-        wall = statistics.median(walls[lineage])
-        print(f"  {label}: {wall:.2f} s, ratio of medians {wall / plain:.2f}x, median paired "
-              f"{statistics.median(paired[lineage]):.2f}x")
+            seen[lineage].append(timed(spark, FRAMES, {"N": rows}, lineage))
+        run = seen[True][-1][2]
+    print(f"DataFrame pipeline, {rows:,} rows")
+    for k, what in ((0, "wall"), (1, "worker CPU")):
+        plain = [s[k] for s in seen[None]]
+        line = f"  {what}: plain {statistics.median(plain):.2f} s"
+        for lineage, label in ((False, "recorded"), (True, "--lineage")):
+            mine = [s[k] for s in seen[lineage]]
+            paired = [m / p for m, p in zip(mine, plain) if p > 0]
+            line += (f"; {label} {statistics.median(mine):.2f} s, "
+                     f"{statistics.median(mine) / max(statistics.median(plain), 1e-9):.2f}x "
+                     f"(paired {statistics.median(paired) if paired else float('nan'):.2f}x)")
+        print(line)
     for label in ("first", "later"):
         start = time.perf_counter()
         t = run.trace_back(lambda row: row.name == "key 420")
@@ -88,7 +96,7 @@ def frames(spark, rows, repeat):
 
 
 def engines(spark, words):
-    _, run = timed(spark, WORDS, {"LINES": zipf_lines(words), "add": add}, True)
+    _, _, run = timed(spark, WORDS, {"LINES": zipf_lines(words), "add": add}, True)
     for engine in ("duckdb", "spark", "duckdb", "spark"):
         config.lineage_engine = engine
         start = time.perf_counter()

@@ -125,11 +125,11 @@ class FrameGraph:
             return self.outputs[node].withColumn(column, F.monotonically_increasing_id()), [column]
         call = self.calls[node]
         if how == "key":
+            out = self.outputs[node]
             n_keys = len(self.groups[node][1])
             hidden = [key_column(node, i) for i in range(n_keys)]
             if call.api == "applyInPandas":
                 return self._grouped_apply(node, call, hidden), hidden
-            out = self._aggregated(node, call)
             return out.select("*", *[F.col(f"`{c}`").alias(h)
                                      for c, h in zip(out.columns[:n_keys], hidden)]), hidden
         parent, hidden = self.frame(self.parents[node][0])
@@ -143,23 +143,6 @@ class FrameGraph:
         if call.api == "selectExpr":
             return parent.selectExpr(*call.args, *hidden), hidden
         return getattr(parent, call.api)(*call.args, **call.kwargs), hidden
-
-    def _aggregated(self, node: int, call: FrameCall) -> Any:
-        """An aggregation made again over its input's frame (which Spark keeps), not
-        over the cell's pipeline from its sources again; the cell's own DataFrame if
-        Spark refuses the call on it (a grouping by another DataFrame's column)."""
-        from pyspark.errors import AnalysisException
-        from pyspark.sql import functions as F
-
-        source = self.groups[node][0]
-        grouping = self.calls[self._node_of(call.receiver)]
-        own = self.frame(source)[0].select(*[F.col(f"`{c}`")
-                                             for c in self.outputs[source].columns])
-        try:
-            grouped = own.groupBy(*grouping.args, **grouping.kwargs)
-            return getattr(grouped, call.api)(*call.args, **call.kwargs)
-        except AnalysisException:
-            return self.outputs[node]
 
     def _grouped_apply(self, node: int, call: FrameCall, hidden: list[str]) -> Any:
         """An ``applyInPandas`` made again over its input's groups (by the key columns

@@ -14,7 +14,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .frames import PART, POS, FrameGraph, Untraced, group_column, key_column
+from .frames import (
+    PART,
+    POS,
+    FrameGraph,
+    Untraced,
+    coalesced_like_the_run,
+    group_column,
+    key_column,
+)
 from .records import Positions
 from .trace import is_predicate
 
@@ -95,15 +103,16 @@ class DataFrameLineage:
         if self._queries is None:
             from .spark_engine import _active_session, choose_engine, links_bytes
 
+            spark = _active_session()
             try:
-                for node in self.graph.how:
-                    try:
-                        self._path(node)
-                    except Untraced:  # said in the notes of the traces that reach it
-                        continue
+                with coalesced_like_the_run(self.graph.outputs[self.output].sparkSession):
+                    for node in self.graph.how:
+                        try:
+                            self._path(node)
+                        except Untraced:  # said in the notes of the traces that reach it
+                            continue
             finally:
                 self.graph.release()
-            spark = _active_session()
             files = {n: os.path.join(p, f) for n, p in self._paths.items()
                      for f in os.listdir(p)}
             chosen = choose_engine(links_bytes(files), spark)

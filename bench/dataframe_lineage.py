@@ -4,7 +4,8 @@
    groupBy/agg → join → select, collect), plain and recorded with ``--lineage``, rotated
    in one process and session: medians of wall time, their ratio and the median of paired
    ratios; then the first backward trace of one output row (it writes the operators'
-   frames with hidden ids) and a later one.
+   frames with hidden ids) and a later one; ``--coalescing-pairs N``: N first traces with
+   and without AQE coalescing the frames' shuffles, alternated.
 2. An RDD word count of ``--words`` words with ``--lineage``: one backward trace with
    DuckDB and with Spark SQL (``it.config.lineage_engine``), each on a fresh ``Lineage``.
 
@@ -95,6 +96,32 @@ def frames(spark, rows, repeat):
         print(f"  {label} trace back: {time.perf_counter() - start:.2f} s, {len(t)} sources")
 
 
+def coalescing(spark, rows, pairs):
+    """The first trace with and without AQE coalescing the kept frames' shuffles
+    (``frames.coalesced_like_the_run``), alternated: medians and the median paired ratio."""
+    import contextlib
+
+    from icedtea_jupyter.lineage import dataframe
+
+    kept = dataframe.coalesced_like_the_run
+    firsts: dict = {"without": [], "with": []}
+    try:
+        for variant in ("without", "with") * pairs:
+            dataframe.coalesced_like_the_run = kept if variant == "with" else \
+                (lambda spark: contextlib.nullcontext())
+            run = timed(spark, FRAMES, {"N": rows}, True)[2]
+            start = time.perf_counter()
+            run.trace_back(lambda row: row.name == "key 420")
+            firsts[variant].append(time.perf_counter() - start)
+            print(f"  first trace {variant} coalescing: {firsts[variant][-1]:.2f} s, "
+                  f"load {os.getloadavg()[0]:.1f}")
+    finally:
+        dataframe.coalesced_like_the_run = kept
+    ratios = [w / o for w, o in zip(firsts["with"], firsts["without"])]
+    print(f"  medians: without {statistics.median(firsts['without']):.2f} s, with "
+          f"{statistics.median(firsts['with']):.2f} s, paired {statistics.median(ratios):.2f}x")
+
+
 def engines(spark, words):
     _, _, run = timed(spark, WORDS, {"LINES": zipf_lines(words), "add": add}, True)
     for engine in ("duckdb", "spark", "duckdb", "spark"):
@@ -112,6 +139,8 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-engines", action="store_true", help="skip part 2")
+    parser.add_argument("--coalescing-pairs", type=int, default=0,
+                        help="first traces with and without coalescing, alternated")
     args = parser.parse_args()
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
@@ -119,6 +148,8 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     print("load", os.getloadavg())
     frames(spark, args.rows, args.repeat)
+    if args.coalescing_pairs:
+        coalescing(spark, args.rows, args.coalescing_pairs)
     if not args.no_engines:
         engines(spark, args.words)
     print("load", os.getloadavg())

@@ -4,7 +4,8 @@
    groupBy/agg → join → select, collect), plain and recorded with ``--lineage``, rotated
    in one process and session: medians of wall time, their ratio and the median of paired
    ratios; then the first backward trace of one output row (it writes the operators'
-   frames with hidden ids) and a later one.
+   frames with hidden ids) and a later one; ``--coalescing-pairs N``: N first traces with
+   and without AQE coalescing the frames' shuffles, alternated.
 2. An RDD word count of ``--words`` words with ``--lineage``: one backward trace with
    DuckDB and with Spark SQL (``it.config.lineage_engine``), each on a fresh ``Lineage``.
 
@@ -26,6 +27,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from pyspark.sql import SparkSession  # noqa: E402
 
 from bench.lineage_capture import zipf_lines  # noqa: E402
+from bench.overhead import measured  # noqa: E402
 from icedtea_jupyter.config import config  # noqa: E402
 from icedtea_jupyter.lineage.trace import Lineage, trace_back  # noqa: E402
 from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
@@ -53,42 +55,75 @@ counts = (sc.parallelize(LINES, 4).flatMap(lambda line: line.split()).setName("s
 
 
 def timed(spark, code, names, lineage):
+    """(wall seconds, worker CPU seconds, the run or None) of one variant."""
     ns = {"spark": spark, "sc": spark.sparkContext, **names}
-    start = time.perf_counter()
-    if lineage is None:
-        exec(code, ns)  # noqa: S102 - the plain run
-        return time.perf_counter() - start, None
-    run = start_run(code, ns, RunOptions(store=tempfile.mkdtemp(), lineage=lineage))
-    run.wait(600)
-    return time.perf_counter() - start, run
+    got: dict = {}
+
+    def run_it():
+        if lineage is None:
+            exec(code, ns)  # noqa: S102 - the plain run
+            return
+        got["run"] = start_run(code, ns, RunOptions(store=tempfile.mkdtemp(), lineage=lineage))
+        got["run"].wait(600)
+    wall, cpu = measured(run_it)
+    return wall, cpu, got.get("run")
 
 
 def frames(spark, rows, repeat):
-    """Plain, recorded and recorded with --lineage, rotated; ratios to plain."""
-    walls, paired, run = {None: [], False: [], True: []}, {False: [], True: []}, None
+    """Plain, recorded and recorded with --lineage, rotated; ratios to plain (wall time
+    and the workers' CPU: ratio of medians, median of paired ratios)."""
     variants = [None, False, True]
+    seen: dict = {v: [] for v in variants}
+    run = None
     for i in range(repeat):
-        got = {}
         for lineage in variants[i % 3:] + variants[:i % 3]:
-            got[lineage] = timed(spark, FRAMES, {"N": rows}, lineage)
-            walls[lineage].append(got[lineage][0])
-        for lineage in (False, True):
-            paired[lineage].append(got[lineage][0] / got[None][0])
-        run = got[True][1]
-    plain = statistics.median(walls[None])
-    print(f"DataFrame pipeline, {rows:,} rows: plain {plain:.2f} s")
-    for lineage, label in ((False, "recorded"), (True, "--lineage")):
-        wall = statistics.median(walls[lineage])
-        print(f"  {label}: {wall:.2f} s, ratio of medians {wall / plain:.2f}x, median paired "
-              f"{statistics.median(paired[lineage]):.2f}x")
+            seen[lineage].append(timed(spark, FRAMES, {"N": rows}, lineage))
+        run = seen[True][-1][2]
+    print(f"DataFrame pipeline, {rows:,} rows")
+    for k, what in ((0, "wall"), (1, "worker CPU")):
+        plain = [s[k] for s in seen[None]]
+        line = f"  {what}: plain {statistics.median(plain):.2f} s"
+        for lineage, label in ((False, "recorded"), (True, "--lineage")):
+            mine = [s[k] for s in seen[lineage]]
+            paired = [m / p for m, p in zip(mine, plain) if p > 0]
+            line += (f"; {label} {statistics.median(mine):.2f} s, "
+                     f"{statistics.median(mine) / max(statistics.median(plain), 1e-9):.2f}x "
+                     f"(paired {statistics.median(paired) if paired else float('nan'):.2f}x)")
+        print(line)
     for label in ("first", "later"):
         start = time.perf_counter()
         t = run.trace_back(lambda row: row.name == "key 420")
         print(f"  {label} trace back: {time.perf_counter() - start:.2f} s, {len(t)} sources")
 
 
+def coalescing(spark, rows, pairs):
+    """The first trace with and without AQE coalescing the kept frames' shuffles
+    (``frames.coalesced_like_the_run``), alternated: medians and the median paired ratio."""
+    import contextlib
+
+    from icedtea_jupyter.lineage import dataframe
+
+    kept = dataframe.coalesced_like_the_run
+    firsts: dict = {"without": [], "with": []}
+    try:
+        for variant in ("without", "with") * pairs:
+            dataframe.coalesced_like_the_run = kept if variant == "with" else \
+                (lambda spark: contextlib.nullcontext())
+            run = timed(spark, FRAMES, {"N": rows}, True)[2]
+            start = time.perf_counter()
+            run.trace_back(lambda row: row.name == "key 420")
+            firsts[variant].append(time.perf_counter() - start)
+            print(f"  first trace {variant} coalescing: {firsts[variant][-1]:.2f} s, "
+                  f"load {os.getloadavg()[0]:.1f}")
+    finally:
+        dataframe.coalesced_like_the_run = kept
+    ratios = [w / o for w, o in zip(firsts["with"], firsts["without"])]
+    print(f"  medians: without {statistics.median(firsts['without']):.2f} s, with "
+          f"{statistics.median(firsts['with']):.2f} s, paired {statistics.median(ratios):.2f}x")
+
+
 def engines(spark, words):
-    _, run = timed(spark, WORDS, {"LINES": zipf_lines(words), "add": add}, True)
+    _, _, run = timed(spark, WORDS, {"LINES": zipf_lines(words), "add": add}, True)
     for engine in ("duckdb", "spark", "duckdb", "spark"):
         config.lineage_engine = engine
         start = time.perf_counter()
@@ -104,6 +139,8 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-engines", action="store_true", help="skip part 2")
+    parser.add_argument("--coalescing-pairs", type=int, default=0,
+                        help="first traces with and without coalescing, alternated")
     args = parser.parse_args()
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
@@ -111,6 +148,8 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     print("load", os.getloadavg())
     frames(spark, args.rows, args.repeat)
+    if args.coalescing_pairs:
+        coalescing(spark, args.rows, args.coalescing_pairs)
     if not args.no_engines:
         engines(spark, args.words)
     print("load", os.getloadavg())

@@ -12,17 +12,20 @@ or a cluster's session, in Spark SQL: the same queries over the same files
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .frames import PART, POS, FrameGraph, Untraced, group_column, key_column
-
-if TYPE_CHECKING:
-    import pandas as pd
-
+from .frames import (
+    PART,
+    POS,
+    FrameGraph,
+    Untraced,
+    coalesced_like_the_run,
+    group_column,
+    key_column,
+)
 from .records import Positions
-from .trace import TracedRecord, is_predicate
+from .trace import is_predicate
 
-COLUMNS = ["operator", "partition", "position", "record"]
 REDERIVED = ("DataFrame lineage makes the cell's DataFrame operators again with hidden id "
              "columns (at the first trace): it assumes deterministic sources and functions")
 
@@ -100,15 +103,16 @@ class DataFrameLineage:
         if self._queries is None:
             from .spark_engine import _active_session, choose_engine, links_bytes
 
+            spark = _active_session()
             try:
-                for node in self.graph.how:
-                    try:
-                        self._path(node)
-                    except Untraced:  # said in the notes of the traces that reach it
-                        continue
+                with coalesced_like_the_run(self.graph.outputs[self.output].sparkSession):
+                    for node in self.graph.how:
+                        try:
+                            self._path(node)
+                        except Untraced:  # said in the notes of the traces that reach it
+                            continue
             finally:
                 self.graph.release()
-            spark = _active_session()
             files = {n: os.path.join(p, f) for n, p in self._paths.items()
                      for f in os.listdir(p)}
             chosen = choose_engine(links_bytes(files), spark)
@@ -202,8 +206,9 @@ class DataFrameLineage:
             return [(key_column(child, i), group_column(child, i)) for i in range(n_keys)]
         return [(h, h) for h in self.graph.hidden(parent)]
 
-    def back(self, start: Positions) -> dict[int, Positions]:
-        reached = {self.output: start}
+    def back(self, start: dict[int, Positions]) -> dict[int, Positions]:
+        """Every node's rows the ``start`` rows (node -> positions) come from."""
+        reached = {node: dict(ps) for node, ps in start.items()}
         for node in sorted(self.graph.how, reverse=True):
             wanted = reached.get(node)
             if not wanted:
@@ -214,6 +219,7 @@ class DataFrameLineage:
         return reached
 
     def forward(self, start: dict[int, Positions]) -> dict[int, Positions]:
+        """Every node's rows the ``start`` rows (node -> positions) went into."""
         reached = {node: dict(ps) for node, ps in start.items()}
         for node in sorted(self.graph.how):
             wanted = reached.get(node)
@@ -247,127 +253,3 @@ def dataframe_lineage(run: Any) -> DataFrameLineage | None:
         return None
     graph = FrameGraph(run.dag, calls, recorder.outputs, run.id)
     return DataFrameLineage(run, graph)
-
-
-class FrameTrace:
-    """A DataFrame trace: its rows at every operator it reached (``at``), the rows it
-    ends at (``to_pandas``), what stopped it (``notes``)."""
-
-    def __init__(self, direction: str, lineage: DataFrameLineage,
-                 reached: dict[int, Positions], ends: list[int], notes: list[str]) -> None:
-        self.direction, self._lineage, self._reached, self._ends = direction, lineage, reached, ends
-        self.engine = lineage.engine_name
-        self.notes = notes
-        self.call = ""
-        self.log: Any = lambda call: None
-
-    @property
-    def operators(self) -> dict[str, int]:
-        dag = self._lineage.graph.dag
-        return {dag.node(n).name: sum(len(p) for p in ps.values())
-                for n, ps in sorted(self._reached.items())}
-
-    def __len__(self) -> int:
-        return self.count()
-
-    def at(self, operator: str) -> pd.DataFrame:
-        """The rows on the trace at ``operator``'s output: operator, partition, position, record."""
-        return self._frame([self._lineage.graph.dag.node(operator).id])
-
-    def to_pandas(self) -> pd.DataFrame:
-        """The rows the trace ends at: source rows (back), output rows (forward)."""
-        return self._frame(self._ends)
-
-    def rows(self, operator: str | None = None, start: int = 0,
-             size: int | None = None) -> list[TracedRecord]:
-        """The rows :meth:`to_pandas` lists (or :meth:`at` ``operator``), a page of them."""
-        rows = self._rows(self._nodes(operator))
-        return rows[start:] if size is None else rows[start:start + size]
-
-    def count(self, operator: str | None = None) -> int:
-        """How many rows :meth:`rows` lists."""
-        return sum(len(p) for n in self._nodes(operator)
-                   for p in self._reached.get(n, {}).values())
-
-    def _nodes(self, operator: str | None) -> list[int]:
-        return self._ends if operator is None else [self._lineage.graph.dag.node(operator).id]
-
-    def theta_input(self, traced: Any) -> tuple[int, int]:
-        raise LookupError("jump_to from a DataFrame trace is not built yet: jump to an "
-                          "interaction (dbg.jump(i)) instead")
-
-    def first(self) -> TracedRecord:
-        rows = self._rows(self._ends)
-        if not rows:
-            raise LookupError(f"the {self.direction} trace ends at no row")
-        return rows[0]
-
-    def replay(self) -> list:
-        raise LookupError("selective replay (t.replay()) re-runs RDD operators; DataFrame "
-                          "traces do not replay yet")
-
-    def _rows(self, nodes: list[int]) -> list[TracedRecord]:
-        dag, rows = self._lineage.graph.dag, []
-        for node in nodes:
-            positions = self._reached.get(node, {})
-            records = self._lineage.records(node, positions) if positions else {}
-            rows += [TracedRecord(dag.node(node).name, p, x, records.get((p, x)),
-                                  self)  # type: ignore[arg-type]
-                     for p in sorted(positions) for x in sorted(positions[p])]
-        return rows
-
-    def _frame(self, nodes: list[int]) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame(self._rows(nodes), columns=COLUMNS)
-
-    def __repr__(self) -> str:
-        return f"<Trace {self.direction} (DataFrame): {len(self)} rows; {self.operators}>"
-
-
-def frame_trace_back(lineage: DataFrameLineage, selector: Any,
-                     at: tuple[int, int] | None = None) -> FrameTrace:
-    """The source rows the selected output rows of the cell's last DataFrame come from."""
-    output = lineage.output
-    start = {at[0]: {at[1]}} if at is not None else lineage.matching(output, selector)
-    if not start:
-        raise LookupError(f"no output row of {lineage.graph.dag.node(output).name!r} matches "
-                          f"{'the predicate' if is_predicate(selector) else repr(selector)}")
-    notes = list(lineage.notes)
-    reached = _guarded(lambda: lineage.back(start), notes)
-    ends = [n for n in reached if not lineage.graph.parents.get(n) and reached[n]]
-    return FrameTrace("back", lineage, reached, sorted(ends), notes)
-
-
-def frame_trace_forward(lineage: DataFrameLineage, selector: Any,
-                        at: tuple[int, int] | None = None,
-                        operator: str | None = None) -> FrameTrace:
-    """The output rows of the cell's last DataFrame the selected source rows went into."""
-    graph = lineage.graph
-    sources = [graph.dag.node(operator).id] if operator else \
-        [n for n, how in graph.how.items() if how == "source"]
-    if at is not None:
-        start = {sources[0]: {at[0]: {at[1]}}}
-    else:
-        start = {s: found for s in sources if (found := lineage.matching(s, selector))}
-    if not start:
-        raise LookupError(f"no source row matches {'the predicate' if is_predicate(selector) else repr(selector)}")
-    notes = list(lineage.notes)
-    reached = _guarded(lambda: lineage.forward(start), notes)
-    reached.setdefault(lineage.output, {})
-    return FrameTrace("forward", lineage, reached, [lineage.output], notes)
-
-
-def _guarded(walk: Any, notes: list[str]) -> dict[int, Positions]:
-    try:
-        return walk()
-    except Untraced as exc:
-        notes.append(f"the trace stops: {exc}")
-        return {}
-
-
-def frame_outputs(lineage: DataFrameLineage) -> tuple[str, list[tuple[int, int, Any]]]:
-    """The cell's last DataFrame operator and its rows: (partition, position, row)."""
-    rows = lineage.records(lineage.output, None)
-    return (lineage.graph.dag.node(lineage.output).name,
-            [(part, pos, rows[(part, pos)]) for part, pos in sorted(rows)])

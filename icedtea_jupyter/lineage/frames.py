@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..dag import Dag
@@ -28,6 +30,7 @@ SOURCES = frozenset({"createDataFrame", "range", "sql", "table", "load", "parque
                      "json", "text", "orc", "source"})
 PART, POS = "_it_part", "_it_pos"
 POSITION_BITS = (1 << 33) - 1  # monotonically_increasing_id's position within a partition
+CACHED_PARTITIONING = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
 
 
 class Untraced(LookupError):
@@ -175,6 +178,22 @@ class FrameGraph:
             F.monotonically_increasing_id().bitwiseAND(POSITION_BITS).alias(POS))
         df.write.parquet(path)
         return path
+
+
+@contextmanager
+def coalesced_like_the_run(spark: Any) -> Iterator[None]:
+    """While frames are kept and written, AQE may coalesce their shuffles' partitions as
+    it did the run's: Spark otherwise keeps a cached plan's ``shuffle.partitions`` (200
+    tasks a frame after an aggregation, most of a first trace's time)."""
+    before = spark.conf.get(CACHED_PARTITIONING, None)
+    spark.conf.set(CACHED_PARTITIONING, "true")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(CACHED_PARTITIONING)
+        else:
+            spark.conf.set(CACHED_PARTITIONING, before)
 
 
 def frames_path(store_path: str, node: int) -> str:

@@ -13,10 +13,10 @@ from typing import Any
 
 from .records import Positions
 from .steps import Lineage, is_predicate, walk_back, walk_forward
-from .traced import Trace, TracedRecord
+from .traced import Trace, TracedRecord, first_on_trace
 
-__all__ = ["Lineage", "Trace", "TracedRecord", "is_predicate", "output_rows", "trace_back",
-           "trace_forward"]
+__all__ = ["Lineage", "Trace", "TracedRecord", "first_on_trace", "is_predicate", "output_rows",
+           "trace_back", "trace_forward"]
 
 
 def trace_back(lineage: Lineage, selector: Any, operator: str | None = None,

@@ -131,14 +131,11 @@ class Trace:
         start = {node: {traced.partition: {traced.position}}}
         found = walk_forward(self._lineage, start).get(feeding) or \
             walk_back(self._lineage, start)[0].get(feeding) or {}
-        on_trace = self._reached.get(feeding)
-        if on_trace:
-            found = {p: ps & on_trace.get(p, set()) for p, ps in found.items()}
-        candidates = [(p, x) for p, ps in found.items() for x in ps]
-        if not candidates:
+        first = first_on_trace(found, self._reached.get(feeding))
+        if first is None:
             raise LookupError(f"{traced.record!r} at {traced.operator!r} is linked with no "
                               f"input record of θ ({theta.name!r})")
-        return min(candidates)
+        return first
 
     def _rows(self, nodes: list[int], start: int = 0,
               size: int | None = None) -> list[TracedRecord]:
@@ -164,6 +161,15 @@ class Trace:
         if self.direction == "back":
             steps.reverse()
         return f"<Trace {self.direction}: {len(self)} records; {path.join(steps)}>"
+
+
+def first_on_trace(found: Positions, on_trace: Positions | None) -> tuple[int, int] | None:
+    """The first (partition, position) of ``found`` that the trace reached too (all of
+    them if it reached none there); None if there is none."""
+    if on_trace:
+        found = {p: ps & on_trace.get(p, set()) for p, ps in found.items()}
+    candidates = [(p, x) for p, ps in found.items() for x in ps]
+    return min(candidates) if candidates else None
 
 
 def _count(positions: Positions) -> int:

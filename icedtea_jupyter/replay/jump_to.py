@@ -1,7 +1,8 @@
 """``dbg.jump_to(record)``: the debugger at the moment θ received one input record.
 
 The target is θ's input number ``position`` on ``partition`` (a lineage trace's record
-names it: ``TracedRecord.theta_input()``). The debugger jumps to the latest interaction
+names it: ``TracedRecord.theta_input()``; a DataFrame trace names θ's input row, and a
+batch θ's record is the batch that holds it). The debugger jumps to the latest interaction
 at which θ had processed at most that many records there, then steps over θ's records
 one by one until the target is θ's next input: θ and its chain stand exactly before
 processing it.
@@ -31,6 +32,9 @@ def jump_to_input(dbg: Any, logs: Logs, target: Any) -> DebugSnapshot:
     """Move ``dbg`` to just before θ processes its input ``target`` (see the module)."""
     partition, position = input_target(target)
     theta = logs.chain[0]
+    if getattr(getattr(target, "trace", None), "counts_rows", False):
+        in_batches = getattr(logs, "in_records", None)  # a batch θ's records are batches
+        position = in_batches(theta, partition, 0, position) if in_batches else position
     if partition not in logs.partitions:
         raise LookupError(f"θ ({theta!r}) has no partition {partition} in this run "
                           f"(partitions: {logs.partitions})")

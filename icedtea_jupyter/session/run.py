@@ -20,9 +20,9 @@ import pandas as pd
 from ..control.api import RecordedControl
 from ..dag import Dag
 from ..instrument.connect import NeedsClassicSession, needs_classic
-from ..lineage.dataframe import (
+from ..lineage.dataframe import dataframe_lineage
+from ..lineage.frame_trace import (
     FrameTrace,
-    dataframe_lineage,
     frame_outputs,
     frame_trace_back,
     frame_trace_forward,

@@ -37,9 +37,9 @@ CELLS = [
 OUTPUT_ROWS = 36  # spark, line, 0..29, zzrare, and, the, end
 
 
-def open_lineage(page, lab_server, name: str):
-    """The recorded word count, its sidebar with the Lineage section expanded."""
-    (lab_server.root / name).write_text(json.dumps(notebook_json(CELLS), indent=1))
+def open_lineage(page, lab_server, name: str, cells: list[str] = CELLS):
+    """The recorded cells (the word count), the sidebar with the Lineage section expanded."""
+    (lab_server.root / name).write_text(json.dumps(notebook_json(cells), indent=1))
     notebook = open_notebook(page, lab_server, name)
     run_cells(page, notebook, 2)
     sidebar = show_sidebar(page)

@@ -131,11 +131,8 @@ def test_the_sidebars_requests_trace_a_dataframe_row_as_the_api_does(record, fro
 
 def test_spark_sql_and_duckdb_trace_a_dataframe_run_alike(record):
     from icedtea_jupyter.config import config
-    from icedtea_jupyter.lineage.dataframe import (
-        dataframe_lineage,
-        frame_trace_back,
-        frame_trace_forward,
-    )
+    from icedtea_jupyter.lineage.dataframe import dataframe_lineage
+    from icedtea_jupyter.lineage.frame_trace import frame_trace_back, frame_trace_forward
 
     run = record(PIPELINE, {"SALES": SALES, "SHOPS": SHOPS}, lineage=True)
     traces = {}

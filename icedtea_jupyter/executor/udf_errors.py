@@ -17,6 +17,10 @@ ends the run.
   is a record as for a row UDF. Otherwise (no single row raises, or the values depend on
   the batch: a mean, a rank) the **batch** is the record: skip or quarantine makes the
   whole batch's values null, and replace is not offered.
+
+Replay (time travel with a UDF θ) meets the same exceptions on the same rows: the calls
+holding rows the run edited are ``EditedCall``s, which answer them with the run's edits
+(``EditAnswers``) through the same code.
 """
 from __future__ import annotations
 
@@ -25,7 +29,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from .agent import AgentPlugin
-from .control import _SKIP, LiveControl
+from .control import _SKIP, LiveControl, _row
+from .state import decode
 
 BATCH_ACTIONS = ("skip", "resume", "stop")
 BATCH_REFUSAL = ("the whole batch raised and its rows cannot be told apart (no single row "
@@ -35,12 +40,13 @@ _RAISE = object()  # the policy declined: the exception fails the task
 
 
 class UdfErrors:
-    """What a UDF host does with an exception: ask the user (``--on-error pause``) or
-    the agents (``--tolerate``)."""
+    """What a UDF host does with an exception: ``answer(record, exc, index, batch)``
+    gives _SKIP (the value null), a replacement, or _RAISE. In a run, the user's
+    decision at a hit (``--on-error pause``) or the agents' (``--tolerate``:
+    ``LiveAnswers``); in replay, the run's own decisions (``EditAnswers``)."""
 
-    def __init__(self, host: Any, control: LiveControl | None,
-                 on_failure: Callable[[Any, Exception], bool] | None) -> None:
-        self.host, self.control, self.on_failure = host, control, on_failure
+    def __init__(self, host: Any, answer: Callable[[Any, Exception, int, bool], Any]) -> None:
+        self.host, self.answer = host, answer
 
     @classmethod
     def of(cls, host: Any) -> UdfErrors | None:
@@ -51,22 +57,17 @@ class UdfErrors:
         agents = host.plugins.get(AgentPlugin)
         on_failure = agents.on_failure if agents is not None and agents.failure_handlers \
             else None
-        return cls(host, control, on_failure) if control or on_failure else None
+        if control is None and on_failure is None:
+            return None
+        return cls(host, LiveAnswers(host, control, on_failure))
 
-    def outcome(self, record: Any, exc: Exception, index: int, batch: bool = False) -> Any:
-        """_SKIP (the value null), a replacement record (call again), or _RAISE;
-        ``index``: the record's first row in the partition's input."""
-        with _at_input(self.host, index):
-            if self.control is not None:
-                error = {"exception": type(exc).__name__, "message": str(exc)[:2000]}
-                if batch:
-                    out = self.control.ask("error", record, -1, error, actions=BATCH_ACTIONS,
-                                           refused=BATCH_REFUSAL)
-                else:
-                    out = self.control.ask("error", record, -1, error)
-                return _RAISE if out is record else out
-            assert self.on_failure is not None
-            return _SKIP if self.on_failure(record, exc) else _RAISE
+    def outcome(self, record: Any, exc: Exception, index: int, batch: bool = False,
+                end: int | None = None) -> Any:
+        """_SKIP, a replacement record or _RAISE; ``index``: the record's (first) row in
+        the partition's input. Meanwhile the host is seen with its record processed (a
+        snapshot then counts it, as replay will): the row, or the batch up to ``end``."""
+        with _at_input(self.host, index if end is None else end - 1):
+            return self.answer(record, exc, index, batch)
 
     # --- a row UDF ------------------------------------------------------------------------
     def row(self, f: Callable, args: tuple, exc: Exception) -> Any:
@@ -95,20 +96,22 @@ class UdfErrors:
         good = [p for p in range(rows) if p not in culprits]
         elementwise, rest = _elementwise(f, args, good, pieces) if culprits else (False, None)
         if not elementwise:  # the batch is the record
-            if self.outcome(_record(args), exc, first, batch=True) is _RAISE:
+            if self.outcome(_record(args), exc, first, batch=True, end=first + rows) is _RAISE:
                 raise exc
             return _assembled(_empty_result(f, args), args, {})
         values = dict(zip(good, _values(rest) if good else []))
         for position, raised in culprits.items():
-            values[position] = self._culprit(f, args, first + position, position, raised)
+            values[position] = self._culprit(f, args, (first + position, first + rows),
+                                             position, raised)
         return _assembled(rest, args, values)
 
-    def _culprit(self, f: Callable, args: tuple, index: int, position: int,
+    def _culprit(self, f: Callable, args: tuple, where: tuple[int, int], position: int,
                  exc: Exception) -> Any:
-        """One row of a batch that raised alone: its value (None: skipped)."""
+        """One row of a batch that raised alone (``where``: its input index, and the
+        batch's end): its value (None: skipped)."""
         record = _record(tuple(_value_at(a, position) for a in args))
         while True:
-            out = self.outcome(record, exc, index)
+            out = self.outcome(record, exc, where[0], end=where[1])
             if out is _RAISE:
                 raise exc
             if out is _SKIP:
@@ -231,6 +234,97 @@ def _series_type(args: tuple) -> Any:
         if hasattr(arg, "iloc"):
             return type(arg)
     return None
+
+
+class LiveAnswers:
+    """A run's answers: the user's at a hit (``--on-error pause``), else the agents'."""
+
+    def __init__(self, host: Any, control: LiveControl | None,
+                 on_failure: Callable[[Any, Exception], bool] | None) -> None:
+        self.host, self.control, self.on_failure = host, control, on_failure
+
+    def __call__(self, record: Any, exc: Exception, index: int, batch: bool) -> Any:
+        if self.control is not None:
+            error = {"exception": type(exc).__name__, "message": str(exc)[:2000]}
+            if batch:
+                out = self.control.ask("error", record, -1, error, actions=BATCH_ACTIONS,
+                                       refused=BATCH_REFUSAL, index=index)
+            else:
+                out = self.control.ask("error", record, -1, error, index=index)
+            return _RAISE if out is record else out
+        assert self.on_failure is not None
+        with _at_input(self.host, index):  # the agents' context.taken() - 1: its index
+            return _SKIP if self.on_failure(record, exc) else _RAISE
+
+
+class EditAnswers:
+    """Replay's answers: the run's edits at its hits (``store/control_files.py``), in
+    the order they were made, by input index (a replacement that raised was decided on
+    again)."""
+
+    def __init__(self, edits: list[dict]) -> None:
+        self.edits: dict[int, list[dict]] = {}
+        for edit in edits:
+            self.edits.setdefault(edit["index"], []).append(edit)
+
+    def __call__(self, record: Any, exc: Exception, index: int, batch: bool) -> Any:
+        made = self.edits.get(index)
+        if not made:
+            return _RAISE
+        edit = made.pop(0)
+        if edit["action"] == "skip":
+            return _SKIP
+        return decode(edit.get("replacement"), _row)
+
+
+class EditedCall:
+    """In replay's input, a UDF call (a row's arguments, or a batch's) holding rows the
+    run skipped or replaced after they raised: replayed with the run's decisions.
+    ``first``: its first row's index in the partition's input."""
+
+    def __init__(self, args: tuple, first: int, edits: list[dict], batch: bool) -> None:
+        self.args, self.first, self.edits, self.batch = args, first, edits, batch
+
+    def __repr__(self) -> str:
+        return f"<UDF call at row {self.first}, edited at its hits>"
+
+    def replayed(self, f: Callable) -> Any:
+        errors = UdfErrors(_Seen(self.first + (0 if self.batch else 1)),
+                           EditAnswers(self.edits))
+        try:
+            return f(*self.args)
+        except Exception as exc:
+            return errors.batch(f, self.args, exc) if self.batch \
+                else errors.row(f, self.args, exc)
+
+
+class _Seen:
+    """A replayed call's position, as a host's input count (``records_in``)."""
+
+    def __init__(self, records_in: int) -> None:
+        self.records_in = records_in
+
+
+def _is_batch(args: tuple) -> bool:
+    """A pandas or Arrow UDF's call (Series, DataFrames or Arrow arrays), not a row's."""
+    return bool(args) and (hasattr(args[0], "iloc") or hasattr(args[0], "to_pylist"))
+
+
+def edited_calls(calls: list, edits: list[dict]) -> list:
+    """A UDF's calls (replay's records) with those holding edited rows made
+    ``EditedCall``s; ``edits``: those made after an exception (kind ``error``)."""
+    errors = [e for e in edits if e["kind"] == "error"]
+    if not errors:
+        return calls
+    out, first = [], 0
+    for call in calls:
+        args = call.args if type(call) is EditedCall else call  # staged for replay: made
+        batch = _is_batch(args)
+        rows = len(args[0]) if batch else 1
+        mine = [e for e in errors if first <= e["index"] < first + rows]
+        out.append(EditedCall(args, first, mine, batch) if mine else args)
+        first += rows
+    return out
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from .observed import SampledTiming, observe, observe_operator
 from .operator import Operator
 from .shipping import Shipped
 from .spec import OperatorSpec
-from .udf_errors import UdfErrors
+from .udf_errors import EditedCall, UdfErrors
 
 
 def _foreach(f: Callable, record: Any) -> tuple:
@@ -416,7 +416,9 @@ class GroupFunction(UdfFunction):
     ``(key, frame)``) a record, one output frame each."""
 
 
-def _apply(f: Callable, group: tuple) -> Any:
+def _apply(f: Callable, group: Any) -> Any:
+    if type(group) is EditedCall:  # rows the run skipped or replaced after they raised
+        return group.replayed(f)
     return f(*group)
 
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from icedtea_jupyter.executor.udf_errors import UdfErrors
+from icedtea_jupyter.executor.udf_errors import LiveAnswers, UdfErrors
 
 
 def policy(limit, rows_before=0):
@@ -23,7 +23,7 @@ def policy(limit, rows_before=0):
         taken.append((record, type(exc).__name__))
         indexes.append(host.records_in - 1)
         return True
-    errors = UdfErrors(host, None, on_failure)
+    errors = UdfErrors(host, LiveAnswers(host, None, on_failure))
     errors.indexes = indexes
     return errors, taken, host
 

@@ -10,16 +10,27 @@ naming the tool and the operators.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 BATCH_APIS = ("mapInPandas", "mapInArrow")  # iterator of batches in and out
-PER_CALL_APIS = ("applyInPandas", "udf")  # Spark calls the function per row, batch, group
+OTHER_UDFS = "udf: iterator or aggregate"  # a UDF Spark calls other than per row or batch
+PER_ROW_OR_BATCH = (100, 101, 200, 250)  # PythonEvalType: row, Arrow row, scalar pandas/Arrow
+PER_CALL_APIS = ("applyInPandas", "udf", OTHER_UDFS)  # called per row, batch, group
 SKIPPED = {  # agent name -> (the tool as the user selects it, the APIs it does not see)
-    "tolerate": ("--tolerate", BATCH_APIS + ("applyInPandas",)),
+    "tolerate": ("--tolerate", BATCH_APIS + ("applyInPandas", OTHER_UDFS)),
     "golden": ("--golden", BATCH_APIS + PER_CALL_APIS),
     "latency": ("--agent latency", BATCH_APIS + PER_CALL_APIS),
     "samples": ("--agent samples", PER_CALL_APIS),
     "summaries": ("--agent summaries", PER_CALL_APIS),
 }
+
+
+def operator_api(api: str, udf: Any = None) -> str:
+    """How ``SKIPPED`` names an operator's API: a UDF (``udf``, its UserDefinedFunction)
+    Spark calls per row or per batch is ``udf``, another UDF ``OTHER_UDFS``."""
+    if api != "udf" or udf is None or getattr(udf, "evalType", None) in PER_ROW_OR_BATCH:
+        return api
+    return OTHER_UDFS
 
 
 def skipped_operators(agent_names: Iterable[str],

@@ -92,7 +92,8 @@ def _parser() -> _Parser:
                              "(repeatable), e.g. \"detect: row.amount > 10_000\"")
     parser.add_argument("--on-error", choices=("fail", "pause"), default="fail",
                         help="pause: an operator that raises pauses the job; skip the record, "
-                             "replace it or stop (default fail: the task fails)")
+                             "replace it or stop (default fail: the task fails); on a UDF "
+                             "column skip makes the row's value null")
     parser.add_argument("--trial", metavar="SHARE",
                         help="first run the pipeline on SHARE of each source (1%% or 0.01) "
                              "with the same agents, report its alerts and summaries, then "
@@ -108,7 +109,8 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tolerate", type=int, default=None, metavar="N",
                         help="quarantine up to N records that make a per-record operator "
                              "raise (record, exception, state: run.quarantine()); the job "
-                             "goes on; one more fails it")
+                             "goes on; one more fails it (a UDF column's row: its value "
+                             "null)")
     parser.add_argument("--check", action="append", default=[], metavar="'OP: EXPR'",
                         help="row integrity: an alert for each output record of OP for "
                              "which the Python expression over `row` is false "

@@ -2,22 +2,35 @@
 
 ``--check`` and ``--check-table`` see every Python operator's output rows, DataFrame
 UDFs' included (a row UDF's results, a pandas UDF's Series values, mapInPandas',
-mapInArrow's and applyInPandas' output rows). The tools below do not see the APIs
-listed: a run that has both gets a warning naming the tool and the operators.
+mapInArrow's and applyInPandas' output rows). ``--tolerate`` sees row and scalar
+pandas UDFs (``executor/udf_errors.py``; iterator and aggregate UDFs still fail their
+task). The tools below do not see the APIs listed: a run that has both gets a warning
+naming the tool and the operators.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 BATCH_APIS = ("mapInPandas", "mapInArrow")  # iterator of batches in and out
-PER_CALL_APIS = ("applyInPandas", "udf")  # Spark calls the function per row, batch, group
+OTHER_UDFS = "udf: iterator or aggregate"  # a UDF Spark calls other than per row or batch
+PER_ROW_OR_BATCH = (100, 101, 200, 250)  # PythonEvalType: row, Arrow row, scalar pandas/Arrow
+PER_CALL_APIS = ("applyInPandas", "udf", OTHER_UDFS)  # called per row, batch, group
 SKIPPED = {  # agent name -> (the tool as the user selects it, the APIs it does not see)
-    "tolerate": ("--tolerate", BATCH_APIS + PER_CALL_APIS),
+    "tolerate": ("--tolerate", BATCH_APIS + ("applyInPandas", OTHER_UDFS)),
     "golden": ("--golden", BATCH_APIS + PER_CALL_APIS),
     "latency": ("--agent latency", BATCH_APIS + PER_CALL_APIS),
     "samples": ("--agent samples", PER_CALL_APIS),
     "summaries": ("--agent summaries", PER_CALL_APIS),
 }
+
+
+def operator_api(api: str, udf: Any = None) -> str:
+    """How ``SKIPPED`` names an operator's API: a UDF (``udf``, its UserDefinedFunction)
+    Spark calls per row or per batch is ``udf``, another UDF ``OTHER_UDFS``."""
+    if api != "udf" or udf is None or getattr(udf, "evalType", None) in PER_ROW_OR_BATCH:
+        return api
+    return OTHER_UDFS
 
 
 def skipped_operators(agent_names: Iterable[str],
@@ -32,7 +45,7 @@ def skipped_operators(agent_names: Iterable[str],
         tool, apis = SKIPPED[name]
         unseen = [f"{op!r} ({api})" for op, api in operators if api in apis]
         if unseen:
-            warnings.append(f"{tool} does not see DataFrame UDFs ({', '.join(apis)}): "
+            warnings.append(f"{tool} does not see {', '.join(apis)}: "
                             f"{', '.join(unseen)} ran without it; --check and --check-table "
                             "see their output rows")
     return warnings

@@ -48,7 +48,9 @@ class RecordedControl:
     def _skipped_at_breakpoints(self) -> list[dict]:
         """The records skipped at breakpoints (``run.quarantine()`` lists them too):
         operator, partition, index, kind, record."""
-        return [{"operator": e["operator"], "partition": e["partition"], "index": e["index"],
+        names = self.dag.names()  # type: ignore[attr-defined]  # the Run's
+        return [{"operator": names.get(e["operator"], e["operator"]),
+                 "partition": e["partition"], "index": e["index"],
                  "kind": e["kind"], "record": decode(e["record"], edits.spark_row)}
                 for e in edits.read(self.path, "edits") if e["action"] == "skip"]
 

@@ -381,10 +381,12 @@ class LiveControl(WorkerPlugin):
             self._report(watch, reached=True)
 
     def ask(self, kind: str, record: Any, bp: int, error: dict | None = None,
-            actions: tuple[str, ...] = ACTIONS, refused: str = "") -> Any:
+            actions: tuple[str, ...] = ACTIONS, refused: str = "",
+            index: int | None = None) -> Any:
         """A hit: send the record and the state, hold until the user decides; returns
         the record to process, its replacement, or _SKIP. ``actions``: those the user may
-        take (``refused``: why not the others)."""
+        take (``refused``: why not the others); ``index``: the record's input index, if
+        not the host's (a pandas UDF's row in the batch it holds on)."""
         host, state = self.host, self.state
         hit, task = next(_HITS), host.worker["task"]
         host.processed = host.live_count()  # the records before this one: all processed
@@ -393,12 +395,19 @@ class LiveControl(WorkerPlugin):
         except Exception:
             encoded = None
         host.channel.send({"type": "hit", "worker": host.worker, "hit": hit, "kind": kind,
-                           "breakpoint": bp, "index": self.raw_index(), "record": encoded,
+                           "breakpoint": bp,
+                           "index": self.raw_index() if index is None else index,
+                           "record": encoded,
                            "described": describe_record(record), "error": error,
                            "state": self._state(), "processed": host.live_count(),
                            "time": time.time(), "actions": list(actions),
                            "refused": refused})
-        self.hold(lambda: (task, hit) in state.decisions)
+        if kind == "error":
+            state.error_holds.add(task)
+        try:
+            self.hold(lambda: (task, hit) in state.decisions)
+        finally:
+            state.error_holds.discard(task)
         decision = state.decisions.pop((task, hit))
         action = decision["action"]
         if action == "stop":

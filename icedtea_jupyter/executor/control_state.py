@@ -29,6 +29,8 @@ class TaskControl:
         self.decisions: dict[tuple[int, int], dict] = {}  # (task, hit) -> decide message
         self.targets: dict[tuple[int, int], tuple[int, float]] = {}  # (bp, task) -> (seq, t)
         self.wake = threading.Event()  # set at every control message
+        self.error_holds: set[int] = set()  # tasks held at an exception hit: their record
+        # is not done (a replacement is still to run), so snapshots wait (timetravel.py)
 
     def observe(self, message: dict) -> None:
         """A coordinator message, in the reader thread: note what it changes."""

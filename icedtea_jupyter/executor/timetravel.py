@@ -28,6 +28,7 @@ from typing import Any
 from ..checkpoints.file import CheckpointWriter, saved_state
 from ..store.layout import checkpoint_key, checkpoint_path
 from .batches import batch_checksum
+from .control_state import state_for
 from .incremental import IncrementalState
 from .loops import batch_rows
 from .pins import PINNED, Pins
@@ -51,6 +52,8 @@ class TimeTravel(WorkerPlugin):
     def __init__(self, host: Any) -> None:
         self.host = host
         self.theta = host.spec.theta
+        self.control_state = state_for(host.spec.run.run_id)  # live control's, per process
+        self.deferred: list[dict] = []  # interactions held back at an exception hit
         self.sent = IncrementalState()  # the state as last sent: what changed travels
         self.outputs = array("I")  # cumulative outputs when each input was pulled
         self.drops: array | None = None  # a filter: indices of the inputs it dropped
@@ -151,12 +154,26 @@ class TimeTravel(WorkerPlugin):
     def control(self, host: Any, message: dict) -> bool:
         if message["type"] != "interact":
             return False
+        if host.worker["task"] in self.control_state.error_holds:
+            self.deferred.append(message)  # its record is not done: after it (boundary)
+            return True
         if message["index"] not in self.pins.named:  # a pinned one: taken at its count
             self.on_interact(message, host.processed)
         self.answered(message)
         return True
 
+    def _answer_deferred(self, processed: int) -> None:
+        """The interactions that came while the task held at an exception hit, answered
+        now that its record is done (a replacement's effect on the state included)."""
+        deferred, self.deferred = self.deferred, []
+        for message in deferred:
+            if message["index"] not in self.pins.named:
+                self.on_interact(message, processed)
+            self.answered(message)
+
     def end(self, host: Any, message: dict) -> bytes:
+        if self.deferred:
+            self._answer_deferred(message["records_in"])
         message["log"], body = self.on_end(message["records_in"])
         return body
 
@@ -340,6 +357,8 @@ class TimeTravel(WorkerPlugin):
 
     def boundary(self, host: Any, inputs: int, outputs: int) -> None:
         """A check: the inputs processed so far and their outputs, logged in blocks."""
+        if self.deferred:
+            self._answer_deferred(inputs)
         blocks = self.blocks
         if blocks is not None and inputs and (not blocks or blocks[-2] != inputs):
             blocks.append(inputs)

@@ -22,6 +22,7 @@ from .observed import SampledTiming, observe, observe_operator
 from .operator import Operator
 from .shipping import Shipped
 from .spec import OperatorSpec
+from .udf_errors import EditedCall, UdfErrors
 
 
 def _foreach(f: Callable, record: Any) -> tuple:
@@ -294,6 +295,7 @@ def call_host(spec: OperatorSpec, f: Callable) -> WorkerHost:
     host.call_rows = [rows for rows in host.plugins.results("output_rows") if rows is not None]
     if host.plugins.by_hook["records"] and any(host.plugins.results("needs_records")):
         host.call_feed = CallFeed(host)
+    host.udf_errors = UdfErrors.of(host)
     _CALL_HOSTS[key] = host
     return host
 
@@ -343,6 +345,8 @@ class CallFunction:
             host.before_group(args, _rows(args[-1]) if args else 0)
         try:
             result = self.f(*args)
+        except Exception as exc:
+            result = self._failed(host, exc, args)
         except BaseException as exc:
             host.fail_call(exc, args[0] if len(args) == 1 else args)
             raise
@@ -367,6 +371,9 @@ class CallFunction:
             host.check(n, host.records_out, args)
         try:
             result = self.f(*args)
+        except Exception as exc:
+            host.records_in = n
+            result = self._failed(host, exc, args)
         except BaseException as exc:
             host.records_in = n
             host.fail_call(exc, args[0] if len(args) == 1 else args)
@@ -376,6 +383,19 @@ class CallFunction:
         for listed in host.call_rows:  # the agents' output rows, if any
             listed.append(result)
         return result
+
+    def _failed(self, host: WorkerHost, exc: Exception, args: tuple) -> Any:
+        """A call raised: with ``--on-error pause`` or ``--tolerate``, a row UDF's or a
+        scalar pandas UDF's value (``udf_errors.py``); else the task fails."""
+        errors = host.udf_errors if self.mode in ("row", "batch") else None
+        try:
+            if errors is None:
+                raise exc
+            return errors.row(self.f, args, exc) if self.mode == "row" \
+                else errors.batch(self.f, args, exc)
+        except BaseException as final:
+            host.fail_call(final, args[0] if len(args) == 1 else args)
+            raise
 
 
 class UdfFunction(Shipped):
@@ -396,7 +416,9 @@ class GroupFunction(UdfFunction):
     ``(key, frame)``) a record, one output frame each."""
 
 
-def _apply(f: Callable, group: tuple) -> Any:
+def _apply(f: Callable, group: Any) -> Any:
+    if type(group) is EditedCall:  # rows the run skipped or replaced after they raised
+        return group.replayed(f)
     return f(*group)
 
 

@@ -12,6 +12,7 @@ import zlib
 from typing import Any
 
 from ..executor.batches import batch_checksum
+from ..executor.udf_errors import edited_calls
 from ..store.control_files import apply_edits, apply_error_edits, edits_of
 from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
 from .dataframe_inputs import DataFrameUpstream, every_partition
@@ -122,6 +123,15 @@ class ReplayInputs:
                         self.side(join, m)
 
     def _load(self, partition: int) -> list:
+        records = self._taken(partition)
+        if self._udf_theta():  # its calls holding rows edited after they raised
+            return edited_calls(records, self._edits(partition))
+        return records
+
+    def _udf_theta(self) -> bool:
+        return self.run.dag.require_interesting().api == "udf"
+
+    def _taken(self, partition: int) -> list:
         try:
             records = self.run.recorded_inputs(partition)
             self.source[partition] = "recorded"
@@ -135,7 +145,8 @@ class ReplayInputs:
                 records = self._regenerate(partition)
                 self.source[partition] = "regenerated"
         checked = self._checked(partition, records)
-        if self.source[partition] == "recorded":  # kept raw: the culprits as Spark gave them
+        if self.source[partition] == "recorded" and not self._udf_theta():
+            # kept raw: the culprits as Spark gave them
             return apply_error_edits(checked, self._edits(partition))
         return checked
 

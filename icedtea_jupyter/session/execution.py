@@ -10,7 +10,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..agents.coverage import skipped_operators
+from ..agents.coverage import operator_api, skipped_operators
 from ..agents.flags import flag_agents
 from ..agents.progress import ProgressAgent
 from ..agents.skew import SkewCoordinator
@@ -368,9 +368,10 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")
     warnings.extend(_lost_attempts(run))
+    udfs = {node: call[0] for node, call in run.recorder.udf_calls.items()}
     warnings.extend(skipped_operators(
         dict.fromkeys(cls.agent_name() for cls in coordinator.run_spec.agents),
-        [(n.name, n.api) for n in run.dag.python_operators]))
+        [(n.name, operator_api(n.api, udfs.get(n.id))) for n in run.dag.python_operators]))
     warnings.extend(killed_warning(run.manifest.get("killed_attempts", []), run.dag.names()))
     rejected = coordinator.server.rejections
     if rejected:

@@ -160,7 +160,7 @@ class HostChain:
             while self.hosts[first].feed is None and self.kinds[first - 1] != "partition":
                 first -= 1
             feed = self.hosts[first].feed
-            if not (feed.ended if feed is not None else self.hosts[first - 1].outputs_ended):
+            if not (feed.ended if feed is not None else _outputs_ran_out(self.hosts[first - 1])):
                 names = ", ".join(repr(h.spec.name or h.spec.op_id)
                                   for h in self.hosts[first:i + 1])
                 error = RuntimeError(
@@ -312,12 +312,38 @@ def _outputs(kind: str, f: Callable, inputs: Iterable,
         return map(f, inputs), None
     counter = Counter()
     if kind == "partition":
-        return counter.tap(chain.from_iterable(_partition(host, f, inputs))), counter
+        return counter.tap(_partition_outputs(host, f, inputs)), counter
     if kind == "filter":
         return counter.tap(filter(f, inputs)), counter
     if kind == "flatMap":
         return counter.tap(chain.from_iterable(map(f, inputs))), counter
     return counter.tap(f(inputs)), counter  # an Operator: its own __call__
+
+
+def _partition_outputs(host: Any, f: Callable, inputs: Iterable) -> Iterator:
+    """A whole-partition function's outputs. A generator function is called at once (that
+    runs none of its code) and its generator handed on as it is, with no layer of ours
+    per output (unless a plugin wraps it); any other function is called when its outputs
+    are first pulled."""
+    if not inspect.isgeneratorfunction(f):
+        return chain.from_iterable(_partition(host, f, inputs))
+    outputs = host.started_partition(f(inputs))
+    if outputs is not None and outputs is host.user_generator:
+        return outputs  # its end is its frame's (``_outputs_ran_out``)
+    return chain(() if outputs is None else outputs, _noting_the_end(host))
+
+
+def _noting_the_end(host: Any) -> Iterator:
+    host.outputs_ended = True
+    return
+    yield
+
+
+def _outputs_ran_out(host: Any) -> bool:
+    """Whether a whole-partition host's outputs ran out: noted at their end, or its
+    generator, handed on as it is, has returned."""
+    generator = host.user_generator
+    return host.outputs_ended or (generator is not None and generator.gi_frame is None)
 
 
 def _partition(host: Any, f: Callable, inputs: Iterable) -> Iterator[Iterable]:

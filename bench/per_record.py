@@ -24,7 +24,9 @@ the records only: subtract it). ``--worker``: the hosts see PySpark's worker ``m
 (their chains' guard is a C ``chain``, as in Spark), not the guard generator used
 outside a worker. ``--interact-every RECORDS``: θ's host receives an
 ``interact`` message every RECORDS records (the hosts' messages are encoded as the
-control channel's frames are), for the cost of the interactions themselves.
+control channel's frames are), for the cost of the interactions themselves. Under
+valgrind, ``--check-period 5``: a host sizes its blocks by its record rate (about 50 ms
+of records, at most 4,096), and valgrind's slowdown would shrink them a hundredfold.
 """
 from __future__ import annotations
 
@@ -223,6 +225,9 @@ def main() -> None:
                         help="run this once and exit (for valgrind)")
     parser.add_argument("--interact-every", type=int, default=0, metavar="RECORDS",
                         help="an interaction every RECORDS of θ's input")
+    parser.add_argument("--check-period", type=float, default=host_module.CHECK_PERIOD,
+                        metavar="SECONDS", help="the hosts' time between two checks (under "
+                        "valgrind, ~100x slower, 5 keeps blocks as long as in a worker)")
     parser.add_argument("--worker", action="store_true",
                         help="hosts built as in PySpark's worker (a C guard, no generator)")
     args = parser.parse_args()
@@ -239,6 +244,7 @@ def main() -> None:
     if args.tool:
         AGENTS[:] = tool_agents(args.tool, args.shape, args.keep)
     INTERACT_EVERY[0] = args.interact_every
+    host_module.CHECK_PERIOD = args.check_period
     channel = EncodingChannel()
     CHANNEL[:] = [channel]
     host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept

@@ -167,11 +167,12 @@ def source(records: list, theta_host: list | None = None) -> Iterator:
         return iter(records)
 
     def parts() -> Iterator:
-        for index, start in enumerate(range(0, len(records), every)):
+        records_left = iter(records)
+        for index in range(0, (len(records) + every - 1) // every):
             if index and theta_host:
                 theta_host[0].deliver({"type": "interact", "index": index, "trigger": "timer",
                                        "request": None, "origin": None, "checkpoint": False})
-            yield islice(records, start, start + every)
+            yield islice(records_left, every)
     return chain.from_iterable(parts())
 
 

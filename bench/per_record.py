@@ -20,7 +20,13 @@ tools, on the filter ``keep``) hosts that built-in agent too, with the progress 
 
 ``--only plain|hosted|setup`` runs one of them once and exits, for instruction counts
 that do not depend on the machine's load (``valgrind --tool=callgrind``; ``setup`` builds
-the records only: subtract it).
+the records only: subtract it). ``--worker``: the hosts see PySpark's worker ``main``
+(their chains' guard is a C ``chain``, as in Spark), not the guard generator used
+outside a worker. ``--interact-every RECORDS``: θ's host receives an
+``interact`` message every RECORDS records (the hosts' messages are encoded as the
+control channel's frames are), for the cost of the interactions themselves. Under
+valgrind, ``--check-period 5``: a host sizes its blocks by its record rate (about 50 ms
+of records, at most 4,096), and valgrind's slowdown would shrink them a hundredfold.
 """
 from __future__ import annotations
 
@@ -31,12 +37,14 @@ import os
 import pstats
 import sys
 import time
-from itertools import chain
+from collections.abc import Iterator
+from itertools import chain, islice
 from operator import add
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from icedtea_jupyter.executor import host as host_module  # noqa: E402
+from icedtea_jupyter.executor import protocol  # noqa: E402
 from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec  # noqa: E402
 from icedtea_jupyter.executor.wrappers import CombineFunction, PartitionFunction  # noqa: E402
 from tests.unit.fakes import RecordingChannel  # noqa: E402
@@ -112,7 +120,7 @@ SHAPES = {"operator": (operator_chain, lambda n: range(n), 0),
 
 
 def plain(shape: str, records: list, keep: float) -> int:
-    stream = iter(records)
+    stream = source(records)
     for api, _, f in SHAPES[shape][0](keep):
         if api == "flatMap":
             stream = chain.from_iterable(map(f, stream))
@@ -124,6 +132,7 @@ def plain(shape: str, records: list, keep: float) -> int:
     return sum(1 for _ in stream)
 
 
+CHANNEL: list = []  # what the hosts send to, instead of a coordinator
 STORE = ["/nonexistent"]  # --lineage: a directory for the links the hosts write
 AGENTS: list = []  # --agents or --tool: the agent classes the hosts run with
 
@@ -145,12 +154,36 @@ def tool_agents(tool: str, shape: str, keep: float) -> list:
     return [ProgressAgent, *options.agents, *flag_agents(options, {"near_max": reference})]
 
 
+INTERACT_EVERY = [0]  # --interact-every: records of θ's input between two interactions
+
+
+def source(records: list, theta_host: list | None = None) -> Iterator:
+    """``records`` in parts of ``INTERACT_EVERY`` (one C ``chain`` for plain and hosted
+    runs alike); before each part but the first, ``theta_host[0]`` (once the chain is
+    built) receives an interaction as the coordinator's ``interact`` message reaches a
+    worker."""
+    every = INTERACT_EVERY[0]
+    if not every:
+        return iter(records)
+
+    def parts() -> Iterator:
+        records_left = iter(records)
+        for index in range(0, (len(records) + every - 1) // every):
+            if index and theta_host:
+                theta_host[0].deliver({"type": "interact", "index": index, "trigger": "timer",
+                                       "request": None, "origin": None, "checkpoint": False})
+            yield islice(records_left, every)
+    return chain.from_iterable(parts())
+
+
 def hosted(shape: str, records: list, keep: float) -> int:
     """Each function in its ``WorkerHost``, θ and everything after it in G(θ)."""
     functions, _, theta = SHAPES[shape]
     run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], tuple(AGENTS),
                   lineage=STORE[0] != "/nonexistent")
-    stream = iter(records)
+    theta_host: list = []
+    registered = len(CHANNEL[0].hosts)
+    stream = source(records, theta_host)
     for i, (api, name, f) in enumerate(functions(keep)):
         if api == "combine":
             spec = OperatorSpec(i, run, "reduceByKey", name, theta=i == theta,
@@ -161,7 +194,16 @@ def hosted(shape: str, records: list, keep: float) -> int:
             continue
         spec = OperatorSpec(i, run, api, name, theta=i == theta, in_g=i >= theta)
         stream = PartitionFunction(spec, api, f)(0, stream)
+    theta_host += [h for h in CHANNEL[0].hosts[registered:] if h.spec.theta]
     return sum(1 for _ in stream)
+
+
+class EncodingChannel(RecordingChannel):
+    """Keeps what the hosts send, encoded as the control channel's frames are."""
+
+    def send(self, message: dict, body: bytes = b"") -> None:
+        protocol.encode(message, body)
+        super().send(message, body)
 
 
 def timed(fn, *args) -> float:
@@ -182,7 +224,16 @@ def main() -> None:
     parser.add_argument("--tool", help="host this built-in agent too (bench/agents.py's)")
     parser.add_argument("--only", choices=["plain", "hosted", "setup"],
                         help="run this once and exit (for valgrind)")
+    parser.add_argument("--interact-every", type=int, default=0, metavar="RECORDS",
+                        help="an interaction every RECORDS of θ's input")
+    parser.add_argument("--check-period", type=float, default=host_module.CHECK_PERIOD,
+                        metavar="SECONDS", help="the hosts' time between two checks (under "
+                        "valgrind, ~100x slower, 5 keeps blocks as long as in a worker)")
+    parser.add_argument("--worker", action="store_true",
+                        help="hosts built as in PySpark's worker (a C guard, no generator)")
     args = parser.parse_args()
+    if args.worker:  # task_failures.hook_worker_main finds this in main()'s globals
+        globals()["handle_worker_exception"] = lambda exc, *rest: None
     if args.lineage:
         import tempfile
 
@@ -193,7 +244,10 @@ def main() -> None:
         AGENTS[:] = [built_in_agents()[name] for name in args.agents.split(",")]
     if args.tool:
         AGENTS[:] = tool_agents(args.tool, args.shape, args.keep)
-    channel = RecordingChannel()
+    INTERACT_EVERY[0] = args.interact_every
+    host_module.CHECK_PERIOD = args.check_period
+    channel = EncodingChannel()
+    CHANNEL[:] = [channel]
     host_module.channel_for = lambda run: channel  # no coordinator: what would be sent is kept
     records = SHAPES[args.shape][1](args.records)
     if args.only:

@@ -36,10 +36,10 @@ from itertools import filterfalse
 from operator import is_
 from typing import Any
 
-from .blocks import Counter, _from_spark
 from .breakpoint_scan import ScannedInput, compile_scan
 from .control_state import CONTROL_TYPES as _HANDLED
 from .control_state import TaskControl, compile_expression, state_for
+from .feeds import Counter, from_spark
 from .plugin import WorkerPlugin
 from .records import describe_record
 from .state import bounded_state, decode, encode, encode_state
@@ -160,12 +160,12 @@ class LiveControl(WorkerPlugin):
     def records(self, host: Any, records: Iterable) -> Iterable:
         if not self.watches:
             return records
-        return self._wrap(records, self.watches, 0, _from_spark(records))
+        return self._wrap(records, self.watches, 0, from_spark(records))
 
     def feed_input(self, host: Any, iterator: Iterable) -> Iterable | None:
         if not self.watches:
             return None
-        return self._wrap(iterator, self.watches, 0, _from_spark(iterator))
+        return self._wrap(iterator, self.watches, 0, from_spark(iterator))
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
         """``--on-error pause``: a whole-partition function's exception is a hit."""

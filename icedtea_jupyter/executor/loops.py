@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
-from . import blocks, task_failures
+from . import feeds, task_failures
 from .records import NO_RECORD as _NO_RECORD
 from .status import EXHAUSTED_EVENT
 
@@ -33,13 +33,13 @@ def record_loop(  # noqa: C901 - the kinds' inner loops are written out in it
     box, n, n_out, record = host.box, 0, 0, _NO_RECORD
     log = host.outputs_log(kind, in_blocks=False)  # plugins' log of outputs per input
     inputs: Generator | None = None
-    counter: blocks.Counter | None = None
+    counter: feeds.Counter | None = None
     if kind in ("partition", "batches"):
         inputs = partition_inputs(host, iterator, log) if kind == "partition" \
             else input_batches(host, iterator)
         host.inputs_gen = inputs
         # outputs counted in C, unless each input logs the outputs so far
-        counter = blocks.Counter() if kind == "partition" and log is None else None
+        counter = feeds.Counter() if kind == "partition" and log is None else None
     else:
         records = host.observed(iterator)
     try:

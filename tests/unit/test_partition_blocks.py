@@ -131,6 +131,22 @@ def test_a_partition_function_may_stop_reading_early(monkeypatch):
     assert (ends[1]["records_in"], ends[1]["records_out"]) == (3, 3)
 
 
+def test_a_generator_that_returns_early_ends_its_task_normally(monkeypatch):
+    """A generator's outputs pass on as the generator itself: their end is its return."""
+    def first_three(rows):
+        for i, x in enumerate(rows):
+            if i == 3:
+                return
+            yield x
+
+    functions = [("map", lambda x: x), ("mapPartitions", first_three), ("map", lambda x: x * 2)]
+    stream, channel = hosted_chain(monkeypatch, functions)
+    assert list(stream) == [0, 2, 4]
+    ends = ended_by_operator(channel)
+    assert all(e["status"] == "ok" and e["exhausted"] for e in ends.values())
+    assert (ends[1]["records_in"], ends[1]["records_out"]) == (4, 3)
+
+
 def test_stop_iteration_after_a_generator_still_fails_the_task(monkeypatch):
     def stops(x):
         if x == 500:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, compress, tee
 from operator import call
-from random import randrange
+from random import random
 from time import perf_counter
 from typing import Any
 
@@ -150,6 +150,7 @@ class SampledTiming:
         self.sample_size = agents.hook(agents.output_observers[0], "outputs_sample")
         self._plain = (f,) * SAMPLE
         self._every = (self._timed,) * SAMPLE
+        self._groups: dict[int, tuple] = {}  # N -> the N groups of N (one per pick)
         self.functions = chain.from_iterable(iter(self._pattern, None))
 
     def _pattern(self) -> tuple:
@@ -159,8 +160,12 @@ class SampledTiming:
             n = 1
         if n == 1:
             return self._every
-        shown = randrange(n)
-        return self._plain[:shown] + (self._timed,) + self._plain[shown + 1:n]
+        groups = self._groups.get(n)
+        if groups is None:  # built once per N: a pick costs a draw and an index
+            groups = self._groups[n] = tuple(
+                self._plain[:shown] + (self._timed,) + self._plain[shown + 1:n]
+                for shown in range(n))
+        return groups[int(random() * n)]
 
     def outputs(self, inputs: Iterable) -> Iterator:
         """The host's outputs of ``inputs`` (a filter's inputs pass through ``tee``)."""

@@ -113,7 +113,7 @@ def test_a_slow_stretch_in_a_fast_operator_is_alerted_and_listed_slowest(monkeyp
 
 @pytest.mark.parametrize("api,f", [("map", fails_at_5001), ("mapPartitions", FailsAt())])
 def test_an_untimed_record_that_raises_is_named(monkeypatch, api, f):
-    monkeypatch.setattr(observed, "randrange", lambda n: 0)  # the first of each 64 timed
+    monkeypatch.setattr(observed, "random", lambda: 0.0)  # the first of each 64 timed
     stream, channel = hosted_chain(monkeypatch, [("map", same), (api, f)],
                                    agents=(LatencyAgent,), n=6000)
     with pytest.raises(RuntimeError, match="at 5001"):

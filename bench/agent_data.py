@@ -21,11 +21,9 @@ import os
 import statistics
 import sys
 
-BENCH = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [BENCH, os.path.dirname(BENCH)]
-# Spark's Python workers unpickle overhead.py's functions by module: they import it too
-os.environ["PYTHONPATH"] = os.pathsep.join([BENCH, os.path.dirname(BENCH),
-                                           os.environ.get("PYTHONPATH", "")])
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
 
 from overhead import plain, prepare, recorded  # noqa: E402 - bench/overhead.py's
 

@@ -8,6 +8,8 @@ paired ratios (each repetition's tool run against its plain run), wall and Pytho
 CPU (target: <= 1.2 each tool).
 
     .venv/bin/python bench/agents.py [--tool check,latency] [--records 5000000] [--repeat 3]
+
+(from any directory: ``repo_paths`` puts this checkout first, for the workers too)
 """
 from __future__ import annotations
 
@@ -18,10 +20,14 @@ import sys
 import threading
 import time
 
-import psutil
-from overhead import own_daemons, plain, prepare, recorded
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
 
-from icedtea_jupyter.agents.overhead import OverheadAgent
+# isort: split
+
+import psutil  # noqa: E402
+from overhead import own_daemons, plain, prepare, recorded  # noqa: E402
+
+from icedtea_jupyter.agents.overhead import OverheadAgent  # noqa: E402
 
 
 def near_max(r):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..executor.agent import Agent
-from .golden import Golden, GoldenPartitions, resolve_golden
+from .golden import Golden, GoldenPartitions, SampledGolden, resolve_golden
 from .latency import LatencyAgent
 from .row_checks import RowChecks, parse_check
 from .table_checks import TableChecks, parse_table_check
@@ -36,7 +36,8 @@ def flag_agents(options: Any, namespace: dict) -> list[type[Agent]]:
             raise ValueError(f"--golden-sample {options.golden_sample}: a fraction of the "
                              "records, more than 0 and at most 1 (e.g. 0.01)")
         references = tuple(resolve_golden(text, namespace) for text in options.golden)
-        for tool in (Golden, GoldenPartitions):
+        for tool in (Golden if options.golden_sample >= 1 else SampledGolden,
+                     GoldenPartitions):
             agents.append(tool.with_options(references=references,
                                             sample=float(options.golden_sample)))
     named = {cls.agent_name() for cls in options.agents}

@@ -8,7 +8,11 @@ their records, the rest counted). "Beside" means:
   reference gets the record and its result is compared with the operator's outputs for
   it (map: ``ref(record) == output``; filter: ``bool(ref(record))`` against whether the
   record was kept; flatMap and ``Operator``: ``list(ref(record)) == outputs``);
-  ``--golden-sample 0.01`` tests about 1% of the records, chosen at random.
+  ``--golden-sample 0.01`` tests about 1% of the records, chosen at random. Sampled, a
+  map, filter, flatMap or ``Operator`` that runs in blocks shows golden one record at
+  random in each group of up to 64 (``outputs_sample``) and runs the others without a
+  Python call of ours; each shown record is tested with probability rate × group. The
+  alerts' check states the rate (``parse: golden, 1% of records tested``).
 - mapPartitions (and mapPartitionsWithIndex, with ``ref(index, iterator)``): per
   partition, the reference gets the partition's inputs and its outputs are compared
   with the operator's, as lists, when the partition ends; ``--golden-sample`` then
@@ -25,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..executor.agent import Agent
+from ..executor.observed import SAMPLE
 from .alert_sampler import AlertSampler
 from .row_expression import split_flag
 
@@ -41,6 +46,11 @@ def resolve_golden(text: str, namespace: dict) -> tuple[str, Callable]:
     return operator, function
 
 
+def tested(rate: float) -> str:
+    """The sample rate as the alerts' check states it ("" when every record is tested)."""
+    return "" if rate >= 1.0 else f", {rate * 100:.3g}% of records tested"
+
+
 class Golden(Agent):
     """Runs the reference beside a per-record operator; alerts on each difference."""
 
@@ -52,16 +62,17 @@ class Golden(Agent):
                  if operator == context.operator]
         self.reference = found[0] if found else None
         self.rate = float(self.options.get("sample", 1.0))
-        self.sampler = AlertSampler(self, f"{context.operator}: golden")
+        self.sampler = AlertSampler(self, f"{context.operator}: golden{tested(self.rate)}")
         self.api = context.api
-        self.skip = self._gap()  # records until the next one tested
+        self.shown_rate = self.rate  # the chance that a record shown is tested
+        self.skip = self._gap()  # records shown until the next one tested
 
     def _gap(self) -> int:
-        """Records to the next tested one: 1 without sampling, else geometric with mean
-        1/rate (each record tested with probability ``rate``, one draw per test)."""
-        if self.rate >= 1.0:
+        """Records shown to the next tested one: 1 when each is tested, else geometric
+        with mean 1/shown_rate (one random draw per test)."""
+        if self.shown_rate >= 1.0:
             return 1
-        return 1 + int(math.log(1.0 - random.random()) / math.log(1.0 - self.rate))
+        return 1 + int(math.log(1.0 - random.random()) / math.log(1.0 - self.shown_rate))
 
     def observes(self) -> bool:
         return self.reference is not None
@@ -96,6 +107,23 @@ class Golden(Agent):
 
     def finish(self) -> None:
         self.sampler.flush(final=True)
+
+
+class SampledGolden(Golden):
+    """``Golden`` for ``--golden-sample`` under 1: where the host can, it shows this
+    agent one record at random in each ``group`` and runs the others unwrapped."""
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        self.group = min(SAMPLE, max(1, int(1.0 / self.rate)))
+
+    def outputs_sample(self) -> int:
+        """One record in ``group`` shown (asked only when the host can show a sample):
+        each then tested with probability rate × group."""
+        if self.shown_rate == self.rate:  # the first ask: records are sampled
+            self.shown_rate = min(1.0, self.rate * self.group)
+            self.skip = self._gap()
+        return self.group
 
 
 class GoldenPartitions(Golden):

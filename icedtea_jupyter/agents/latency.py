@@ -9,9 +9,12 @@ average on that worker (as of its last heartbeat, at most 0.25 s old) (F = ``opt
 ``run.latency(operator)`` lists the slowest records, ``run.agent_table("latency")``
 the histograms.
 
-Sampled timing: while an operator's records average under ``TIME_EVERY_OVER`` (20 µs)
-after the warm-up, a map, filter, flatMap or ``Operator`` running in blocks is timed on
-one record in 64 (the first of each 64; the others run without a Python call of ours), and each timed
+Sampled timing: while an operator's records average under ``TIME_EVERY_OVER_COST`` times
+the cost of timing a record (measured when the worker starts: ``timing_cost``; about
+20 µs on a machine where a timed record costs ~1 µs, so that timing every record of a
+slower operator costs under ~5 %) after the warm-up, a map, filter, flatMap or
+``Operator`` running in blocks is timed on one record in 64 (one at random in each 64;
+the others run without a Python call of ours), and each timed
 record counts for 64 in the histogram and the average (an estimate, off by at most 63
 records). What that misses: a slow record among the 63 untimed ones is neither alerted
 nor listed slowest — a lone slow record in a fast operator is found with probability
@@ -24,6 +27,8 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from collections.abc import Callable
+from time import perf_counter
 from typing import Any
 
 from ..coordinator.agent import CoordinatorAgent
@@ -34,8 +39,28 @@ SLOWEST = 5
 WARMUP = 20
 MICROSECONDS = 1e6
 SAMPLE = 64  # a sampled operator's timed record stands for this many (executor/observed.py)
-TIME_EVERY_OVER = 20e-6  # an average slower than this: time every record
+TIME_EVERY_OVER_COST = 150  # an average slower than this × timing_cost(): time every record
 REFOLD = 1024  # timing every record, fold the average this often (a pause may end)
+
+
+def timing_cost(trials: int = 5, calls: int = 64) -> float:
+    """Seconds a loop of a call, two clock reads and an append takes a record here: the
+    least of ``trials`` loops of ``calls`` (~40 µs in all). The choice to time every
+    record scales with it, so it follows the machine's speed (and valgrind's slowdown:
+    instruction counts measure the path a native run takes), not a fixed 20 µs."""
+    times: list[float] = []
+
+    def one(clock: Callable[[], float] = perf_counter,
+            append: Callable[[float], None] = times.append) -> None:
+        started = clock()
+        append(clock() - started)
+    best = math.inf
+    for _ in range(trials):
+        started = perf_counter()
+        for _ in range(calls):
+            one()
+        best = min(best, perf_counter() - started)
+    return best / calls
 
 
 class LatencyCoordinator(CoordinatorAgent):
@@ -68,6 +93,7 @@ class LatencyAgent(Agent):
         self.sampled: list[float] = []  # ... and records standing for SAMPLE each
         self.times = self.every  # where the next records' times go
         self.threshold = math.inf  # F × the average, once ``warmup`` records are folded
+        self.every_over = TIME_EVERY_OVER_COST * timing_cost()  # slower: time every record
         self.histogram: Counter = Counter()
         self.slowest: list[tuple[float, int, str]] = []  # a min-heap of the slowest
         self.floor = -1.0  # a record slower than this enters ``slowest``
@@ -75,10 +101,10 @@ class LatencyAgent(Agent):
                                           "average")
 
     def outputs_sample(self) -> int:
-        """One record in SAMPLE while the operator is fast (``TIME_EVERY_OVER``)."""
+        """One record in SAMPLE while the operator is fast (``every_over``)."""
         if self.count < self.warmup or len(self.every) >= REFOLD:
             self._fold()  # the average now, not at the next heartbeat (0.25 s away)
-        fast = self.count >= self.warmup and self.total < TIME_EVERY_OVER * self.count
+        fast = self.count >= self.warmup and self.total < self.every_over * self.count
         self.times = self.sampled if fast else self.every
         return SAMPLE if fast else 1
 

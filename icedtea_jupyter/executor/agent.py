@@ -89,11 +89,11 @@ class Agent:
         took to produce it."""
 
     def outputs_sample(self) -> int:
-        """Override to let ``observe_outputs`` see a sample: asked every 64 records of a
-        map, filter or flatMap that runs in blocks, N > 1 shows it one of the next 64
-        (the first), and runs the other 63 without a Python call of ours; 1 shows all.
-        Honoured when this agent is the worker's only ``observe_outputs`` and nothing
-        handles failures; else every record is shown."""
+        """Override to let ``observe_outputs`` see a sample of a map, filter, flatMap or
+        ``Operator`` that runs in blocks: N in 2..64 shows it one record (at random) of
+        the next N and runs the others without a Python call of ours, then asks again;
+        1 shows the next 64. Honoured when this agent is the worker's only
+        ``observe_outputs`` and nothing handles failures; else every record is shown."""
         return 1
 
     def observe_output_rows(self, rows: list) -> None:
@@ -219,7 +219,7 @@ class AgentPlugin(WorkerPlugin):
         self.failure_handlers = [a for a in observing if overrides(a, "record_failed")]
         self.row_observers = [a for a in observing if overrides(a, "observe_output_rows")]
         # per record: the bound hooks, called directly (timed when an agent asks)
-        self._output_hooks = tuple((a, self._hook(a, "observe_outputs"))
+        self._output_hooks = tuple((a, self.hook(a, "observe_outputs"))
                                    for a in self.output_observers)  # a new one: a loop
         # over the old one goes on when an agent is switched off
         # what the function wrapper calls: the one observer's hook itself (its failure
@@ -280,10 +280,11 @@ class AgentPlugin(WorkerPlugin):
     def samples_outputs(self) -> bool:
         """May a block loop show ``observe_outputs`` a sample (``SampledTiming``)?"""
         return len(self.output_observers) == 1 and not self.failure_handlers \
-            and overrides(self.output_observers[0], "outputs_sample") and not self._timed
+            and overrides(self.output_observers[0], "outputs_sample")
 
-    def _hook(self, agent: Agent, hook: str) -> Callable:
-        """``agent``'s bound ``hook``, timed into ``spent`` if this host times agents."""
+    def hook(self, agent: Agent, hook: str) -> Callable:
+        """``agent``'s bound ``hook``, timed into ``spent`` if this host times agents
+        (``--agent overhead`` times the path the run takes without it: sampled too)."""
         bound = getattr(agent, hook)
         if not self._timed:
             return bound

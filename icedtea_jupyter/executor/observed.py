@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, compress, tee
 from operator import call
+from random import random
 from time import perf_counter
 from typing import Any
 
 from .error_guard import GuardedOperator
 
-SAMPLE = 64  # a sampling observer sees one record in this many (``SampledTiming``)
+SAMPLE = 64  # a sampling observer sees one record in this many at most (``SampledTiming``)
 
 
 def observe(agents: Any, kind: str, f: Callable) -> tuple[str, Callable]:
@@ -137,24 +138,34 @@ def guarded_operator(on_failure: Callable[[Any, Exception], bool], op: Any) -> G
 
 class SampledTiming:
     """A map's, filter's or flatMap's function with the agents told of one record in
-    ``SAMPLE`` (timed by ``observe``'s wrapper), the others run by the plain function:
-    in blocks the host calls ``operator.call`` on the next function of ``functions``
-    and the record (C calls only). The one observer (``Agent.outputs_sample``) says,
-    every ``SAMPLE`` records, whether to time all of the next ``SAMPLE`` or one."""
+    N <= ``SAMPLE`` (timed by ``observe``'s wrapper), the others run by the plain
+    function: in blocks the host calls ``operator.call`` on the next function of
+    ``functions`` and the record (C calls only). The one observer
+    (``Agent.outputs_sample``) says, after each N records (64 when N is 1), the N of the
+    next ones; the one shown among them is drawn at random, so that every record may be."""
 
     def __init__(self, agents: Any, kind: str, f: Callable) -> None:
         self.user = f
-        self.kind, timed = observe(agents, kind, f)
-        self.agent = agents.output_observers[0]
-        self._every = (timed,) * SAMPLE
-        self._one = (timed,) + (f,) * (SAMPLE - 1)
+        self.kind, self._timed = observe(agents, kind, f)
+        self.sample_size = agents.hook(agents.output_observers[0], "outputs_sample")
+        self._plain = (f,) * SAMPLE
+        self._every = (self._timed,) * SAMPLE
+        self._groups: dict[int, tuple] = {}  # N -> the N groups of N (one per pick)
         self.functions = chain.from_iterable(iter(self._pattern, None))
 
     def _pattern(self) -> tuple:
         try:
-            return self._one if self.agent.outputs_sample() > 1 else self._every
+            n = min(max(int(self.sample_size()), 1), SAMPLE)
         except Exception:  # the agent's own failure: time every record (it is told)
+            n = 1
+        if n == 1:
             return self._every
+        groups = self._groups.get(n)
+        if groups is None:  # built once per N: a pick costs a draw and an index
+            groups = self._groups[n] = tuple(
+                self._plain[:shown] + (self._timed,) + self._plain[shown + 1:n]
+                for shown in range(n))
+        return groups[int(random() * n)]
 
     def outputs(self, inputs: Iterable) -> Iterator:
         """The host's outputs of ``inputs`` (a filter's inputs pass through ``tee``)."""

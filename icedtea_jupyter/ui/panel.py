@@ -207,7 +207,7 @@ PANEL_RECORDS = 3  # records shown per group of alerts in the panel
 
 def alert_group_html(group: dict) -> str:
     """One tool's alerts on one check and operator: count, latest message, records."""
-    color = "#d93025" if group["level"] == "error" else "#b06000"
+    color = {"error": "#d93025", "info": "#555"}.get(group["level"], "#b06000")
     where = f" on {group['operator']}" if group["operator"] else ""
     what = html.escape(f"{group['check'] or ''}{where}")
     records = "".join(f"<li>p{r['partition']} <code>{html.escape(r['repr'])}</code></li>"

@@ -128,3 +128,8 @@ def test_overhead_shows_what_each_agent_costs(record):
     # the check sees lists of rows: fewer calls than records
     assert 1 <= check["calls"] < N and check["records"] == N and check["seconds"] > 0
     assert check["us_per_record"] == pytest.approx(check["seconds"] * 1e6 / N)
+    shown = {(g["tool"], g["check"], g["operator"]): g for g in run.alert_groups()}
+    line = shown[("overhead", "check's cost", "clean")]  # the panel's and sidebar's line
+    assert line["level"] == "info" and line["count"] == 1
+    assert line["message"].startswith(f"{check['us_per_record']:.3g} µs a record in check's")
+    assert f"{N:,} records" in line["message"]

@@ -5,7 +5,9 @@ import time
 import pytest
 
 from icedtea_jupyter import Operator
+from icedtea_jupyter.agents import latency
 from icedtea_jupyter.agents.latency import LatencyAgent
+from icedtea_jupyter.executor import observed
 
 from .chains import hosted_chain, plain_chain
 from .test_blocks import ended_by_operator
@@ -17,9 +19,11 @@ class CountingLatency(LatencyAgent):
     """The latency agent, counting the records it was shown."""
 
     shown = 0
+    records: list = []
 
     def observe_outputs(self, record, outputs, seconds):
         type(self).shown += 1
+        type(self).records.append(record)
         super().observe_outputs(record, outputs, seconds)
 
 
@@ -58,7 +62,7 @@ class RunningTotal(Operator):
 
 class FailsAt(Operator):
     def process(self, x):
-        if x == 5001:  # not a timed record: the first of each 64 is (5001 = 78 × 64 + 9)
+        if x == 5001:  # not a timed record: the first of each 64 is here (5001 = 78 × 64 + 9)
             raise RuntimeError("at 5001")
         return [x]
 
@@ -109,8 +113,56 @@ def test_a_slow_stretch_in_a_fast_operator_is_alerted_and_listed_slowest(monkeyp
 
 @pytest.mark.parametrize("api,f", [("map", fails_at_5001), ("mapPartitions", FailsAt())])
 def test_an_untimed_record_that_raises_is_named(monkeypatch, api, f):
+    monkeypatch.setattr(observed, "random", lambda: 0.0)  # the first of each 64 timed
     stream, channel = hosted_chain(monkeypatch, [("map", same), (api, f)],
                                    agents=(LatencyAgent,), n=6000)
     with pytest.raises(RuntimeError, match="at 5001"):
         list(stream)
     assert ended_by_operator(channel)[1]["error"]["record"]["value"] == 5001
+
+
+def test_the_timed_record_of_each_64_is_drawn_at_random(monkeypatch):
+    CountingLatency.records = []
+    outputs, _ = hosted_chain(monkeypatch, [("map", double)], agents=(CountingLatency,), n=N)
+    assert list(outputs) == [2 * x for x in range(N)]
+    sampled = CountingLatency.records[latency.WARMUP:]
+    assert len(sampled) < N / 16
+    assert len({x % 64 for x in sampled}) > 32  # not always the first of its 64
+
+
+def wait_30us(x):
+    """About 30 µs a record: over the 20 µs at which this machine times every record."""
+    end = time.perf_counter() + 30e-6
+    while time.perf_counter() < end:
+        pass
+    return x
+
+
+def test_the_choice_to_time_every_record_follows_the_machines_speed(monkeypatch):
+    CountingLatency.shown = 0
+    outputs, _ = hosted_chain(monkeypatch, [("map", wait_30us)], agents=(CountingLatency,),
+                              n=3000)
+    assert list(outputs) == list(range(3000))
+    assert CountingLatency.shown == 3000  # slow here: every record timed
+    monkeypatch.setattr(latency, "timing_cost", lambda: 1e-4)  # a machine 700× slower
+    CountingLatency.shown = 0
+    outputs, _ = hosted_chain(monkeypatch, [("map", wait_30us)], agents=(CountingLatency,),
+                              n=3000)
+    assert list(outputs) == list(range(3000))
+    assert CountingLatency.shown < 3000 / 8  # there, as fast as a 0.04 µs operator here
+
+
+def test_overhead_times_the_sampled_path_the_run_takes_without_it(monkeypatch):
+    from icedtea_jupyter.agents.overhead import OverheadAgent
+
+    CountingLatency.shown = 0
+    outputs, channel = hosted_chain(monkeypatch, [("map", double)],
+                                    agents=(CountingLatency, OverheadAgent), n=N)
+    assert list(outputs) == [2 * x for x in range(N)]
+    assert CountingLatency.shown < N / 16  # still a sample with --agent overhead
+    spent = [m["payload"] for m in channel.sent
+             if m.get("type") == "agent" and m["agent"] == "overhead"][0]
+    assert spent["records"] == N
+    timed = spent["agents"]["latency"]  # its hooks, outputs_sample's asks included
+    assert CountingLatency.shown + N / 64 <= timed["calls"] < N / 16
+    assert timed["seconds"] > 0

@@ -51,6 +51,7 @@ class Recorder:
         self.trial: float | None = None  # a trial run: each source is sampled to this share
         self.action_frames: list = []  # the DataFrames of the cell's actions (their plans)
         self.udf_frames: dict[int, Any] = {}  # UDF node -> the DataFrame it is computed on
+        self.on_g_grew: Any = None  # tells connected workers G(θ) grew (a UDF after θ)
 
     def sampled(self, source: Any) -> Any:
         """A source RDD or DataFrame the cell made: in a trial run, its sample."""
@@ -145,6 +146,19 @@ class Recorder:
             spec = self.specs.get(node.id)
             if spec is not None:
                 spec.theta, spec.in_g = node.theta, node.in_g
+
+    def attach(self, node_id: int, parent: int) -> None:
+        """A UDF's node gets the node its column is computed on. If that puts it in G(θ),
+        its spec says so (replay's copy) and so do the workers: PySpark pickled the spec
+        when the column was made, so they learn it from the coordinator (``on_g_grew``,
+        and the welcome of a worker connecting later)."""
+        joined = self.dag.attach(node_id, parent)
+        for joined_id in joined:
+            spec = self.specs.get(joined_id)
+            if spec is not None:
+                spec.in_g = True
+        if joined and self.on_g_grew is not None:
+            self.on_g_grew()
 
     def jvm(self, api: str, parents: list[int], name: str | None = None) -> OperatorNode:
         return self.dag.add(name or api, "jvm", api, parents)

@@ -201,6 +201,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
         run.coordinator.agents[AGENT] = SkewCoordinator()
     run.tracker = VersionTracker(root, run_id, run.recorder, options.reuse)
     run.recorder.on_action = run.tracker.on_action
+    run.recorder.on_g_grew = run.coordinator.announce_g
     run.coordinator.start_agents(run)
     run.warnings.extend(notes)
     registry.add(run)

@@ -126,6 +126,20 @@ class Recorder:
             if node_id not in self.shipped:
                 self._write_image(node_id, wrapper)
 
+    def unkept_udfs(self) -> dict[str, dict]:
+        """The UDFs of G(θ) the run kept no copy of, by node id, and why: ``window`` (an
+        aggregate UDF called over a window) or ``unpicklable`` (with the ``error``)."""
+        found: dict[str, dict] = {}
+        for node_id in self.udf_calls:
+            if not self.dag.node(node_id).in_g:
+                continue
+            if node_id in self.unreplayable:
+                found[str(node_id)] = {"kind": "unpicklable",
+                                       "error": self.unreplayable[node_id]}
+            elif node_id not in self.kept:
+                found[str(node_id)] = {"kind": "window"}  # dataframe._keep_udf: the rest
+        return found
+
     def check_interesting(self) -> None:
         """A job is about to run: ``--interesting`` naming no Python operator is refused
         now, before its first task, unless the name is in the cell's code (a later job

@@ -2,7 +2,9 @@
 a UDF when its column is made, before the column meets θ's DataFrame, yet its workers
 record for time travel (the coordinator tells them G(θ) grew), and jumps put the UDF's
 state where the run's snapshots had it: a row-at-a-time ``@udf`` (a callable instance:
-a record is a row) and a scalar ``@pandas_udf`` (a closure: a record is a batch)."""
+a record is a row) and a scalar ``@pandas_udf`` (a closure: a record is a batch). A
+window UDF after θ is named as not replayed. And θ behind a grouped map and a shuffle
+gets its input batches regenerated in the run's boundaries."""
 import time
 
 import pytest
@@ -157,4 +159,48 @@ def test_a_window_udf_after_theta_is_named_as_not_replayed_and_theta_still_jumps
         (note,) = [n for n in jumped.notes if "not replayed" in n]
         assert "'spread' is a window UDF after θ" in note
         assert "groupBy(...).agg(...)" in note and "--interesting 'spread'" in note
+    dbg.close()
+
+
+BEHIND_A_GROUPED_MAP = """
+import time
+import pandas as pd
+def centred(pdf):
+    return pdf.assign(v=pdf.v - pdf.v.mean())
+def running(batches):
+    total, seen = 0.0, 0
+    for pdf in batches:
+        time.sleep(0.01)
+        seen += len(pdf)
+        total += float(pdf.v.abs().sum())
+        yield pdf
+df = spark.range(0, ROWS, numPartitions=2).selectExpr("id % 8 AS k", "CAST(id AS DOUBLE) AS v")
+grouped = df.groupBy("k").applyInPandas(centred, "k long, v double")
+out = grouped.mapInPandas(running, "k long, v double").count()
+"""
+
+
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_theta_behind_a_grouped_map_and_a_shuffle_regenerates_the_runs_batches(
+        record, sql_conf, aqe):  # noqa: F811
+    """θ (a mapInPandas) reads a groupBy().applyInPandas: its input batches are
+    regenerated in the run's boundaries (a maxRecordsPerBatch of 70, not Spark's
+    default 10,000), and every jump equals the recorded snapshot."""
+    sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch="70",
+             spark_sql_adaptive_enabled=aqe, spark_sql_shuffle_partitions="2")
+    run = record(BEHIND_A_GROUPED_MAP, interesting="running")
+    assert run.status == "finished", run.error
+    dbg = run.debugger()
+    seen = []
+    for k in range(len(run.interactions)):
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        for p in dbg.partitions("running"):
+            if recorded.state("running", p) is not None:
+                assert jumped.state("running", p) == recorded.state("running", p), (k, p)
+                seen.append(recorded.state("running", p)["seen"])
+    assert any(0 < n < ROWS for n in seen)
+    dbg.jump(0)
+    for p in dbg.partitions("running"):
+        rows = dbg.pending(p)["running"]["rows"]
+        assert rows and all(end - start <= 70 for start, end in rows), rows
     dbg.close()

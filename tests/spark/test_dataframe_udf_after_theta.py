@@ -9,24 +9,15 @@ import time
 
 import pytest
 
+from tests.spark.test_dataframe_after_theta import THETA as THETA_V_IS_ID
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.spark
 
 ROWS, BATCH = 2000, 100  # two partitions of 1000 rows, ten batches each
 
-THETA = """
-import time
-import pandas as pd
+THETA = THETA_V_IS_ID + """
 from pyspark.sql.functions import pandas_udf, udf
-def running(batches):
-    total = 0.0
-    for pdf in batches:
-        time.sleep(0.02)
-        total += float(pdf.v.sum())
-        yield pdf.assign(total=total)
-df = spark.range(0, ROWS, numPartitions=2).selectExpr("id", "CAST(id AS DOUBLE) AS v")
-theta = df.mapInPandas(running, "id long, v double, total double")
 """
 ROW_UDF = THETA + """
 class Tally:

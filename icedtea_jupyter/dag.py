@@ -102,9 +102,32 @@ class Dag:
     def set_interesting(self, node_id: int) -> None:
         """Make ``node_id`` θ and recompute G(θ)."""
         with self._lock:
-            for node in self._nodes:  # parents always come before children
+            for node in self._nodes:
                 node.theta = node.id == node_id
-                node.in_g = node.theta or any(self._nodes[p].in_g for p in node.parents)
+            self._spread_g()
+
+    def attach(self, node_id: int, parent_id: int) -> list[int]:
+        """Give ``node_id`` (a UDF's node, made when its column was) the parent it is
+        computed on; returns the ids that joined G(θ) by it."""
+        with self._lock:
+            node = self._nodes[node_id]
+            if parent_id not in node.parents:
+                node.parents = sorted({*node.parents, parent_id})
+            before = {n.id for n in self._nodes if n.in_g}
+            self._spread_g()
+            return [n.id for n in self._nodes if n.in_g and n.id not in before]
+
+    def _spread_g(self) -> None:
+        """G(θ): θ and whatever reads it, directly or not (a UDF's node can come before
+        its parent: it is made with its column, and gets its parent when it is used)."""
+        for node in self._nodes:
+            node.in_g = node.theta
+        grew = True
+        while grew:
+            grew = False
+            for node in self._nodes:
+                if not node.in_g and any(self._nodes[p].in_g for p in node.parents):
+                    node.in_g = grew = True
 
     def node(self, key: int | str) -> OperatorNode:
         for n in self._nodes:

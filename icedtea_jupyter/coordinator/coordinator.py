@@ -96,7 +96,15 @@ class Coordinator:
     def _welcome(self) -> dict:
         """What a worker process learns on connecting: operator names, live control."""
         return {"operators": {str(k): v for k, v in self.dag.names().items()},
-                "control": self.control.sticky()}
+                "control": self.control.sticky(), "g": self._g_theta()}
+
+    def _g_theta(self) -> list[int]:
+        return [n.id for n in self.dag.g_theta]
+
+    def announce_g(self) -> None:
+        """G(θ) grew (a UDF column applied after θ, its spec pickled before): tell the
+        worker processes already connected; later ones learn it from the welcome."""
+        self.server.broadcast({"type": "g_theta", "operators": self._g_theta()})
 
     def start_agents(self, run: Any) -> None:
         for name, agent in self.agents.items():

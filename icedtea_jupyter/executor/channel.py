@@ -23,6 +23,7 @@ from .worker_file import append_local_event, write_replay_log, write_worker_file
 class Channel(Protocol):
     connected: bool
     operator_names: dict[int, str]
+    g_theta: set[int]
 
     def send(self, message: dict, body: bytes = b"") -> None: ...
     def end_worker(self, message: dict, body: bytes = b"") -> None: ...
@@ -36,6 +37,7 @@ class _HostRegistry:
     def __init__(self) -> None:
         self.hosts: list = []
         self.operator_names: dict[int, str] = {}
+        self.g_theta: set[int] = set()  # G(θ) as the coordinator said (in_g_now)
 
     def register(self, host: Any) -> None:
         self.hosts.append(host)
@@ -54,6 +56,7 @@ class ControlChannel(_HostRegistry):
         self._sock = sock
         self._lock = threading.Lock()
         self.operator_names = {int(k): v for k, v in welcome.get("operators", {}).items()}
+        self.g_theta = {int(i) for i in welcome.get("g", [])}
         self._fallback: LocalChannel | NullChannel | None = None
         control_state.state_for(run.run_id).observe_welcome(welcome.get("control"))
         threading.Thread(target=self._read_loop, name="icedtea-control", daemon=True).start()
@@ -104,6 +107,9 @@ class ControlChannel(_HostRegistry):
             while True:
                 message, _ = protocol.read_frame(self._sock)
                 protocol.validate(message, protocol.COORDINATOR_MESSAGES)
+                if message["type"] == "g_theta":
+                    self.g_theta = {int(i) for i in message["operators"]}
+                    continue
                 control_state.observe(self.run.run_id, message)  # before any host sees it
                 for host in list(self.hosts):
                     host.deliver(message)
@@ -161,6 +167,13 @@ class NullChannel(_HostRegistry):
 
 _CHANNELS: dict[str, Channel] = {}
 _CONNECT_LOCK = threading.Lock()
+
+
+def in_g_now(spec: Any, channel: Channel) -> bool:
+    """Whether ``spec``'s operator is in G(θ): as pickled, or as the coordinator says
+    now (a UDF's spec is pickled with its column, before the column is applied to θ's
+    output)."""
+    return spec.in_g or spec.op_id in getattr(channel, "g_theta", ())
 
 
 def channel_for(run: RunSpec) -> Channel:

@@ -55,6 +55,7 @@ COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
     "query": {"breakpoint": int, "operator": int},
     "live_state": {"request": int, "operator": int, "partition": int},
     "stop": {},
+    "g_theta": {"operators": list},  # G(θ)'s operator ids, when a UDF after θ joined it
 }
 WORKER_FIELDS = {"operator": int, "partition": int, "stage": int, "attempt": int, "task": int}
 

@@ -208,8 +208,9 @@ class TimeTravel(WorkerPlugin):
                 for tt in self.chain():
                     count = processed if tt is self else tt.host.live_count()
                     tt.checkpoint(message["index"], count, processed, False)
-        elif self.batch_rows is not None:  # a DataFrame operator outside θ's chain:
-            # how far it had got and its state there (replay regenerates its inputs)
+        elif self.batch_rows is not None or self.host.per_call:  # a DataFrame operator
+            # outside θ's chain (a UDF too): how far it had got and its state there
+            # (replay regenerates its inputs)
             self.send(message["index"], message.get("trigger", ""), processed, "later")
         else:  # outside θ's chain: whether it had started, and how far
             self.host.channel.send({"type": "snapshot", "worker": self.host.worker,

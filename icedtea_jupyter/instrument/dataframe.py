@@ -87,7 +87,7 @@ def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi,
         node = recorder.dag.node(node_id)
         if any(f"{udf_name}(" in text for text in texts):
             if df is not None and not node.parents:
-                node.parents.append(recorder.node_for(df))
+                recorder.attach(node_id, recorder.node_for(df))
                 _keep_udf(recorder, node_id, df, api, grouped)
             parents.append(node_id)
     return parents

@@ -51,6 +51,7 @@ class Recorder:
         self.trial: float | None = None  # a trial run: each source is sampled to this share
         self.action_frames: list = []  # the DataFrames of the cell's actions (their plans)
         self.udf_frames: dict[int, Any] = {}  # UDF node -> the DataFrame it is computed on
+        self.on_g_grew: Any = None  # tells connected workers G(θ) grew (a UDF after θ)
 
     def sampled(self, source: Any) -> Any:
         """A source RDD or DataFrame the cell made: in a trial run, its sample."""
@@ -125,6 +126,20 @@ class Recorder:
             if node_id not in self.shipped:
                 self._write_image(node_id, wrapper)
 
+    def unkept_udfs(self) -> dict[str, dict]:
+        """The UDFs of G(θ) the run kept no copy of, by node id, and why: ``window`` (an
+        aggregate UDF called over a window) or ``unpicklable`` (with the ``error``)."""
+        found: dict[str, dict] = {}
+        for node_id in self.udf_calls:
+            if not self.dag.node(node_id).in_g:
+                continue
+            if node_id in self.unreplayable:
+                found[str(node_id)] = {"kind": "unpicklable",
+                                       "error": self.unreplayable[node_id]}
+            elif node_id not in self.kept:
+                found[str(node_id)] = {"kind": "window"}  # dataframe._keep_udf: the rest
+        return found
+
     def check_interesting(self) -> None:
         """A job is about to run: ``--interesting`` naming no Python operator is refused
         now, before its first task, unless the name is in the cell's code (a later job
@@ -145,6 +160,19 @@ class Recorder:
             spec = self.specs.get(node.id)
             if spec is not None:
                 spec.theta, spec.in_g = node.theta, node.in_g
+
+    def attach(self, node_id: int, parent: int) -> None:
+        """A UDF's node gets the node its column is computed on. If that puts it in G(θ),
+        its spec says so (replay's copy) and so do the workers: PySpark pickled the spec
+        when the column was made, so they learn it from the coordinator (``on_g_grew``,
+        and the welcome of a worker connecting later)."""
+        joined = self.dag.attach(node_id, parent)
+        for joined_id in joined:
+            spec = self.specs.get(joined_id)
+            if spec is not None:
+                spec.in_g = True
+        if joined and self.on_g_grew is not None:
+            self.on_g_grew()
 
     def jvm(self, api: str, parents: list[int], name: str | None = None) -> OperatorNode:
         return self.dag.add(name or api, "jvm", api, parents)

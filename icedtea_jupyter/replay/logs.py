@@ -113,8 +113,11 @@ class RunLogs:
         self.chain, children = tree_of(run.dag, theta)
         self.paths = paths_of(self.chain, children)
         self.partitions = self.history.partitions(theta)
-        self.fed = fed_stages(run.dag, self.chain, children, self.history.partitions)
-        self.not_replayed = not_replayed(run.dag, self.chain, self.fed)
+        self.fed = fed_stages(run.dag, self.chain, children, self.history.partitions,
+                              lambda node: kept_copy(run, node))
+        self.not_replayed = not_replayed(
+            run.dag, self.chain, self.fed, self.history.partitions,
+            run.store.read_manifest().get("unkept_udfs") or {})
         self.interactions = len(self.history.raw)
         ok: dict[tuple[int, int], list[int]] = {}  # (operator, partition) -> its ok tasks
         rows = run.store.worker_table().to_pylist()
@@ -275,10 +278,16 @@ def in_grouped_agg(dag: Any, node: Any) -> bool:
         n.api == "agg" and node.id in n.parents for n in dag.operators)
 
 
+def kept_copy(run: Any, node: Any) -> bool:
+    """Whether the run kept a copy of ``node`` to replay (a UDF of a kind replay
+    regenerates the calls of, whose function pickled)."""
+    return os.path.exists(layout.operator_image_path(run.path, node.id))
+
+
 def refuse_unreplayable(run: Any, theta: Any) -> None:
     """A UDF θ of a kind whose calls replay does not regenerate (the run kept no copy
     of it): say which, why, and what to pick instead."""
-    if theta.api != "udf" or os.path.exists(layout.operator_image_path(run.path, theta.id)):
+    if theta.api != "udf" or kept_copy(run, theta):
         return
     others = [n.name for n in run.dag.python_operators if n.api != "udf"]
     instead = (f"record the cell again with --interesting set to one of {others}" if others

@@ -58,9 +58,11 @@ def paths_of(names: list[str], children: dict[str, list[str]]) -> list[list[str]
     return paths
 
 
-def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callable) -> list[Fed]:
+def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callable,
+               kept: Callable[[Any], bool] = lambda node: True) -> list[Fed]:
     """The reduce sides after map sides in θ's tree, and the operators after a union of
-    its leaves."""
+    its leaves; ``kept(node)``: whether the run kept a copy of a DataFrame operator to
+    replay (a window UDF's is not)."""
     leaves = [dag.node(n) for n in names if not children[n]]
     stages = []
     for leaf in leaves:
@@ -86,18 +88,20 @@ def fed_stages(dag: Any, names: list[str], children: dict, partitions_of: Callab
                 stages.append(Fed([n.name for n in chain_of(dag, head)], sorted(sources),
                                   sources))
     stages.extend(_dataframe_after(dag, set(names) | {n for f in stages for n in f.names},
-                                   partitions_of))
+                                   partitions_of, kept))
     return stages
 
 
-def _dataframe_after(dag: Any, replayed: set[str], partitions_of: Callable) -> list[Fed]:
+def _dataframe_after(dag: Any, replayed: set[str], partitions_of: Callable,
+                     kept: Callable[[Any], bool]) -> list[Fed]:
     """The DataFrame Python operators of G(θ) in workers of their own (after JVM
-    operators or a shuffle), and those pipelined after them: each partition's records
-    are regenerated from the operator's own input DataFrame, ``("regenerated", name)``."""
+    operators or a shuffle; a UDF column on θ's output), and those pipelined after them:
+    each partition's records are regenerated from the operator's own input DataFrame,
+    ``("regenerated", name)``."""
     stages: list[Fed] = []
     for node in dag.python_operators:
         if node.in_g and node.api in _DATAFRAME and node.name not in replayed and \
-                not any(node.name in f.names for f in stages):
+                kept(node) and not any(node.name in f.names for f in stages):
             parts = partitions_of(node)
             if parts:  # none ran (a UDF column the action did not need)
                 stages.append(Fed([n.name for n in chain_of(dag, node)], parts,
@@ -143,21 +147,42 @@ _JOINS = ("join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
 _DATAFRAME = ("mapInPandas", "mapInArrow", "applyInPandas", "udf")
 
 
-def not_replayed(dag: Any, chain: list[str], fed: list[Fed]) -> str:
+def not_replayed(dag: Any, chain: list[str], fed: list[Fed],
+                 partitions_of: Callable = lambda node: [0],
+                 unkept: dict | None = None) -> str:
     """What the debugger says of the Python operators of G(θ) it does not replay (none:
-    ""): which, why, and what to record to debug them."""
+    ""): which, why, and what to record to debug them; and of UDF columns after θ that
+    never ran (``partitions_of`` gives no partition: the actions did not need them).
+    ``unkept``: the manifest's UDFs the run kept no copy of, and why, by node id."""
     replayed = set(chain) | {name for stage in fed for name in stage.names}
     below = _downstream(dag, chain[0]) if chain else set()
     missing = [n for n in dag.python_operators
                if (n.in_g or n.id in below) and n.name not in replayed]
-    if not missing:
-        return ""
+    idle = [n for n in missing if n.api == "udf" and not partitions_of(n)]
+    missing = [n for n in missing if n not in idle]
+    notes = [_never_ran(idle)] if idle else []
+    if missing:
+        notes.append(_why_not_replayed(dag, missing, unkept or {}))
+    return " ".join(notes)
+
+
+def _never_ran(idle: list[Any]) -> str:
+    names = ", ".join(repr(n.name) for n in idle)
+    return (f"{names} after θ never ran: the cell's actions did not need their columns "
+            "(Spark left them out of its plan), so they have no state to show")
+
+
+def _why_not_replayed(dag: Any, missing: list[Any], unkept: dict) -> str:
     first = missing[0]
     reads = [dag.node(p).name for p in first.parents]
-    if first.api == "udf" and not first.in_g:
-        why = (f"{first.name!r} is a UDF column after θ; PySpark ships a UDF when its "
-               "column is made, before the DataFrame using it is known, so its workers "
-               "recorded nothing for replay")
+    advice = f"to step through {first.name!r}, record the cell again with " \
+             f"--interesting {first.name!r}"
+    if first.api == "udf" and first.in_g:
+        why, advice = _unkept_udf(first.name, unkept.get(str(first.id), {}))
+    elif first.api == "udf":
+        why = (f"{first.name!r} is a UDF column after θ that this run left out of G(θ) "
+               "(recorded by a version before UDF columns after θ joined it), so its "
+               "workers recorded nothing for replay")
     elif first.api in _JOINS:
         why = (f"{first.name!r}'s map side logged no origins for replay (its inputs "
                "were partitioned alike, or lineage capture tagged them its own way)")
@@ -169,8 +194,22 @@ def not_replayed(dag: Any, chain: list[str], fed: list[Fed]) -> str:
               "not rebuild from θ's outputs yet"
     names = ", ".join(repr(n.name) for n in missing)
     return (f"{names} in G(θ) are not replayed: {why}. Their states are not in this view "
-            f"(run.snapshot(k) shows how far they got in the run); to step through "
-            f"{first.name!r}, record the cell again with --interesting {first.name!r}")
+            f"(run.snapshot(k) shows how far they got in the run); {advice}")
+
+
+def _unkept_udf(name: str, reason: dict) -> tuple[str, str]:
+    """Why the run kept no copy of a UDF column after θ, and what to do instead."""
+    if reason.get("kind") == "unpicklable":
+        return (f"{name!r} is a UDF column after θ whose function could not be pickled "
+                f"for replay ({reason.get('error')})",
+                "to step through it, make its function picklable (no open files, "
+                "sockets or locks in its closure) and record the cell again")
+    return (f"{name!r} is a window UDF after θ (an aggregate UDF over .over(...)): Spark "
+            "calls it on each row's window frame inside its window operator, and replay "
+            "cannot regenerate those frames",
+            f"to step through its function, call it in groupBy(...).agg(...) (a record a "
+            f"group), or as a groupBy(...).applyInPandas over the window's partition keys, "
+            f"and record that cell with --interesting {name!r}")
 
 
 def _downstream(dag: Any, theta_name: str) -> set[int]:

@@ -201,6 +201,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
         run.coordinator.agents[AGENT] = SkewCoordinator()
     run.tracker = VersionTracker(root, run_id, run.recorder, options.reuse)
     run.recorder.on_action = run.tracker.on_action
+    run.recorder.on_g_grew = run.coordinator.announce_g
     run.coordinator.start_agents(run)
     run.warnings.extend(notes)
     registry.add(run)
@@ -233,6 +234,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         killed = killed_attempts(_spark_context(), coordinator.worker_states())
         coordinator.discard(killed)
         run.manifest["killed_attempts"] = killed
+        run.manifest["unkept_udfs"] = run.recorder.unkept_udfs()  # replay/stages.py
         jobs = _jobs(run, sc_before)
         run.manifest["jobs"] = jobs
         _versions(run)

@@ -120,13 +120,16 @@ out = theta.withColumn("d", doubled("total")).count()
 """
 
 
-def test_a_udf_column_after_theta_is_named_as_not_replayed(record):
-    """A UDF defined before θ's DataFrame and used on θ's output: jumps say it is not
-    replayed, why, and what to record instead, rather than leaving it out silently."""
+def test_a_udf_column_after_theta_the_action_did_not_need_is_named_as_never_run(record):
+    """A UDF column on θ's output that ``count()`` does not need (Spark prunes it): the
+    UDF is in G(θ) but never ran, and jumps say so rather than calling it not replayed."""
     run = record(UDF_AFTER, {"ROWS": ROWS}, interesting="running")
     assert run.status == "finished", run.error
+    assert run.dag.node("doubled").in_g
+    assert not run.partitions("doubled")
     dbg = run.debugger()
-    (note,) = [n for n in dbg.jump(1).notes if "not replayed" in n]
-    assert "'doubled' is a UDF column after θ" in note
-    assert "--interesting 'doubled'" in note
+    notes = dbg.jump(1).notes
+    assert not [n for n in notes if "not replayed" in n], notes
+    (note,) = [n for n in notes if "'doubled' after θ never ran" in n]
+    assert "did not need their columns" in note
     dbg.close()

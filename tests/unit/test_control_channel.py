@@ -145,3 +145,26 @@ def test_a_finished_run_records_nothing(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({"status": "finished"}))
     run = RunSpec("run-old", ("127.0.0.1", 9), SECRET, str(tmp_path), connect_timeout=0.5)
     assert isinstance(channel_module._open(run), channel_module.NullChannel)
+
+
+def test_a_worker_learns_g_theta_from_its_welcome_and_from_a_later_broadcast(tmp_path):
+    """A UDF's spec is pickled with its column, before the column is applied to θ's
+    output: its worker learns that it is in G(θ) from the coordinator, when it connects
+    or, if it connected before, when G(θ) grows."""
+    from icedtea_jupyter.executor.spec import OperatorSpec
+
+    g = [2]
+    srv = ControlServer("run-x", SECRET, lambda m, b, c: None, lambda: {"g": list(g)})
+    try:
+        run = RunSpec("run-x", srv.address, SECRET, str(tmp_path))
+        client = channel_module.ControlChannel.connect(run)
+        udf = OperatorSpec(5, run, "udf")  # pickled before it met θ's DataFrame
+        assert channel_module.in_g_now(OperatorSpec(2, run, "mapInPandas"), client)
+        assert not channel_module.in_g_now(udf, client)
+        g.append(5)
+        wait_until(lambda: srv.broadcast({"type": "g_theta", "operators": g}) == 1, 5,
+                   "the broadcast to reach the worker")
+        wait_until(lambda: channel_module.in_g_now(udf, client), 5,
+                   "the worker to learn G(θ) grew")
+    finally:
+        srv.close()

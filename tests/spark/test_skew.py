@@ -150,3 +150,30 @@ def test_mitigate_refuses_a_non_associative_aggregation_and_a_join(record):
     joined = record(JOIN, {"EVENTS": EVENTS[:200], "USERS": users}, skew=True)
     with pytest.raises(MitigationRefused, match="is a join"):
         joined.skew("enrich").mitigate()
+
+
+SORTED_GROUPS = """
+import pandas as pd
+frame = spark.createDataFrame(EVENTS, "user string, amount long")
+def total(key, rows):
+    return pd.DataFrame({"user": [key[0]], "total": [int(rows["amount"].sum())]})
+out = (frame.groupBy("user").applyInPandas(total, "user string, total long")
+       .orderBy("total").toPandas())
+"""
+
+
+def test_keys_count_once_when_a_sort_samples_the_grouped_function_first(record, spark):
+    """``orderBy`` samples its input in a job of its own first, which runs the
+    ``applyInPandas`` once more: each key still counts its records once."""
+    run = record(SORTED_GROUPS, {"EVENTS": EVENTS}, skew=True)
+    assert run.status == "finished", run.error
+    jobs = {w["stage"] for w in run._worker_states()
+            if w["operator"] == run.dag.node("total").id}
+    assert len(jobs) >= 2  # the sort's sampling job and the real one both ran it
+    s = run.skew("total")
+    exact = Counter(k for k, _ in EVENTS)
+    keys = s.keys.assign(key=lambda f: f["key"].map(lambda k: k[0]))
+    assert s.keys_sketch.n == len(EVENTS)
+    for key, count in zip(keys["key"], keys["count"]):
+        assert count == exact[key], key
+    assert s.partitions["records"].sum() == len(EVENTS)

@@ -177,3 +177,58 @@ def test_keys_count_once_when_a_sort_samples_the_grouped_function_first(record, 
     for key, count in zip(keys["key"], keys["count"]):
         assert count == exact[key], key
     assert s.partitions["records"].sum() == len(EVENTS)
+
+
+SLOW_AGGREGATION = """
+import time
+def slow(e):
+    time.sleep(0.0004)
+    return e
+totals = (sc.parallelize(EVENTS, 8).map(slow).setName("by user")
+            .reduceByKey(add, 4).setName("sum").collect())
+"""
+
+
+def test_a_frontend_gets_the_live_view_pushed_as_changed_rows(record):
+    """While a --skew run records, an open frontend is sent its skew view (skew.changed):
+    the whole report, then changed rows only, which put together give growing counts of
+    the hot key; asking for another operator switches the pushes to it."""
+    from operator import add
+
+    from icedtea_jupyter.comm import target
+    from tests.unit.fakes import FakeComm
+
+    target.watch_runs()
+    comm = FakeComm()
+    target._on_open(comm, {})
+    from icedtea_jupyter.session import registry
+
+    asked: list = []
+
+    def follow(run):
+        def ask_for_by_user(kind, data):  # the first sketch: the sidebar picks "by user"
+            if kind == "skew" and not asked:
+                asked.append(comm.send_request("skew.report", run=run.id, operator="by user"))
+        run.subscribe(ask_for_by_user)
+
+    registry.on_added(follow)
+    run = record(SLOW_AGGREGATION, {"EVENTS": EVENTS, "add": add}, skew=True)
+    asked.append(None)  # later runs' sketches ask nothing
+    assert run.status == "finished", run.error
+    pushed = [e for e in comm.events("skew.changed") if e["run"] == run.id]
+    comm.close()  # every event conformed to the schema
+    reports = [e for e in pushed if e["report"] is not None]
+    assert reports and reports[0]["report"]["live"]
+    by_operator = [e["operator"] for e in reports]
+    assert by_operator[-1] == "by user" and "sum" in by_operator
+    hot = []
+    for event in pushed:
+        if event["operator"] != "sum":
+            continue
+        if event["report"] is not None:
+            keys = event["report"]["keys"]
+        elif "keys" in event["changes"]:
+            keys = event["changes"]["keys"]
+        hot.append(next((k["count"] for k in keys if k["key"] == "'hot'"), 0))
+    assert len(hot) >= 2 and hot == sorted(hot) and 0 < hot[-1] <= Counter(
+        k for k, _ in EVENTS)["hot"]

@@ -206,8 +206,9 @@ def test_a_frontend_gets_the_live_view_pushed_as_changed_rows(record):
     asked: list = []
 
     def follow(run):
-        def ask_for_by_user(kind, data):  # the first sketch: the sidebar picks "by user"
-            if kind == "skew" and not asked:
+        def ask_for_by_user(kind, data):  # once "sum" showed the hot key: pick "by user"
+            if kind == "skew" and not asked and len(hot_counts(comm, "sum")) >= 2 \
+                    and hot_counts(comm, "sum")[-1] > 0:
                 asked.append(comm.send_request("skew.report", run=run.id, operator="by user"))
         run.subscribe(ask_for_by_user)
 
@@ -221,14 +222,18 @@ def test_a_frontend_gets_the_live_view_pushed_as_changed_rows(record):
     assert reports and reports[0]["report"]["live"]
     by_operator = [e["operator"] for e in reports]
     assert by_operator[-1] == "by user" and "sum" in by_operator
-    hot = []
-    for event in pushed:
-        if event["operator"] != "sum":
-            continue
-        if event["report"] is not None:
-            keys = event["report"]["keys"]
-        elif "keys" in event["changes"]:
-            keys = event["changes"]["keys"]
-        hot.append(next((k["count"] for k in keys if k["key"] == "'hot'"), 0))
+    hot = hot_counts(comm, "sum")
     assert len(hot) >= 2 and hot == sorted(hot) and 0 < hot[-1] <= Counter(
         k for k, _ in EVENTS)["hot"]
+
+
+def hot_counts(comm, operator):
+    """The hot key's count in each skew.changed event of ``operator`` that has keys."""
+    counts = []
+    for event in list(comm.events("skew.changed")):
+        if event["operator"] != operator:
+            continue
+        keys = event["report"]["keys"] if event["report"] else event["changes"].get("keys")
+        if keys is not None:
+            counts.append(next((k["count"] for k in keys if k["key"] == "'hot'"), 0))
+    return counts

@@ -15,7 +15,7 @@ from .messages import RequestError
 
 SKEW = MethodTable()
 RULES = ("load", "eta", "tau", "factor", "threshold")
-PUSH_GAP = 0.1  # seconds at least between two pushes of a run's changes
+PUSH_GAP = 0.25  # seconds at least between two pushes of a run's changes
 PUSH_TICK = 0.5  # seconds at most between two looks (the workers' counts move unasked)
 _LIVE_OPERATOR: dict[str, str] = {}  # run id -> the operator a sidebar asked for
 

@@ -70,15 +70,30 @@ export class SkewChart extends Widget {
   }
 
   /** A pushed change of this chart's rows: those rows only, in the drawn view (its whole
-   * dataset swapped redrew every cell: long frames at 200 partitions x 12 operators). */
+   * dataset swapped redrew every cell: long frames at 200 partitions x 12 operators);
+   * the changes pushed within one animation frame go in as one. */
   private _onRows(sender: SkewModel, rows: IChartRows): void {
     if (rows.kind !== this._kind || this._result === null) {
       return;
     }
     const id = (this._kind === 'spec' ? barId : cellId) as (row: unknown) => string;
+    rows.remove.forEach(key => this._pending.remove.add(key));
+    rows.insert.forEach(row => this._pending.insert.set(id(row), row));
+    if (!this._pending.scheduled) {
+      this._pending.scheduled = true;
+      requestAnimationFrame(() => this._applyRows(id));
+    }
+  }
+
+  private _applyRows(id: (row: unknown) => string): void {
+    const { remove, insert } = this._pending;
+    this._pending = { remove: new Set(), insert: new Map(), scheduled: false };
+    if (this._result === null || this.isDisposed) {
+      return;
+    }
     const change = changeset()
-      .remove((row: unknown) => rows.remove.has(id(row)))
-      .insert(rows.insert);
+      .remove((row: unknown) => remove.has(id(row)))
+      .insert([...insert.values()]);
     void this._change(view => view.change(this._dataName, change));
   }
 
@@ -140,6 +155,8 @@ export class SkewChart extends Widget {
   private _result: Result | null = null;
   /** The spec drawn (the report's own object: a pushed change updates its dataset). */
   private _spec: unknown = null;
+  /** Pushed rows not yet in the drawn view (applied at the next animation frame). */
+  private _pending = { remove: new Set<string>(), insert: new Map<string, unknown>(), scheduled: false };
   /** The drawn spec without its data, and its one dataset's name (`splitData`). */
   private _shape = '';
   private _dataName = '';

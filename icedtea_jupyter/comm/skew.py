@@ -1,14 +1,23 @@
-"""Skew requests: ``skew.report``, one call of ``run.skew(operator, **rules)``."""
+"""Skew requests: ``skew.report``, one call of ``run.skew(operator, **rules)``; and, while a
+``--skew`` run records, ``skew.changed`` events pushing its live view's changed rows."""
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from ..session.run import Run
+from ..skew.changes import LiveChanges
+from ..skew.report import SkewReport
 from .handlers import MethodTable, jsonable, run_of
 from .messages import RequestError
 
 SKEW = MethodTable()
 RULES = ("load", "eta", "tau", "factor", "threshold")
+PUSH_GAP = 0.25  # seconds at least between two pushes of a run's changes
+PUSH_TICK = 0.5  # seconds at most between two looks (the workers' counts move unasked)
+_LIVE_OPERATOR: dict[str, str] = {}  # run id -> the operator a sidebar asked for
 
 
 def default_operator(run: Run) -> str:
@@ -33,8 +42,62 @@ def skew_report(params: dict) -> dict:
         report = run.skew(operator, **rules)
     except ValueError as exc:  # a JVM operator, a load that is none, a bad parameter
         raise RequestError(str(exc)) from None
-    view = report.to_json()
-    view.update(run=run.id, operators=[n.name for n in run.dag.python_operators
-                                       if n.phase != "combine"],
-                recorded=bool(run.options.get("skew")))
-    return jsonable(view)
+    if report.live and params.get("operator"):
+        _LIVE_OPERATOR[run.id] = report.operator  # what skew.changed pushes from now on
+    return report_json(run, report)
+
+
+def report_json(run: Run, report: SkewReport, view: dict | None = None) -> dict:
+    """``skew.report``'s result: the report with the run's operators to pick from."""
+    result = report.to_json(view)
+    result.update(run=run.id, operators=[n.name for n in run.dag.python_operators
+                                         if n.phase != "combine"],
+                  recorded=bool(run.options.get("skew")))
+    return jsonable(result)
+
+
+class SkewPusher:
+    """While a ``--skew`` run records: ``skew.changed`` events, each with the rows of the
+    live skew view that changed since the last (the whole report first and whenever the
+    operator shown changes), soon after a worker's sketch arrives (``wake``), at most
+    every ``PUSH_GAP`` and at least every ``PUSH_TICK``."""
+
+    def __init__(self, run: Run, send: Callable[[str, dict], None],
+                 listening: Callable[[], bool]) -> None:
+        self.run, self.send, self.listening = run, send, listening
+        self.wake = threading.Event()
+        self._changes: LiveChanges | None = None
+
+    def start(self) -> SkewPusher:
+        threading.Thread(target=self._loop, daemon=True,
+                         name=f"icedtea-skew-{self.run.id}").start()
+        return self
+
+    def _loop(self) -> None:
+        while self.run.status == "running":
+            self.wake.wait(PUSH_TICK)
+            self.wake.clear()
+            if self.listening():
+                try:
+                    self.push()
+                except Exception:  # a view not computable yet (no worker): the next look
+                    self._changes = None
+            time.sleep(PUSH_GAP)
+        _LIVE_OPERATOR.pop(self.run.id, None)
+
+    def push(self) -> None:
+        """Send what changed (nothing when nothing did)."""
+        run = self.run
+        report = run.skew(_LIVE_OPERATOR.get(run.id) or default_operator(run))
+        view = report.live_view()
+        if self._changes is None or self._changes.operator != report.operator:
+            self._changes = LiveChanges(report.operator)
+            self._changes.changes(view)
+            self.send("skew.changed", {"run": run.id, "operator": report.operator,
+                                       "report": report_json(run, report, view),
+                                       "changes": None})
+            return
+        changes = self._changes.changes(view)
+        if changes is not None:
+            self.send("skew.changed", {"run": run.id, "operator": report.operator,
+                                       "report": None, "changes": jsonable(changes)})

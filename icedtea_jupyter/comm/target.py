@@ -20,7 +20,7 @@ from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .lineage import LINEAGE
 from .lineage import SLOW as LINEAGE_REQUESTS
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
-from .skew import SKEW
+from .skew import SKEW, SkewPusher
 from .time_travel import EVENTS as TIME_TRAVEL_EVENTS
 from .time_travel import TIME_TRAVEL
 from .versions import VERSIONS
@@ -131,21 +131,24 @@ class _RunWatcher:
     def __init__(self, run: Run) -> None:
         self.run = run
         self.dirty = threading.Event()
+        self.skew: SkewPusher | None = None
         run.subscribe(self._on_event)
         if run.status == "running":
             threading.Thread(target=self._loop, daemon=True,
                              name=f"icedtea-comm-{run.id}").start()
+            if run.options.get("skew"):
+                self.skew = SkewPusher(run, broadcast, _listening).start()
 
     def _on_event(self, kind: str, data: dict) -> None:
         if kind in EVENTS:
-            with _LOCK:
-                listening = bool(_OPEN)
-            if listening:  # a debug view is worth building only for a frontend
+            if _listening():  # a debug view is worth building only for a frontend
                 broadcast(*EVENTS[kind](self.run, data))
             if kind == "interaction":
                 self.dirty.set()
         elif kind == "alert":
             broadcast("run.alert", {"run": self.run.id, "alert": data})
+        elif kind == "skew" and self.skew is not None:
+            self.skew.wake.set()  # a worker's sketch: pushed as changed rows, not progress
         elif kind == "run":
             self._progress()
             broadcast("run.status", {"run": self.run.id, "status": self.run.status,
@@ -171,6 +174,11 @@ class _RunWatcher:
                 last = progress
                 self._progress(progress)
                 time.sleep(PROGRESS_PERIOD)
+
+
+def _listening() -> bool:
+    with _LOCK:
+        return bool(_OPEN)
 
 
 def _counts(progress: list[dict] | None) -> list[tuple] | None:

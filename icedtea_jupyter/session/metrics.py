@@ -23,6 +23,17 @@ def successful_attempts(table: pa.Table) -> pd.DataFrame:
     return ok.drop_duplicates(["operator", "stage", "partition"], keep="last")
 
 
+def last_successful_attempts(table: pa.Table) -> pd.DataFrame:
+    """One row per (operator, partition): its successful attempt in the last job that
+    ran it (a sort's sampling job runs its input's operators once more before the real
+    job: those rows are left out, like a retried task's)."""
+    ok = successful_attempts(table)
+    if ok.empty:
+        return ok
+    ok = ok.sort_values(["operator", "partition", "stage", "attempt", "ended"])
+    return ok.drop_duplicates(["operator", "partition"], keep="last")
+
+
 def metrics_frame(table: pa.Table, names: dict[int, str]) -> pd.DataFrame:
     """operator, partition, records_in, records_out, bytes_in, seconds (summed over jobs)."""
     ok = successful_attempts(table)

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from ..executor.skew import AGENT
 from ..skew.source import SkewSource
 from ..store import layout
-from .metrics import successful_attempts
+from .metrics import last_successful_attempts
 from .stage_sizes import stage_waiting
 
 SAMPLE = 12
+T = TypeVar("T")
 
 
 def skew_source(run: Any) -> SkewSource:
@@ -56,8 +58,10 @@ def _live_sizes(run: Any, source: SkewSource) -> None:
 
 def _workers(run: Any, live: bool) -> list[dict]:
     if live:
-        return run._worker_states()
-    ok = successful_attempts(run.store.worker_table())
+        return list(latest_per_partition(
+            run._worker_states(),
+            lambda w: (w["operator"], w["partition"], w["stage"], w["attempt"])).values())
+    ok = last_successful_attempts(run.store.worker_table())
     return [] if ok.empty else ok.to_dict("records")
 
 
@@ -65,10 +69,13 @@ def _sketches(run: Any, live: bool) -> dict[int, list[dict]]:
     sketches: dict[int, list[dict]] = {}
     if live:
         agent = run.coordinator.agent(AGENT) if run.coordinator is not None else None
-        for key, summary in (agent.latest().items() if agent is not None else ()):
+        latest = agent.latest() if agent is not None else {}
+        for key, (_, summary) in latest_per_partition(
+                latest.items(), lambda item: (item[0][0], item[0][2], item[0][1],
+                                              item[0][3])).items():
             sketches.setdefault(key[0], []).append(summary)
         return sketches
-    ok = successful_attempts(run.store.worker_table())
+    ok = last_successful_attempts(run.store.worker_table())
     wanted = set() if ok.empty else set(zip(ok["operator"], ok["stage"], ok["partition"],
                                             ok["attempt"], ok["task"]))
     for name, path in layout.skew_files(run.path):
@@ -76,6 +83,17 @@ def _sketches(run: Any, live: bool) -> dict[int, list[dict]]:
             with open(path, encoding="utf-8") as f:
                 sketches.setdefault(name.operator, []).append(json.load(f))
     return sketches
+
+
+def latest_per_partition(items: Iterable[T], order: Callable[[T], tuple]) -> dict[tuple, T]:
+    """(operator, partition) -> its item of the latest job and attempt while the run
+    records: ``order(item)`` is (operator, partition, stage, attempt)."""
+    latest: dict[tuple, tuple[tuple, T]] = {}
+    for item in items:
+        rank = order(item)
+        if rank[:2] not in latest or rank[2:] >= latest[rank[:2]][0]:
+            latest[rank[:2]] = (rank[2:], item)
+    return {key: item for key, (_, item) in latest.items()}
 
 
 def _sample(recorder: Any, node: int, keys: list) -> list:

@@ -191,9 +191,10 @@ class SkewReport:
         """This report's chart beside ``other``'s, with both runs' wall times."""
         return side_by_side(self.chart(), other.chart(), (self.source.wall, other.source.wall))
 
-    def to_json(self) -> dict:
-        """What the sidebar shows: the frames as rows and the charts' Vega-Lite specs (the
-        same as ``chart()``'s and ``heatmap()``'s, their data put in cached specs)."""
+    def live_view(self) -> dict:
+        """The rows the sidebar's live view keeps up to date (``to_json`` without the
+        advice and the specs): partitions, keys, flags, the bars' stacked rows and the
+        heat map's cells."""
         import json
 
         def rows(frame: pd.DataFrame) -> list[dict]:
@@ -201,16 +202,25 @@ class SkewReport:
 
         partitions, keys, skewed = self.partitions, self.keys, self.skewed
         flagged = set(int(p) for p in skewed["partition"])
-        bars = stacked_records(partitions, keys, self.rules.load, flagged)
         return {"operator": self.operator, "api": self.api, "live": self.live,
                 "load": self.rules.load, "partitions": rows(partitions),
                 "keys": rows(keys.assign(key=lambda f: f["key"].map(repr))),
                 "error": self.error, "records": self.keys_sketch.n,
                 "estimated": self.estimated, "waiting_note": self.waiting_note,
-                "skewed": rows(skewed), "parameters": self.parameters,
-                "advice": [a.as_dict() for a in self.advice],
-                "spec": spec_with("partitions", bars, self._chart_title(), self.rules.load),
-                "heatmap": spec_with("heatmap", rows(self._heatmap_frame()), HEATMAP_TITLE)}
+                "skewed": rows(skewed),
+                "bars": stacked_records(partitions, keys, self.rules.load, flagged),
+                "cells": rows(self._heatmap_frame())}
+
+    def to_json(self, view: dict | None = None) -> dict:
+        """What the sidebar shows: the frames as rows and the charts' Vega-Lite specs (the
+        same as ``chart()``'s and ``heatmap()``'s, their data put in cached specs);
+        ``view``: this report's ``live_view()`` if already made."""
+        view = dict(view or self.live_view())
+        bars, cells = view.pop("bars"), view.pop("cells")
+        return dict(view, parameters=self.parameters,
+                    advice=[a.as_dict() for a in self.advice],
+                    spec=spec_with("partitions", bars, self._chart_title(), self.rules.load),
+                    heatmap=spec_with("heatmap", cells, HEATMAP_TITLE))
 
     def mitigate(self, salts: int | None = None, timeout: float = 600.0) -> Any:
         """Re-run the cell with the heavy keys split over ``salts`` partitions (default:

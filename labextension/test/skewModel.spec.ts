@@ -1,7 +1,15 @@
 import { Signal } from '@lumino/signaling';
 
 import type { ClientState } from '../src/comm/client';
-import type { IEventMessage, IRequestParams, IRequestResults, ISkewReport, RequestMethod } from '../src/comm/protocol';
+import type {
+  IEventMessage,
+  IRequestParams,
+  IRequestResults,
+  ISkewChanges,
+  ISkewReport,
+  RequestMethod
+} from '../src/comm/protocol';
+import type { IChartRows } from '../src/skew/liveRows';
 import { RunsModel } from '../src/runs/model';
 import { SKEW_LIVE_INTERVAL, SkewModel } from '../src/skew/model';
 import { flush } from './fakeKernel';
@@ -170,4 +178,60 @@ describe('SkewModel', () => {
     expect(model.error).toBe("no operator 'gone' in this run");
     expect(model.report?.operator).toBe('enrich'); // the last report stays
   });
+
+  it('takes the kernel’s pushed report, then only the changed rows, and fetches no more on progress', async () => {
+    const [model, source] = await setup();
+    const pushed = report('r1', 'sum', true, 300);
+    pushed.spec = { mark: 'bar', data: { name: 'd' }, datasets: { d: [bar(0, 'other', 5), bar(2, "'hot'", 300)] } };
+    pushed.heatmap = { mark: 'rect', data: { name: 'h' }, datasets: { h: [cell('sum', 0, 5), cell('sum', 2, 9)] } };
+    const push = (data: { report: ISkewReport | null; changes: ISkewChanges | null }) =>
+      source.event.emit({ kind: 'event', event: 'skew.changed', data: { run: 'r1', operator: 'sum', ...data } });
+    const rows: IChartRows[] = [];
+    model.chartRows.connect((_, r) => rows.push(r));
+    push({ report: pushed, changes: null });
+    expect(model.report).toBe(pushed);
+    const calls = source.calls.length;
+    push({
+      report: null,
+      changes: {
+        partitions: [{ partition: 2, records: 10, bytes: 100, seconds: 0.1, key_records: 400 }],
+        removed_partitions: [],
+        bars: [bar(2, "'hot'", 400), bar(1, "'late'", 7)],
+        removed_bars: [[0, 'other']],
+        cells: [],
+        removed_cells: [],
+        records: 1200
+      }
+    });
+    source.progress();
+    await flush(10);
+    expect(source.calls.length).toBe(calls); // pushed: nothing fetched on progress
+    expect(model.report?.partitions.map(p => p.key_records)).toEqual([50, 50, 400]);
+    expect(model.report?.records).toBe(1200);
+    expect(model.report?.keys).toEqual(pushed.keys); // not in the change: kept
+    expect((model.report?.spec as { datasets: { d: unknown[] } }).datasets.d).toEqual([
+      bar(2, "'hot'", 400),
+      bar(1, "'late'", 7)
+    ]);
+    expect(rows).toHaveLength(1); // the heat map's cells did not change
+    expect(rows[0].kind).toBe('spec');
+    expect([...rows[0].remove].sort()).toEqual(['0\u0000other', "1\u0000'late'", "2\u0000'hot'"]);
+    expect(rows[0].insert).toEqual([bar(2, "'hot'", 400), bar(1, "'late'", 7)]);
+    // another operator's push is not this view's: it keeps the one picked
+    await model.setOperator('enrich');
+    source.event.emit({
+      kind: 'event',
+      event: 'skew.changed',
+      data: { run: 'r1', operator: 'sum', report: pushed, changes: null }
+    });
+    expect(model.report?.operator).toBe('enrich');
+  });
 });
+
+function bar(partition: number, segment: string, load: number) {
+  return { partition, segment, load, skewed: false };
+}
+
+function cell(operator: string, partition: number, records_in: number) {
+  return { operator, partition, records_in, seconds: 0 };
+}

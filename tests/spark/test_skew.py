@@ -150,3 +150,90 @@ def test_mitigate_refuses_a_non_associative_aggregation_and_a_join(record):
     joined = record(JOIN, {"EVENTS": EVENTS[:200], "USERS": users}, skew=True)
     with pytest.raises(MitigationRefused, match="is a join"):
         joined.skew("enrich").mitigate()
+
+
+SORTED_GROUPS = """
+import pandas as pd
+frame = spark.createDataFrame(EVENTS, "user string, amount long")
+def total(key, rows):
+    return pd.DataFrame({"user": [key[0]], "total": [int(rows["amount"].sum())]})
+out = (frame.groupBy("user").applyInPandas(total, "user string, total long")
+       .orderBy("total").toPandas())
+"""
+
+
+def test_keys_count_once_when_a_sort_samples_the_grouped_function_first(record, spark):
+    """``orderBy`` samples its input in a job of its own first, which runs the
+    ``applyInPandas`` once more: each key still counts its records once."""
+    run = record(SORTED_GROUPS, {"EVENTS": EVENTS}, skew=True)
+    assert run.status == "finished", run.error
+    jobs = {w["stage"] for w in run._worker_states()
+            if w["operator"] == run.dag.node("total").id}
+    assert len(jobs) >= 2  # the sort's sampling job and the real one both ran it
+    s = run.skew("total")
+    exact = Counter(k for k, _ in EVENTS)
+    keys = s.keys.assign(key=lambda f: f["key"].map(lambda k: k[0]))
+    assert s.keys_sketch.n == len(EVENTS)
+    for key, count in zip(keys["key"], keys["count"]):
+        assert count == exact[key], key
+    assert s.partitions["records"].sum() == len(EVENTS)
+
+
+SLOW_AGGREGATION = """
+import time
+def slow(e):
+    time.sleep(0.0004)
+    return e
+totals = (sc.parallelize(EVENTS, 8).map(slow).setName("by user")
+            .reduceByKey(add, 4).setName("sum").collect())
+"""
+
+
+def test_a_frontend_gets_the_live_view_pushed_as_changed_rows(record):
+    """While a --skew run records, an open frontend is sent its skew view (skew.changed):
+    the whole report, then changed rows only, which put together give growing counts of
+    the hot key; asking for another operator switches the pushes to it."""
+    from operator import add
+
+    from icedtea_jupyter.comm import target
+    from tests.unit.fakes import FakeComm
+
+    target.watch_runs()
+    comm = FakeComm()
+    target._on_open(comm, {})
+    from icedtea_jupyter.session import registry
+
+    asked: list = []
+
+    def follow(run):
+        def ask_for_by_user(kind, data):  # once "sum" showed the hot key: pick "by user"
+            if kind == "skew" and not asked and len(hot_counts(comm, "sum")) >= 2 \
+                    and hot_counts(comm, "sum")[-1] > 0:
+                asked.append(comm.send_request("skew.report", run=run.id, operator="by user"))
+        run.subscribe(ask_for_by_user)
+
+    registry.on_added(follow)
+    run = record(SLOW_AGGREGATION, {"EVENTS": EVENTS, "add": add}, skew=True)
+    asked.append(None)  # later runs' sketches ask nothing
+    assert run.status == "finished", run.error
+    pushed = [e for e in comm.events("skew.changed") if e["run"] == run.id]
+    comm.close()  # every event conformed to the schema
+    reports = [e for e in pushed if e["report"] is not None]
+    assert reports and reports[0]["report"]["live"]
+    by_operator = [e["operator"] for e in reports]
+    assert by_operator[-1] == "by user" and "sum" in by_operator
+    hot = hot_counts(comm, "sum")
+    assert len(hot) >= 2 and hot == sorted(hot) and 0 < hot[-1] <= Counter(
+        k for k, _ in EVENTS)["hot"]
+
+
+def hot_counts(comm, operator):
+    """The hot key's count in each skew.changed event of ``operator`` that has keys."""
+    counts = []
+    for event in list(comm.events("skew.changed")):
+        if event["operator"] != operator:
+            continue
+        keys = event["report"]["keys"] if event["report"] else event["changes"].get("keys")
+        if keys is not None:
+            counts.append(next((k["count"] for k in keys if k["key"] == "'hot'"), 0))
+    return counts

@@ -13,6 +13,7 @@ class HeartbeatRun:
     id = "run-beats"
     error = None
     warnings: list = []
+    options: dict = {}  # recorded without --skew: no live skew pushes
 
     def __init__(self) -> None:
         self.status = "running"

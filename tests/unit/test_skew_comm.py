@@ -104,3 +104,85 @@ def test_the_sidebars_charts_are_the_reports_altair_charts_with_the_current_data
     assert by_records["title"].startswith("sum: records per partition")  # not the cached one
     assert {r["segment"] for r in one_dataset(by_records)[1]} == {"other"}
     comm.close()
+
+
+class LiveRun:
+    """A run while it records, whose skew report is made from ``source`` (changed by the
+    test between pushes)."""
+
+    def __init__(self, run: Run, source) -> None:
+        self.run, self.source = run, source
+        self.id, self.dag, self.options, self.status = run.id, run.dag, run.options, "running"
+
+    def skew(self, operator):
+        from icedtea_jupyter.skew import SkewReport
+
+        return SkewReport(self.source, operator)
+
+
+def live_source(run):
+    from icedtea_jupyter.session.skew_source import skew_source
+
+    source = skew_source(run)
+    source.live = True
+    return source
+
+
+def bar_id(row):
+    return row["partition"], row["segment"]
+
+
+def cell_id(row):
+    return row["operator"], row["partition"]
+
+
+def sort_by(key):
+    return lambda row: str(key(row))
+
+
+def merged(rows, changes, kind, key):
+    """``rows`` with a pushed change's rows of ``kind`` put and its removed ones taken out."""
+    removed = {tuple(k) if isinstance(k, list) else k for k in changes[f"removed_{kind}"]}
+    out = {key(r): r for r in rows if key(r) not in removed}
+    out.update({key(r): r for r in changes[kind]})
+    return sorted(out.values(), key=sort_by(key))
+
+
+def test_a_live_run_pushes_its_whole_report_then_only_the_rows_that_changed(skewed_run):
+    from icedtea_jupyter.comm.skew import SkewPusher
+
+    comm = FakeComm()
+    target._on_open(comm, {})
+    source = live_source(skewed_run)
+    pusher = SkewPusher(LiveRun(skewed_run, source), target.broadcast, lambda: True)
+    pusher.push()
+    (first,) = comm.events("skew.changed")
+    report = first["report"]
+    assert first["operator"] == "sum" and first["changes"] is None and report["live"]
+    pusher.push()
+    assert len(comm.events("skew.changed")) == 1  # nothing changed, nothing sent
+    # a late map-side sketch: a new heavy key for partition 1; partition 3's reducer grows
+    source.sketches[1].append(dict(HOT, n=600, keys=[["late", 500, 1]]))
+    next(w for w in source.workers if w["operator"] == 3 and w["partition"] == 3)[
+        "records_in"] += 100
+    pusher.push()
+    changes = comm.events("skew.changed")[-1]["changes"]
+    assert {r["partition"] for r in changes["partitions"]} <= {0, 1, 2, 3}
+    assert {r["segment"] for r in changes["bars"] if r["partition"] == 1} >= {"'late'"}
+    assert [(c["operator"], c["partition"]) for c in changes["cells"]] == [("sum", 3)]
+    assert changes["records"] == 10_600 and changes["keys"][1]["key"] == "'late'"
+    now = report_now(pusher)
+    (_, bars_before), (_, bars_now) = one_dataset(report["spec"]), one_dataset(now["spec"])
+    assert merged(bars_before, changes, "bars", bar_id) == sorted(bars_now, key=sort_by(bar_id))
+    (_, cells_before), (_, cells_now) = one_dataset(report["heatmap"]), one_dataset(now["heatmap"])
+    assert merged(cells_before, changes, "cells", cell_id) == sorted(cells_now,
+                                                                    key=sort_by(cell_id))
+    assert merged(report["partitions"], changes, "partitions", lambda r: r["partition"]) == \
+        now["partitions"]
+    comm.close()  # every event conformed to the schema
+
+
+def report_now(pusher):
+    from icedtea_jupyter.comm.skew import report_json
+
+    return report_json(pusher.run, pusher.run.skew("sum"))

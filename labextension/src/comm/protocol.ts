@@ -66,7 +66,8 @@ export const EVENT_TYPES = [
   'debug.moved',
   'debug.preparing',
   'run.action',
-  'run.control'
+  'run.control',
+  'skew.changed'
 ] as const;
 
 export type RequestMethod = (typeof REQUEST_METHODS)[number];
@@ -612,6 +613,39 @@ export interface ISkewReport {
   heatmap: unknown;
 }
 
+/** A stacked bar of the skew chart: one heavy key's records in a partition (`other`: the rest). */
+export interface ISkewBar {
+  partition: number;
+  segment: string;
+  load: number;
+  skewed: boolean;
+}
+
+/** A cell of the skew heat map: an operator's records in on a partition. */
+export interface ISkewCell {
+  operator: string;
+  partition: number;
+  records_in: number;
+  seconds: number;
+}
+
+/** The rows of a live skew view changed since the last `skew.changed` event (rows put by
+ * their identity, identities taken away), and the short lists and counts that changed. */
+export interface ISkewChanges {
+  partitions: ISkewPartition[];
+  removed_partitions: number[];
+  bars: ISkewBar[];
+  removed_bars: [number, string][];
+  cells: ISkewCell[];
+  removed_cells: [string, number][];
+  keys?: ISkewKey[];
+  skewed?: ISkewFlag[];
+  error?: number;
+  records?: number;
+  estimated?: number;
+  waiting_note?: string;
+}
+
 /** Parameters of `skew.report`: the rules' parameters default to the load's scale. */
 export interface ISkewParams {
   run: string;
@@ -731,6 +765,9 @@ export interface IEventData {
   'debug.preparing': { run: string; progress: IReplayProgress };
   'run.action': { run: string; action: IAction };
   'run.control': { run: string; view: IControlView };
+  /** While a --skew run records: its live skew view, whole (`report`, first and when the
+   * operator shown changes) or the rows changed since the last event (`changes`). */
+  'skew.changed': { run: string; operator: string; report: ISkewReport | null; changes: ISkewChanges | null };
 }
 
 /** `run.samples(operator)`: a uniform sample of the operator's input, one row a record. */

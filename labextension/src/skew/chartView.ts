@@ -1,7 +1,9 @@
 import { Widget } from '@lumino/widgets';
+import { changeset } from 'vega';
 import embed, { Result, VisualizationSpec } from 'vega-embed';
 
 import { el, setText } from '../widgets/format';
+import { barId, cellId, IChartRows } from './liveRows';
 import type { SkewModel } from './model';
 import { splitData } from './specData';
 
@@ -12,8 +14,9 @@ const AXES = 70;
 
 /**
  * The skew report's chart: the Vega-Lite spec the kernel built with Altair
- * (`s.chart()`), drawn with vega-embed, drawn again when the report changes (live,
- * while the run records). A click on a bar selects its partition in the model.
+ * (`s.chart()`), drawn with vega-embed; a new report of the same chart swaps its data,
+ * and a pushed change (live, while the run records) changes only its rows in the drawn
+ * view. A click on a bar selects its partition in the model.
  */
 export class SkewChart extends Widget {
   /** `kind`: the partitions' bars (`spec`, a click selects one) or the `heatmap`. */
@@ -26,6 +29,7 @@ export class SkewChart extends Widget {
     this._note = el('div', 'jp-icedtea-muted');
     this.node.append(this._chart, this._note);
     model.changed.connect(this._onChanged, this);
+    model.chartRows.connect(this._onRows, this);
     this._onChanged();
   }
 
@@ -34,6 +38,7 @@ export class SkewChart extends Widget {
       return;
     }
     this._model.changed.disconnect(this._onChanged, this);
+    this._model.chartRows.disconnect(this._onRows, this);
     this._result?.finalize();
     super.dispose();
   }
@@ -41,8 +46,8 @@ export class SkewChart extends Widget {
   protected onResize(msg: Widget.ResizeMessage): void {
     super.onResize(msg);
     const width = this._chart.clientWidth;
-    if (width > 0 && Math.abs(width - this._width) > 20 && this._drawn) {
-      void this._draw(JSON.parse(this._drawn) as VisualizationSpec | null);
+    if (width > 0 && Math.abs(width - this._width) > 20 && this._spec !== null) {
+      void this._draw(this._spec as VisualizationSpec);
     }
   }
 
@@ -52,30 +57,54 @@ export class SkewChart extends Widget {
 
   private _onChanged(): void {
     const spec = this._model.report?.[this._kind] ?? null;
-    const drawn = JSON.stringify(spec);
-    if (drawn === this._drawn) {
-      return;
+    if (spec === this._spec) {
+      return; // the same chart (a pushed change's rows, if any, are applied already)
     }
-    this._drawn = drawn;
+    this._spec = spec;
     const parts = splitData(spec);
     if (this._result !== null && parts !== null && parts.shape === this._shape) {
-      void this._swapData(parts.values); // the same chart, new numbers: no new view
+      void this._change(view => view.data(this._dataName, parts.values)); // new numbers
       return;
     }
     void this._draw(spec as VisualizationSpec | null);
   }
 
-  /** Live updates of an unchanged chart: its dataset replaced in the drawn view (a new
-   * vega-embed each time took a long task per update at 200 partitions). */
-  private async _swapData(values: unknown[]): Promise<void> {
-    const token = ++this._token;
+  /** A pushed change of this chart's rows: those rows only, in the drawn view (its whole
+   * dataset swapped redrew every cell: long frames at 200 partitions x 12 operators);
+   * the changes pushed within one animation frame go in as one. */
+  private _onRows(sender: SkewModel, rows: IChartRows): void {
+    if (rows.kind !== this._kind || this._result === null) {
+      return;
+    }
+    const id = (this._kind === 'spec' ? barId : cellId) as (row: unknown) => string;
+    rows.remove.forEach(key => this._pending.remove.add(key));
+    rows.insert.forEach(row => this._pending.insert.set(id(row), row));
+    if (!this._pending.scheduled) {
+      this._pending.scheduled = true;
+      requestAnimationFrame(() => this._applyRows(id));
+    }
+  }
+
+  private _applyRows(id: (row: unknown) => string): void {
+    const { remove, insert } = this._pending;
+    this._pending = { remove: new Set(), insert: new Map(), scheduled: false };
+    if (this._result === null || this.isDisposed) {
+      return;
+    }
+    const change = changeset()
+      .remove((row: unknown) => remove.has(id(row)))
+      .insert([...insert.values()]);
+    void this._change(view => view.change(this._dataName, change));
+  }
+
+  /** Live updates of the drawn chart, without a new view (a new vega-embed each time took
+   * a long task per update at 200 partitions); a failure draws the chart anew. */
+  private async _change(update: (view: Result['view']) => Result['view']): Promise<void> {
     try {
-      await this._result!.view.data(this._dataName, values).runAsync();
-      if (token === this._token) {
-        this._chart.dataset.live = String(this._model.report?.live ?? false);
-      }
+      await update(this._result!.view).runAsync();
+      this._chart.dataset.live = String(this._model.report?.live ?? false);
     } catch {
-      await this._draw(JSON.parse(this._drawn) as VisualizationSpec | null);
+      await this._draw(this._spec as VisualizationSpec | null);
     }
   }
 
@@ -124,7 +153,10 @@ export class SkewChart extends Widget {
   private _chart: HTMLDivElement;
   private _note: HTMLDivElement;
   private _result: Result | null = null;
-  private _drawn = '';
+  /** The spec drawn (the report's own object: a pushed change updates its dataset). */
+  private _spec: unknown = null;
+  /** Pushed rows not yet in the drawn view (applied at the next animation frame). */
+  private _pending = { remove: new Set<string>(), insert: new Map<string, unknown>(), scheduled: false };
   /** The drawn spec without its data, and its one dataset's name (`splitData`). */
   private _shape = '';
   private _dataName = '';

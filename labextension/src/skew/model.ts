@@ -1,9 +1,10 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type { IEventMessage, ISkewFlag, ISkewKey, ISkewReport } from '../comm/protocol';
+import type { IEventData, IEventMessage, ISkewFlag, ISkewKey, ISkewReport } from '../comm/protocol';
 import { IClock, realClock } from '../comm/throttle';
 import { IRunsSource, LONG_REQUEST_TIMEOUT, RunsModel } from '../runs/model';
 import { SelectedRunResource } from '../runs/selectedRunResource';
+import { applyChanges, IChartRows } from './liveRows';
 
 /** While a run records, its skew report is fetched again at most this often (ms). */
 export const SKEW_LIVE_INTERVAL = 500;
@@ -11,8 +12,10 @@ export const SKEW_LIVE_INTERVAL = 500;
 /**
  * The skew report of the selected run (`skew.report`, one call of `run.skew(op)`): the
  * operator shown, its partitions' loads, heavy keys, flags and advice, and the chart's
- * spec. While the run records it is fetched again on its progress events (at most
- * every `SKEW_LIVE_INTERVAL` ms), and once more when it ends. A click on a bar selects a
+ * spec. While a --skew run records the kernel pushes it (`skew.changed`: the whole
+ * report, then the rows that changed, which the charts apply as `chartRows`); a run
+ * without pushes is fetched again on its progress events (at most every
+ * `SKEW_LIVE_INTERVAL` ms). Once more when it ends. A click on a bar selects a
  * partition: `partitionKeys` are its heavy keys. No DOM: views listen to `changed`.
  */
 export class SkewModel extends SelectedRunResource {
@@ -50,6 +53,12 @@ export class SkewModel extends SelectedRunResource {
     await this.refresh();
   }
 
+  /** Emitted with a pushed change's rows of a chart, before `changed`: a drawn chart
+   * changes only these (its spec's dataset is already up to date). */
+  get chartRows(): ISignal<this, IChartRows> {
+    return this._chartRows;
+  }
+
   /** Emitted when the user selects a partition (a click on its bar): time travel follows. */
   get partitionSelected(): ISignal<this, number> {
     return this._partitionSelected;
@@ -78,14 +87,38 @@ export class SkewModel extends SelectedRunResource {
 
   protected reset(): void {
     this._report = null;
+    this._pushed = false;
     this._operator = null;
     this._partition = null;
   }
 
   protected onEvent(message: IEventMessage): void {
-    if (message.event === 'run.progress') {
+    if (message.event === 'run.progress' && !this._pushed) {
       this.live.schedule();
+    } else if (message.event === 'skew.changed') {
+      this._pushed = true;
+      this._onPushed(message.data);
     }
+  }
+
+  /** A pushed report or change of the operator shown; one that does not follow from
+   * the report shown (another operator, none yet) asks for the whole report. */
+  private _onPushed(data: IEventData['skew.changed']): void {
+    const wanted = this._operator ?? data.operator;
+    if (data.operator !== wanted) {
+      return; // the kernel pushes the operator picked once it has been asked for it
+    }
+    if (data.report !== null) {
+      this._report = data.report;
+    } else if (data.changes !== null && this._report?.live && this._report.operator === data.operator) {
+      const [report, charts] = applyChanges(this._report, data.changes);
+      this._report = report;
+      charts.forEach(rows => this._chartRows.emit(rows));
+    } else {
+      this.live.schedule();
+      return;
+    }
+    this.changedSignal.emit();
   }
 
   /** The operator the user picked; null: the kernel's default, asked for again each
@@ -95,4 +128,7 @@ export class SkewModel extends SelectedRunResource {
   private _report: ISkewReport | null = null;
   private _partition: number | null = null;
   private _partitionSelected = new Signal<this, number>(this);
+  private _chartRows = new Signal<this, IChartRows>(this);
+  /** The kernel pushes this run's report (`skew.changed`): no fetch on progress. */
+  private _pushed = false;
 }

@@ -1,0 +1,50 @@
+"""What changed in a live skew view since the last one sent: the rows to put and the rows
+to take away, so that the sidebar redraws only those (issue 13's live budgets).
+
+A view (``SkewReport.live_view``) has three row lists keyed by their identity:
+partitions (by partition), the bars' stacked rows (by partition and key segment) and
+the heat map's cells (by operator and partition). The short lists (heavy keys, flags)
+and the counts travel whole.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+ROW_KEYS: dict[str, Callable[[dict], Any]] = {
+    "partitions": lambda row: row["partition"],
+    "bars": lambda row: (row["partition"], row["segment"]),
+    "cells": lambda row: (row["operator"], row["partition"]),
+}
+WHOLE = ("keys", "skewed", "error", "records", "estimated", "waiting_note")
+
+
+class LiveChanges:
+    """The rows last sent for one (run, operator); ``changes(view)`` diffs a new view."""
+
+    def __init__(self, operator: str) -> None:
+        self.operator = operator
+        self._sent: dict[str, dict[Any, dict]] = {kind: {} for kind in ROW_KEYS}
+        self._whole: dict[str, Any] = {}
+
+    def changes(self, view: dict) -> dict | None:
+        """The changed rows of ``view`` (``{kind: rows}``, ``removed_<kind>: keys`` and
+        the changed whole fields), or None when nothing changed."""
+        out: dict[str, Any] = {}
+        for kind, key_of in ROW_KEYS.items():
+            rows = {_hashable(key_of(row)): row for row in view[kind]}
+            sent = self._sent[kind]
+            changed = [row for key, row in rows.items() if sent.get(key) != row]
+            removed = [list(key) if isinstance(key, tuple) else key
+                       for key in sent if key not in rows]
+            self._sent[kind] = rows
+            out[kind], out[f"removed_{kind}"] = changed, removed
+        for name in WHOLE:
+            if self._whole.get(name, ...) != view[name]:
+                out[name] = self._whole[name] = view[name]
+        moved = any(out[kind] or out[f"removed_{kind}"] for kind in ROW_KEYS)
+        return out if moved or set(out) & set(WHOLE) else None
+
+
+def _hashable(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key

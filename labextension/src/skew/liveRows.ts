@@ -1,0 +1,89 @@
+import type { ISkewBar, ISkewCell, ISkewChanges, ISkewPartition, ISkewReport } from '../comm/protocol';
+import { splitData } from './specData';
+
+/** The rows of one chart that a `skew.changed` event put or took away, by identity. */
+export interface IChartRows {
+  kind: 'spec' | 'heatmap';
+  /** The identities (`barId`, `cellId`) of the rows to take out of the drawn view. */
+  remove: Set<string>;
+  /** The rows to put in (a changed row is taken out by its identity and put in again). */
+  insert: unknown[];
+}
+
+/** A bar's identity: its partition and key segment. */
+export function barId(bar: ISkewBar): string {
+  return `${bar.partition}\u0000${bar.segment}`;
+}
+
+/** A heat map cell's identity: its operator and partition. */
+export function cellId(cell: ISkewCell): string {
+  return `${cell.operator}\u0000${cell.partition}`;
+}
+
+/** `rows` with those identified in `removed` or in `put` replaced by `put` (in place of
+ * the old row, new ones at the end). */
+function merged<T>(rows: T[], put: T[], removed: string[], id: (row: T) => string): T[] {
+  const gone = new Set(removed);
+  const byId = new Map(put.map(row => [id(row), row]));
+  const out: T[] = [];
+  for (const row of rows) {
+    const key = id(row);
+    if (gone.has(key)) {
+      continue;
+    }
+    const changed = byId.get(key);
+    out.push(changed ?? row);
+    byId.delete(key);
+  }
+  return out.concat([...byId.values()]);
+}
+
+/** One chart's dataset brought up to date in its spec (in place: a redraw uses it), and
+ * what the drawn view must change; null when the spec has no one dataset. */
+function chartRows<T>(
+  report: ISkewReport,
+  kind: 'spec' | 'heatmap',
+  put: T[],
+  removed: string[],
+  id: (row: T) => string
+): IChartRows | null {
+  const parts = splitData(report[kind]);
+  if (parts === null) {
+    return null;
+  }
+  const values = merged(parts.values as T[], put, removed, id);
+  (report[kind] as { datasets: { [name: string]: unknown[] } }).datasets[parts.name] = values;
+  return { kind, remove: new Set([...removed, ...put.map(id)]), insert: put };
+}
+
+/**
+ * `report` (a live one) with `changes` applied: a new report object whose charts' specs
+ * are the same objects, their datasets updated; and the rows each drawn chart changes.
+ */
+export function applyChanges(report: ISkewReport, changes: ISkewChanges): [ISkewReport, IChartRows[]] {
+  const partitions = merged<ISkewPartition>(
+    report.partitions,
+    changes.partitions,
+    changes.removed_partitions.map(String),
+    p => String(p.partition)
+  );
+  const next: ISkewReport = {
+    ...report,
+    partitions,
+    keys: changes.keys ?? report.keys,
+    skewed: changes.skewed ?? report.skewed,
+    error: changes.error ?? report.error,
+    records: changes.records ?? report.records,
+    estimated: changes.estimated ?? report.estimated,
+    waiting_note: changes.waiting_note ?? report.waiting_note
+  };
+  const removedBars = changes.removed_bars.map(([partition, segment]) => barId({ partition, segment } as ISkewBar));
+  const removedCells = changes.removed_cells.map(([operator, partition]) =>
+    cellId({ operator, partition } as ISkewCell)
+  );
+  const charts = [
+    chartRows(next, 'spec', changes.bars, removedBars, barId),
+    chartRows(next, 'heatmap', changes.cells, removedCells, cellId)
+  ].filter((rows): rows is IChartRows => rows !== null && (rows.remove.size > 0 || rows.insert.length > 0));
+  return [next, charts];
+}

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from icedtea_jupyter.agents.tolerate import Quarantine  # noqa: E402
 from icedtea_jupyter.executor import host as host_module  # noqa: E402
-from icedtea_jupyter.executor import wrappers  # noqa: E402
+from icedtea_jupyter.executor.calls import _CALL_HOSTS, CallFunction  # noqa: E402
 from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec  # noqa: E402
 from icedtea_jupyter.executor.udf_errors import LiveAnswers, UdfErrors  # noqa: E402
 from tests.unit.fakes import RecordingChannel  # noqa: E402
@@ -46,12 +46,12 @@ def plain(values: list) -> int:
 def hosted(values: list, tolerate: bool) -> int:
     agents = (Quarantine.with_options(limit=1),) if tolerate else ()
     run = RunSpec("bench-udf", ("127.0.0.1", 1), b"", "/nonexistent", agents)
-    call = wrappers.CallFunction(OperatorSpec(0, run, "udf", "parse_amount"), parse_amount,
+    call = CallFunction(OperatorSpec(0, run, "udf", "parse_amount"), parse_amount,
                                  "row")
     total = 0
     for x in values:
         total += call(x)
-    wrappers._CALL_HOSTS.clear()
+    _CALL_HOSTS.clear()
     return total
 
 

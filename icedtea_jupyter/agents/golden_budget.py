@@ -4,15 +4,16 @@ Each worker tests every record while golden's measured cost stays within ``budge
 (20 % by default) of the operator's own time, and lowers its rate to stay within it
 otherwise. Both are measured on the worker: the operator's time per record as the
 wrapper times it (``seconds`` of ``observe_outputs``), golden's time per tested record
-(the reference's call, the comparison and any alert), plus, when the host shows golden
-a sample of a map, filter, flatMap or ``Operator`` running in blocks, the cost of
-showing a record (``latency.timing_cost``: a call and two clock reads). The first
-``WARMUP`` records are all tested; after that the rate is
+(the reference's call, the comparison, any alert and its own bookkeeping), plus, when
+the host shows golden a sample of a map, filter, flatMap or ``Operator`` running in
+blocks, the cost of showing a record (``SHOW_OVER_TIMING`` × ``latency.timing_cost``,
+measured when the worker starts). The first ``WARMUP`` records are all tested; after
+that the rate is
 
     min(1, budget × operator's time a record / golden's cost a tested record)
 
-updated after each test (and each time the host asks for the next sample's size), so
-that it follows the operator's speed. A difference found is an alert as with a fixed
+updated every ``ADAPT_EVERY`` tests, so that it follows the operator's speed; a
+host that shows a sample shows one record in ``1/rate`` (at most 64). A difference found is an alert as with a fixed
 rate (check ``parse: golden``). When the partition ends the rate reached is stated:
 an ``info`` alert with no count (``parse: golden, 14% of records tested (budget 20%)``
 or ``parse: golden, 100% of records tested``) and a row of
@@ -38,6 +39,10 @@ from .latency import timing_cost
 BUDGET = 0.2  # golden's cost at most this share of the operator's own time
 WARMUP = 20  # records tested before the rate may drop
 LEAST_RATE = 1e-4  # the rate never drops below one record in 10,000
+ADAPT_EVERY = 16  # tests between two updates of the rate
+# showing a record (the host's wrapper, the agents' dispatch, the hook's frame) costs
+# about this many ``timing_cost()``s: 0.63 µs against 0.14 µs here (bench/REPORT.md)
+SHOW_OVER_TIMING = 4.5
 
 
 def budget_rate(budget: float, operator_seconds: float, shown: int,
@@ -84,14 +89,16 @@ class BudgetGolden(Golden):
         self.tests, self.test_seconds = 0, 0.0  # records tested, golden's time on them
         self.show_cost = 0.0  # showing a record, once the host shows a sample
         self.host_samples = False
+        self.group, self.next_adapt = 1, WARMUP
 
     def outputs_sample(self) -> int:
         """Asked by a host that can show a sample: one record in ``1/rate`` (at most
         ``SAMPLE``), each shown one tested with probability rate × group."""
         if not self.host_samples:
-            self.host_samples, self.show_cost = True, timing_cost()
-        self._adapt()
-        return min(SAMPLE, max(1, int(1.0 / self.rate)))
+            self.host_samples = True
+            self.show_cost = SHOW_OVER_TIMING * timing_cost()
+            self._adapt()
+        return self.group
 
     def observe_outputs(self, record: Any, outputs: list, seconds: float) -> None:
         if record is None:
@@ -105,21 +112,20 @@ class BudgetGolden(Golden):
         expected = self._expected(record)
         if expected != outputs:
             self._differs(record, expected, outputs)
-        self.test_seconds += perf_counter() - started
         self.tests += 1
+        if self.tests >= self.next_adapt:
+            self._adapt()
         self.skip = self._gap()
-        self._adapt()
+        self.test_seconds += perf_counter() - started
 
     def _adapt(self) -> None:
-        """The rate for the costs measured so far; a new gap to the next test when the
-        chance that a shown record is tested changes (the gaps are memoryless)."""
+        """The rate and the host's group for the costs measured so far (every
+        ``ADAPT_EVERY`` tests after the warm-up)."""
+        self.next_adapt = max(WARMUP, self.tests + ADAPT_EVERY)
         self.rate = budget_rate(self.budget, self.operator_seconds, self.shown,
                                 self.test_seconds, self.tests, self.show_cost)
-        group = min(SAMPLE, max(1, int(1.0 / self.rate))) if self.host_samples else 1
-        shown_rate = min(1.0, self.rate * group)
-        if shown_rate != self.shown_rate:
-            self.shown_rate = shown_rate
-            self.skip = self._gap()
+        self.group = min(SAMPLE, max(1, int(1.0 / self.rate))) if self.host_samples else 1
+        self.shown_rate = min(1.0, self.rate * self.group)
 
     def finish(self) -> None:
         super().finish()

@@ -12,7 +12,7 @@ from icedtea_jupyter.agents.latency import LatencyAgent
 
 from .chains import hosted_chain
 
-N = 20_000
+N = 5_000
 
 
 def wait(seconds):
@@ -28,7 +28,7 @@ def buggy(x):
 
 
 def slow_buggy(x):
-    wait(20e-6)
+    wait(50e-6)
     return buggy(x)
 
 
@@ -37,7 +37,7 @@ def reference(x):
 
 
 def slow_reference(x):
-    wait(20e-6)
+    wait(50e-6)
     return x
 
 

@@ -41,7 +41,9 @@ TOOLS = {  # tool -> the RunOptions fields that select it
     "check": {"checks": ["near max: row[1] >= 0"]},
     "check-table": {"table_checks": ["near max: sum(1) between 0 and 1e15",
                                      "near max: not_null(0)"]},
-    "golden": {"golden": ["near max: near_max"], "golden_sample": 0.01},
+    "golden": {"golden": ["near max: near_max"]},  # the default: within its budget
+    "golden-1%": {"golden": ["near max: near_max"], "golden_sample": 0.01},
+    "golden-all": {"golden": ["near max: near_max"], "golden_sample": 1.0},
     "latency": {"latency_factor": 10.0},
     "overhead": {"agents": [OverheadAgent]},
 }

@@ -122,9 +122,10 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--golden", action="append", default=[], metavar="'OP: FUNCTION'",
                         help="run the notebook's reference FUNCTION beside OP; each "
                              "difference is an alert (repeatable)")
-    parser.add_argument("--golden-sample", type=float, default=1.0, metavar="FRACTION",
+    parser.add_argument("--golden-sample", type=float, default=None, metavar="FRACTION",
                         help="the fraction of records (partitions, for mapPartitions) "
-                             "--golden tests (default 1)")
+                             "--golden tests; 1: every record (default: every record "
+                             "while golden costs at most 20%% of the operator's time)")
     parser.add_argument("--latency-factor", type=float, default=None, metavar="F",
                         help="the latency agent, alerting on a record that takes more "
                              "than F times its operator's average (--agent latency: F=10)")

@@ -94,7 +94,7 @@ class RunOptions:
     checks: list[str] = field(default_factory=list)  # "operator: predicate over row"
     table_checks: list[str] = field(default_factory=list)  # "operator: unique(id)", ...
     golden: list[str] = field(default_factory=list)  # "operator: reference_function"
-    golden_sample: float = 1.0  # the fraction of records (or partitions) golden tests
+    golden_sample: float | None = None  # records (partitions) golden tests; None: budget
     latency_factor: float | None = None  # the latency agent, alerting at F × the average
 
     def manifest(self) -> dict:

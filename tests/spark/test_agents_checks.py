@@ -83,7 +83,7 @@ def test_golden_reference_differences_are_alerts_with_both_outputs(record):
             ".setName('part').collect()")
     run = record(code, {"buggy_parse": buggy_parse, "parse": parse,
                         "buggy_partition": buggy_partition, "whole_partition": whole_partition},
-                 golden=["parse: parse", "part: whole_partition"])
+                 golden=["parse: parse", "part: whole_partition"], golden_sample=1.0)
     assert run.status == "finished", run.error
     alerts = run.alerts()
     per_record = alerts[(alerts["tool"] == "golden") & (alerts["operator"] == "parse")]
@@ -95,6 +95,26 @@ def test_golden_reference_differences_are_alerts_with_both_outputs(record):
     assert set(partitions["operator"]) == {"part"}
     assert sorted(partitions["partition"]) == [0, 1]
     assert all("19]" in m or "39]" in m for m in partitions["message"])
+
+
+def test_golden_at_its_default_states_the_rate_reached_and_finds_the_planted_records(record):
+    code = (f"a = sc.parallelize(range({N}), {PARTS}).map(buggy_parse).setName('parse')"
+            ".collect()")
+    run = record(code, {"buggy_parse": buggy_parse, "parse": parse}, golden=["parse: parse"])
+    assert run.status == "finished", run.error
+    rates = run.agent_table("golden").sort_values("partition")
+    assert list(rates["partition"]) == list(range(PARTS))
+    assert (rates["records"] == SIZE).all() and (rates["budget"] == 0.2).all()
+    assert ((rates["tested"] >= 20) & (rates["tested"] <= SIZE)).all()  # 20: the warm-up
+    alerts = run.alerts()
+    golden = alerts[(alerts["tool"] == "golden") & (alerts["operator"] == "parse")]
+    stated = golden[golden["level"] == "info"]
+    assert sorted(stated["partition"]) == list(range(PARTS))
+    assert all(check.startswith("parse: golden, ") for check in stated["check"])
+    found = golden[golden["level"] != "info"]
+    # each partition's first record (0, 250, 500, 750) is planted and in the warm-up
+    assert set(found["partition"]) == set(range(PARTS))
+    assert 0 < found["count"].sum() <= N // 50
 
 
 def slow_at_350(x):

@@ -106,8 +106,10 @@ def test_a_slow_stretch_in_a_fast_operator_is_alerted_and_listed_slowest(monkeyp
     alerts = [m for m in channel.sent if m.get("type") == "alert" and m["source"] == "latency"]
     assert any(12_000 <= a["record"]["value"] < 12_200 for a in alerts if "record" in a)
     slowest = latency_payloads(channel)[0]["payload"]["slowest"]
-    slow = [int(r) for s, r in slowest if s >= 0.001]  # 200 slow records: 3 or 4 timed
-    assert len(slow) >= 3 and all(12_000 <= r < 12_200 for r in slow)
+    slow = [int(r) for s, r in slowest if s >= 0.001]
+    # One record of each group of 64 is timed, drawn at random: any 200 records in a row
+    # hold at least two whole groups, so at least two slow ones are timed (3.1 on average).
+    assert len(slow) >= 2 and all(12_000 <= r < 12_200 for r in slow)
     assert slowest[0][0] >= 0.001  # listed first
 
 

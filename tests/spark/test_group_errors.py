@@ -1,0 +1,110 @@
+"""Exception policies on groups (``executor/group_errors.py``): an ``applyInPandas``
+function or a grouped-aggregate ``@pandas_udf`` that raises on a group. With
+``--on-error pause`` the job pauses on the group; skip gives the group no rows (null for
+an aggregate) and keeps it in the quarantine with its key, replace calls the function
+with the replacement group. ``--tolerate N`` quarantines up to N groups."""
+import pandas as pd
+import pytest
+
+from tests.spark.test_live_control import live  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.spark
+
+GROUPS = """
+import pandas as pd
+from pyspark.sql.functions import col, pandas_udf
+
+def total(key, pdf):
+    if (pdf["id"] == BAD_A).any() or (pdf["id"] == BAD_B).any():
+        raise ValueError("a bad id in the group")
+    return pd.DataFrame({"g": [key[0]], "total": [int(pdf["id"].sum())]})
+
+@pandas_udf("double")
+def spread(s: pd.Series) -> float:
+    if (s == BAD_A).any() or (s == BAD_B).any():
+        raise ValueError("a bad id in the group")
+    return float(s.max() - s.min())
+
+df = spark.range(0, 40, 1, 2).withColumn("g", col("id") % 5)
+"""
+APPLY = "out = df.groupBy('g').applyInPandas(total, 'g long, total long').collect()"
+
+
+def cell(code, bad_a=13, bad_b=-1):
+    return GROUPS.replace("BAD_A", str(bad_a)).replace("BAD_B", str(bad_b)) + code
+
+
+def totals(run):
+    return {row["g"]: row["total"] for row in run.namespace["out"]}
+
+
+def group_of(g):
+    return [x for x in range(40) if x % 5 == g]
+
+
+def test_pause_then_skip_gives_the_group_no_rows_and_quarantines_it(live):  # noqa: F811
+    run = live(cell(APPLY), on_error="pause")
+    hit = run.wait_for_hit(120)
+    assert (hit.kind, hit.operator) == ("error", "total")
+    assert hit.record["key"] == (3,)
+    assert sorted(r["id"] for r in hit.record["rows"]) == group_of(3)
+    assert hit.error["exception"] == "ValueError"
+    assert hit.actions == ("skip", "replace", "resume", "stop")
+    hit.skip()
+    run.wait(120)
+    assert run.status == "finished", run.error
+    assert totals(run) == {g: sum(group_of(g)) for g in range(5) if g != 3}
+    quarantine = run.quarantine()
+    assert list(quarantine["reason"]) == ["skipped"]
+    [kept] = quarantine["value"]
+    assert kept["key"] == (3,) and sorted(r["id"] for r in kept["rows"]) == group_of(3)
+
+
+def test_pause_then_replace_calls_the_function_with_the_replacement_group(live):  # noqa: F811
+    run = live(cell(APPLY), on_error="pause")
+    hit = run.wait_for_hit(120)
+    hit.replace("not a group")  # a clear error at a new hit, nothing lost
+    again = run.wait_for_hit(120)
+    assert "takes a DataFrame" in again.error["message"]
+    fixed = pd.DataFrame(hit.record["rows"])
+    fixed = fixed[fixed["id"] != 13]
+    again.replace(fixed)
+    run.wait(120)
+    assert run.status == "finished", run.error
+    expected = {g: sum(group_of(g)) for g in range(5)}
+    expected[3] -= 13
+    assert totals(run) == expected
+    assert [h.decision for h in run.breakpoints] == ["replace", "replace"]
+    assert run.quarantine().empty
+
+
+def test_tolerate_quarantines_failing_groups_with_their_keys(record):
+    run = record(cell(APPLY, bad_a=13, bad_b=31), tolerate=2)  # groups 3 and 1
+    assert run.status == "finished", run.error
+    assert totals(run) == {g: sum(group_of(g)) for g in (0, 2, 4)}
+    quarantine = run.quarantine()
+    assert sorted(tuple(v["key"]) for v in quarantine["value"]) == [(1,), (3,)]
+    for row in quarantine.itertuples():
+        assert (row.reason, row.operator, row.exception) == ("raised", "total",
+                                                            "ValueError")
+        assert sorted(r["id"] for r in row.value["rows"]) == group_of(row.value["key"][0])
+    assert not [w for w in run.warnings if w.startswith("--tolerate does not see")]
+
+
+def test_tolerate_fails_the_run_at_n_plus_one_groups(record):
+    run = record(cell(APPLY, bad_a=13, bad_b=31), tolerate=1)
+    assert run.status == "failed"
+    assert "--tolerate 1 reached" in run.error["message"]
+    assert len(run.quarantine()) == 1
+
+
+def test_tolerate_makes_an_aggregate_udf_null_on_its_failing_groups(record):
+    code = cell("out = df.groupBy('g').agg(spread('id').alias('v')).collect()", bad_b=31)
+    run = record(code, tolerate=2)
+    assert run.status == "finished", run.error
+    values = {row["g"]: row["v"] for row in run.namespace["out"]}
+    assert values == {g: None if g in (1, 3) else float(max(group_of(g)) - min(group_of(g)))
+                      for g in range(5)}
+    quarantine = run.quarantine()
+    assert sorted(sorted(v) for v in quarantine["value"]) == [group_of(1), group_of(3)]
+    assert not [w for w in run.warnings if w.startswith("--tolerate does not see")]

@@ -108,3 +108,45 @@ def test_tolerate_makes_an_aggregate_udf_null_on_its_failing_groups(record):
     quarantine = run.quarantine()
     assert sorted(sorted(v) for v in quarantine["value"]) == [group_of(1), group_of(3)]
     assert not [w for w in run.warnings if w.startswith("--tolerate does not see")]
+
+
+STATEFUL = """
+import time
+import pandas as pd
+from pyspark.sql.functions import col
+
+def make():
+    state = {"calls": 0, "groups": 0, "total": 0}
+    def total(key, pdf):
+        time.sleep(0.05)
+        state["calls"] += 1
+        if (pdf["id"] == 13).any():
+            raise ValueError("13 in the group")
+        state["groups"] += 1
+        state["total"] += int(pdf["id"].sum())
+        return pd.DataFrame({"g": [key[0]], "total": [int(pdf["id"].sum())]})
+    return total
+
+df = spark.range(0, 400, 1, 2).withColumn("g", col("id") % 80)
+out = df.groupBy("g").applyInPandas(make(), "g long, total long").collect()
+"""
+
+
+@pytest.mark.parametrize("record_inputs", [False, True], ids=["regenerated", "recorded"])
+def test_jumps_after_a_skipped_group_equal_the_run(live, record_inputs):  # noqa: F811
+    run = live(STATEFUL, on_error="pause", interact_every=0.1, record_inputs=record_inputs)
+    hit = run.wait_for_hit(120)
+    assert hit.record["key"] == (13,)
+    hit.skip()
+    run.wait(120)
+    assert run.status == "finished", run.error
+    assert 13 not in {row["g"] for row in run.namespace["out"]}
+    dbg = run.debugger()
+    after = 0
+    for k in range(1, len(run.interactions)):
+        recorded = run.snapshot(k)
+        if recorded.status("total", hit.partition) == "running":
+            state = recorded.state("total", hit.partition)["state"]
+            assert dbg.jump(k).state("total", hit.partition)["state"] == state, k
+            after += state["calls"] > state["groups"]  # past the skipped group
+    assert after >= 1

@@ -150,3 +150,35 @@ def test_jumps_after_a_skipped_group_equal_the_run(live, record_inputs):  # noqa
             assert dbg.jump(k).state("total", hit.partition)["state"] == state, k
             after += state["calls"] > state["groups"]  # past the skipped group
     assert after >= 1
+
+
+COGROUPED = """
+import pandas as pd
+from pyspark.sql.functions import col
+
+def joined(key, left, right):
+    if (left["id"] == 13).any():
+        raise ValueError("13 on the left")
+    return pd.DataFrame({"g": [key[0]], "total": [int(left["id"].sum() + right["id"].sum())]})
+
+left = spark.range(0, 40, 1, 2).withColumn("g", col("id") % 5)
+right = spark.range(100, 110, 1, 2).withColumn("g", col("id") % 5)
+out = left.groupBy("g").cogroup(right.groupBy("g")).applyInPandas(
+    joined, "g long, total long").collect()
+"""
+
+
+def test_a_cogroup_is_replaced_by_a_pair_of_frames(live):  # noqa: F811
+    run = live(COGROUPED, on_error="pause")
+    hit = run.wait_for_hit(120)
+    assert hit.record["key"] == (3,)
+    assert sorted(r["id"] for r in hit.record["left"]) == group_of(3)
+    assert sorted(r["id"] for r in hit.record["right"]) == [103, 108]
+    left = pd.DataFrame(hit.record["left"])
+    hit.replace((left[left["id"] != 13], pd.DataFrame(hit.record["right"])))
+    run.wait(120)
+    assert run.status == "finished", run.error
+    expected = {g: sum(group_of(g)) + sum(x for x in range(100, 110) if x % 5 == g)
+                for g in range(5)}
+    expected[3] -= 13
+    assert totals(run) == expected

@@ -123,8 +123,13 @@ def _frame_like(frame: Any, value: Any) -> Any:
 
 
 def _series_like(series: Any, values: Any) -> Any:
-    if hasattr(values, "iloc"):
+    """``values`` as an argument like ``series`` (a pandas Series, an Arrow array)."""
+    if hasattr(values, "iloc") or hasattr(values, "to_pylist"):
         return values
+    if hasattr(series, "to_pylist"):
+        import pyarrow as pa
+
+        return pa.array(list(values), type=series.type)
     try:
         return type(series)(list(values), name=series.name, dtype=series.dtype)
     except (TypeError, ValueError):

@@ -182,3 +182,48 @@ def test_a_cogroup_is_replaced_by_a_pair_of_frames(live):  # noqa: F811
                 for g in range(5)}
     expected[3] -= 13
     assert totals(run) == expected
+
+
+AGGREGATES = """
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.functions import arrow_udf, col, pandas_udf
+
+@pandas_udf("double")
+def spread(s: pd.Series) -> float:
+    if (s == 13).any():
+        raise ValueError("13 in the group")
+    return float(s.max() - s.min())
+
+@arrow_udf("double")
+def arrow_spread(a: pa.Array) -> float:
+    if pc.any(pc.equal(a, 13)).as_py():
+        raise ValueError("13 in the group")
+    return float(pc.max(a).as_py() - pc.min(a).as_py())
+
+df = spark.range(0, 40, 1, 2).withColumn("g", col("id") % 5)
+"""
+
+
+@pytest.mark.parametrize("column", ["spread", "arrow_spread"])
+def test_an_aggregate_udf_group_is_skipped_to_null_or_replaced(live, column):  # noqa: F811
+    code = AGGREGATES + f"out = df.groupBy('g').agg({column}('id').alias('v')).collect()"
+    run = live(code, on_error="pause")
+    hit = run.wait_for_hit(120)
+    assert sorted(hit.record) == group_of(3)
+    hit.replace(pd.Series([x for x in hit.record if x not in (13, 38)]))
+    run.wait(120)
+    assert run.status == "finished", run.error
+    expected = {g: float(max(group_of(g)) - min(group_of(g))) for g in range(5)}
+    expected[3] = float(33 - 3)
+    assert {row["g"]: row["v"] for row in run.namespace["out"]} == expected
+
+
+def test_tolerate_makes_an_arrow_aggregate_null_on_its_failing_group(record):
+    code = AGGREGATES + "out = df.groupBy('g').agg(arrow_spread('id').alias('v')).collect()"
+    run = record(code, tolerate=1)
+    assert run.status == "finished", run.error
+    assert {row["g"]: row["v"] for row in run.namespace["out"]} == {
+        g: None if g == 3 else float(max(group_of(g)) - min(group_of(g))) for g in range(5)}
+    assert [sorted(v) for v in run.quarantine()["value"]] == [group_of(3)]

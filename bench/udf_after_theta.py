@@ -125,8 +125,8 @@ def summarise(rows: list[dict]) -> dict:
 
 def udf_of(kind: str):
     """The UDF as a worker calls it: plain, or hosted outside or in G(θ)."""
+    from icedtea_jupyter.executor import calls
     from icedtea_jupyter.executor import host as host_module
-    from icedtea_jupyter.executor import wrappers
     from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec
     from tests.unit.fakes import RecordingChannel
 
@@ -136,8 +136,8 @@ def udf_of(kind: str):
     host_module.channel_for = lambda run: RecordingChannel()
     run = RunSpec("bench", ("127.0.0.1", 1), b"s" * 32, tempfile.mkdtemp())
     spec = OperatorSpec(1, run, "udf", "Tally", in_g=kind == "in_g")
-    wrappers._CALL_HOSTS.clear()
-    return wrappers.CallFunction(spec, tally, "row")
+    calls._CALL_HOSTS.clear()
+    return calls.CallFunction(spec, tally, "row")
 
 
 def per_call(kind: str, values: list[float]) -> float:

@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from icedtea_jupyter.agents.tolerate import Quarantine  # noqa: E402
 from icedtea_jupyter.executor import host as host_module  # noqa: E402
-from icedtea_jupyter.executor import wrappers  # noqa: E402
+from icedtea_jupyter.executor.calls import _CALL_HOSTS, CallFunction  # noqa: E402
 from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec  # noqa: E402
 from icedtea_jupyter.executor.udf_errors import LiveAnswers, UdfErrors  # noqa: E402
 from tests.unit.fakes import RecordingChannel  # noqa: E402
@@ -49,12 +49,12 @@ def plain(values: list) -> int:
 def hosted(values: list, tolerate: bool) -> int:
     agents = (Quarantine.with_options(limit=1),) if tolerate else ()
     run = RunSpec("bench-udf", ("127.0.0.1", 1), b"", "/nonexistent", agents)
-    call = wrappers.CallFunction(OperatorSpec(0, run, "udf", "parse_amount"), parse_amount,
+    call = CallFunction(OperatorSpec(0, run, "udf", "parse_amount"), parse_amount,
                                  "row")
     total = 0
     for x in values:
         total += call(x)
-    wrappers._CALL_HOSTS.clear()
+    _CALL_HOSTS.clear()
     return total
 
 
@@ -93,13 +93,13 @@ def group_path(groups: int, repeats: int) -> None:
         for name, tolerate in runs.items():
             agents = (Quarantine.with_options(limit=1),) if tolerate else ()
             run = RunSpec("bench-group", ("127.0.0.1", 1), b"", "/nonexistent", agents)
-            call = wrappers.CallFunction(OperatorSpec(0, run, "applyInPandas", "first"),
-                                         _first_row, "group")
+            call = CallFunction(OperatorSpec(0, run, "applyInPandas", "first"),
+                                _first_row, "group")
             started = time.perf_counter()
             for frame in frames:
                 call(frame)
             times[name].append(time.perf_counter() - started)
-            wrappers._CALL_HOSTS.clear()
+            _CALL_HOSTS.clear()
     hosted_times, tolerant = times["hosted"][1:], times["tolerate"][1:]
     print(f"groups: hosted {statistics.median(hosted_times) * 1e6 / groups:.1f} µs/group, "
           f"with --tolerate {statistics.median(tolerant) * 1e6 / groups:.1f} µs/group; "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import secrets
 import threading
 import time
@@ -17,10 +18,18 @@ from ..executor.agent import Agent
 from ..executor.protocol import WORKER_FIELDS
 from ..executor.spec import RunSpec
 from ..executor.worker_file import write_replay_log
+from ..store import layout
 from ..store.full import is_full, reported_full
 from ..store.run_store import RunStore
 from .agent import CoordinatorAgent
-from .interactions import CONDITION, MANUAL, InteractionBook, PeriodicInteractions, RecordingStopped
+from .interactions import (
+    CONDITION,
+    MANUAL,
+    InteractionBook,
+    PeriodicInteractions,
+    RecordingStopped,
+    RunFinishing,
+)
 from .server import Connection, ControlServer
 
 Emit = Callable[[str, dict], None]
@@ -176,11 +185,15 @@ class Coordinator:
 
     def _interact_request(self, message: dict) -> None:
         """A worker's condition (--interact-when) held on a record: interact (unless
-        recording stopped)."""
+        recording stopped, or the run is concluding: the worker goes on unanswered)."""
         if self.book.stopped:
             return
-        self.book.request(CONDITION, record=message.get("record"),
-                          origin=message["worker"]["task"], request=message["request"])
+        try:
+            self.book.request(CONDITION, record=message.get("record"),
+                              origin=message["worker"]["task"], request=message["request"])
+        except RunFinishing:
+            log.info("icedtea: run %s: a worker's --interact-when hit after the run began "
+                     "to conclude: no interaction", self.run_id)
 
     def _name(self, op_id: int) -> str:
         return self.dag.names().get(op_id, str(op_id))
@@ -303,12 +316,20 @@ class Coordinator:
                     continue
                 state["status"] = "killed"
                 row = dict(state)
-            worker = {name: row[name] for name in WORKER_FIELDS}
-            self._record(self.store.write_worker, {**row, "worker": worker})
-            self.emit("worker", {"worker": worker, "status": "killed"})
+            self.emit("worker", {"worker": self._write_state(row), "status": "killed"})
+
+    def _write_state(self, state: dict) -> dict:
+        """Write a worker's lifecycle ``state`` as its row of the store's worker table;
+        returns its identity fields."""
+        worker = {name: state[name] for name in WORKER_FIELDS}
+        self._record(self.store.write_worker, {**state, "worker": worker})
+        return worker
 
     def finish(self, timeout: float = 3.0) -> None:
-        """Ask per-call workers to flush, wait for running workers, take local records."""
+        """Refuse new interactions, ask per-call workers to flush, wait for running
+        workers, take local records; the workers that never reported are ``lost``, in
+        memory and in the store's worker table."""
+        self.book.close()  # what is listed from now on is what the store keeps
         if self.periodic is not None:
             self.periodic.stop()
         self.server.broadcast({"type": "flush"})
@@ -323,10 +344,21 @@ class Coordinator:
                 if state["status"] == "running":
                     state["status"] = "lost"  # killed with its task, or never reported
         self._take_local_records()
+        self._record_lost()
         for name, agent in self.agents.items():
             self._call(name, agent, "finish")
         self.book.save()
         self.server.close()
+
+    def _record_lost(self) -> None:
+        """A row with status ``lost`` for each worker that reported neither its end nor a
+        local record, unless its own row arrived meanwhile: a run read from the store
+        counts it as the live run does."""
+        with self._lock:
+            lost = [dict(state) for state in self.workers.values() if state["status"] == "lost"]
+        for state in lost:
+            if not os.path.exists(layout.worker_path(self.store.path, state)):
+                self._write_state(state)
 
     def _take_local_records(self) -> None:
         reasons: list[str] = []

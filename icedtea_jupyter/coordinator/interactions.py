@@ -25,6 +25,11 @@ class RecordingStopped(RuntimeError):
     """An interaction asked for after the run store filled up: none is recorded."""
 
 
+class RunFinishing(RuntimeError):
+    """An interaction asked for once the run began to conclude (``close``): none is
+    taken, so every interaction listed is one the store keeps."""
+
+
 class InteractionBook:
     """Interactions in the order the coordinator received them (IcedTea Def. 4.1)."""
 
@@ -39,6 +44,7 @@ class InteractionBook:
         self.broadcast = broadcast
         self.on_full: Callable[[OSError], None] | None = None  # the store could not be written
         self.stopped = False  # recording stopped: the store is full
+        self.closed = False  # the run is concluding: no new interaction (``close``)
         self.interactions: list[dict] = []
         self.entries: list[dict] = []
         self._expected: dict[int, set] = {}
@@ -120,6 +126,7 @@ class InteractionBook:
         if self.stopped:
             raise RecordingStopped("no interaction: recording stopped, the run store is full")
         with self._cond:
+            self._refuse_if_closed()
             index = len(self.interactions)
             expected = set(self.theta_workers())
             self._expected[index] = expected
@@ -131,6 +138,20 @@ class InteractionBook:
                         "request": request, "origin": origin, "checkpoint": checkpoint})
         self._announce([index])
         return index
+
+    def close(self) -> None:
+        """The run is concluding: later requests are refused (``RunFinishing``); those
+        already taken stay, and ``save`` keeps them."""
+        with self._cond:
+            self.closed = True
+
+    def _refuse_if_closed(self) -> None:
+        if self.closed:
+            last = len(self.interactions) - 1
+            raise RunFinishing(f"the run is finishing: its last interaction is I{last}; no "
+                               "interaction is taken once a run concludes. When it has "
+                               "ended, look at one with run.snapshot(k) or "
+                               "run.debugger().jump(k)")
 
     def on_snapshots(self, reports: list[tuple[dict, tuple]]) -> None:
         """Workers' snapshot messages, with their worker keys, in the order sent."""
@@ -210,8 +231,10 @@ class InteractionBook:
             return [dict(i) for i in self.interactions], list(self.entries)
 
     def save(self) -> None:
-        """The final list, with latencies, beside the append-only log."""
+        """The final list, with latencies, beside the append-only log; the book is
+        closed (``close``) from then on."""
         with self._cond:
+            self.closed = True
             data = list(self.interactions)
         try:
             write_json(layout.interactions_path(self.path), data)
@@ -235,7 +258,7 @@ class PeriodicInteractions:
             if self.book.theta_workers():
                 try:
                     self.book.request(PERIODIC)
-                except RecordingStopped:
+                except (RecordingStopped, RunFinishing):
                     return
 
     def stop(self) -> None:

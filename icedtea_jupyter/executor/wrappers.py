@@ -1,11 +1,11 @@
-"""The callables that Spark ships to its Python workers in place of the user's functions.
+"""The callables that Spark ships to its Python workers in place of the user's RDD
+functions and batch maps (per-call ones, UDFs and grouped maps: ``calls.py``).
 
 Each wraps one user function with a ``WorkerHost``. They are plain classes (pickled
 by reference to this module, with the user's function and the operator's spec).
 """
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from itertools import repeat, tee
@@ -13,16 +13,16 @@ from operator import itemgetter
 from typing import Any
 
 from .agent import AgentPlugin
+from .calls import CallFunction, GroupFunction, UdfFunction  # noqa: F401 - stores name them here
 from .control import LiveControl
 from .error_guard import guard, guard_operator
-from .host import _NO_RECORD, WorkerHost, _task_context
+from .host import WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
 from .loops import LOOP_CODES
 from .observed import SampledTiming, observe, observe_operator
 from .operator import Operator
 from .shipping import Shipped
 from .spec import OperatorSpec
-from .udf_errors import EditedCall, UdfErrors
 
 
 def _foreach(f: Callable, record: Any) -> tuple:
@@ -274,184 +274,6 @@ class BatchFunction(Shipped):
         """The host loop on ``partition`` (replay calls it: there is no Spark task)."""
         host = WorkerHost(self.spec, partition, task)
         return host.tap_outputs(host.run_partition(self.f, batches, batches=True))
-
-
-_CALL_HOSTS: dict[tuple[str, int], WorkerHost] = {}
-
-
-def call_host(spec: OperatorSpec, f: Callable) -> WorkerHost:
-    """The host of a per-call operator ``f`` for the current task, ending the previous
-    task's; ``f`` (its attributes, its closure) is the worker's state."""
-    task = _task_context()
-    key = (spec.run.run_id, spec.op_id)
-    host = _CALL_HOSTS.get(key)
-    if host is not None and host.task is task and not host.status.ended:
-        return host
-    if host is not None and not host.status.ended:
-        host.end_calls()
-    host = WorkerHost(spec, task.partitionId() if task else -1, task)
-    host.per_call = True
-    host.user_function = f
-    host.call_rows = [rows for rows in host.plugins.results("output_rows") if rows is not None]
-    if host.plugins.by_hook["records"] and any(host.plugins.results("needs_records")):
-        host.call_feed = CallFeed(host)
-    host.udf_errors = UdfErrors.of(host)
-    _CALL_HOSTS[key] = host
-    return host
-
-
-class CallFeed:
-    """A row UDF's rows handed, one a call, through the plugins' ``records`` wrappers
-    (a plugin that sees every record: ``--record-inputs``)."""
-
-    def __init__(self, host: WorkerHost) -> None:
-        self.slot: deque = deque()
-        self.pulled = iter(host.observed(self._rows()))
-
-    def _rows(self) -> Iterator:
-        slot = self.slot
-        while True:
-            yield slot.popleft()
-
-    def take(self, record: Any) -> None:
-        self.slot.append(record)
-        next(self.pulled)
-
-
-def _rows(value: Any) -> int:
-    try:
-        return len(value)
-    except TypeError:
-        return 1
-
-
-class CallFunction:
-    """A function Spark calls per row, per batch or per group (UDFs, applyInPandas).
-
-    ``mode``: ``row`` (one row in, one out), ``batch`` (Series in, Series out),
-    ``agg`` (a group's Series in, one value out), ``group`` (a DataFrame in, a DataFrame
-    out). A batch, an aggregate's group or a group is one record, processed whole.
-    """
-
-    def __init__(self, spec: OperatorSpec, f: Callable, mode: str) -> None:
-        self.spec, self.f, self.mode = spec, f, mode
-
-    def __call__(self, *args: Any) -> Any:
-        host = call_host(self.spec, self.f)
-        mode = self.mode
-        if mode == "row":
-            return self._row(host, args)
-        if mode != "row":  # a group or a batch: a record, processed whole
-            host.before_group(args, _rows(args[-1]) if args else 0)
-        try:
-            result = self.f(*args)
-        except Exception as exc:
-            result = self._failed(host, exc, args)
-        except BaseException as exc:
-            host.fail_call(exc, args[0] if len(args) == 1 else args)
-            raise
-        for listed in host.call_rows:  # the agents' output rows, if any
-            listed.append(result)
-        if mode == "batch":
-            rows = _rows(args[0]) if args else 0
-            host.count_call(rows, rows, _NO_RECORD, whole=True)
-        elif mode == "agg":
-            host.count_call(_rows(args[0]) if args else 0, 1, _NO_RECORD, whole=True)
-        else:  # a group is processed whole: the check after it counts it
-            host.count_call(_rows(args[-1]), _rows(result), _NO_RECORD, whole=True)
-        return result
-
-    def _row(self, host: WorkerHost, args: tuple) -> Any:
-        """One row: checked before the call, as a per-record loop checks (the row taken,
-        not yet processed; its arguments sampled)."""
-        n = host.records_in + 1
-        if host.call_feed is not None:
-            host.call_feed.take(args)
-        if n >= host.box[0]:
-            host.check(n, host.records_out, args)
-        try:
-            result = self.f(*args)
-        except Exception as exc:
-            host.records_in = n
-            result = self._failed(host, exc, args)
-        except BaseException as exc:
-            host.records_in = n
-            host.fail_call(exc, args[0] if len(args) == 1 else args)
-            raise
-        host.records_in = n
-        host.records_out += 1
-        for listed in host.call_rows:  # the agents' output rows, if any
-            listed.append(result)
-        return result
-
-    def _failed(self, host: WorkerHost, exc: Exception, args: tuple) -> Any:
-        """A call raised: with ``--on-error pause`` or ``--tolerate``, a UDF's value or
-        a group's result (``udf_errors.py``); else the task fails."""
-        errors, mode = host.udf_errors, self.mode
-        try:
-            if errors is None:
-                raise exc
-            if mode in ("group", "agg"):
-                return errors.group(self.f, args, exc, aggregate=mode == "agg")
-            return errors.row(self.f, args, exc) if mode == "row" \
-                else errors.batch(self.f, args, exc)
-        except BaseException as final:
-            host.fail_call(final, args[0] if len(args) == 1 else args)
-            raise
-
-
-class UdfFunction(Shipped):
-    """A UDF's function as replay runs it: a record is one call's arguments (a row's
-    values, or a batch's Series), one result each."""
-
-    def __init__(self, spec: OperatorSpec, f: Callable) -> None:
-        self.spec, self.f = spec, f
-
-    def replay(self, partition: int, calls: Iterable) -> Iterator:
-        host = WorkerHost(self.spec, partition)
-        host.user_function = self.f
-        return host.map_records(partial(_apply, self.f), calls)
-
-
-class GroupFunction(UdfFunction):
-    """``applyInPandas``'s function as replay runs it: one group (``(frame,)`` or
-    ``(key, frame)``) a record, one output frame each."""
-
-
-def _apply(f: Callable, group: Any) -> Any:
-    if type(group) is EditedCall:  # rows the run skipped or replaced after they raised
-        return group.replayed(f)
-    return f(*group)
-
-
-def group_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
-    """applyInPandas inspects its function's argument count: keep it."""
-    call = CallFunction(spec, f, "group")
-    return _keyed_group(call) if arity == 2 else _group(call)
-
-
-def cogroup_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
-    """A cogrouped applyInPandas inspects its function's argument count too: keep it."""
-    call = CallFunction(spec, f, "group")
-
-    def apply_keyed(key: Any, left: Any, right: Any) -> Any:
-        return call(key, left, right)
-
-    def apply(left: Any, right: Any) -> Any:
-        return call(left, right)
-    return apply_keyed if arity == 3 else apply
-
-
-def _keyed_group(call: Callable) -> Callable:
-    def apply_group(key: Any, frame: Any) -> Any:
-        return call(key, frame)
-    return apply_group
-
-
-def _group(call: Callable) -> Callable:
-    def apply_group(frame: Any) -> Any:
-        return call(frame)
-    return apply_group
 
 
 # --- small picklable functions for derived operators ------------------------------

@@ -18,6 +18,7 @@ from pyspark.sql.session import SparkSession
 from pyspark.sql.udf import UserDefinedFunction
 from pyspark.util import PythonEvalType
 
+from ..executor import calls
 from ..executor import wrappers as w
 from ..replay.dataframe_inputs import (
     AGGREGATE_UDFS,
@@ -108,7 +109,7 @@ def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi,
     udf, args = call
     spec = recorder.specs[node_id]
     kept = w.BatchFunction(spec, udf.func) if udf.evalType in ITERATOR_UDFS else \
-        w.UdfFunction(spec, udf.func)  # an iterator UDF replays as a mapInPandas
+        calls.UdfFunction(spec, udf.func)  # an iterator UDF replays as a mapInPandas
     recorder.keep_for_replay(node_id, kept, api.udf_upstream(
         df, udf.evalType, args, grouped if aggregate else None))
 
@@ -241,7 +242,7 @@ def _map_in(api: str, flavour: DataFrameApi) -> Callable:
 def _apply_in_pandas(flavour: DataFrameApi) -> Callable:
     def host(grouped: Any, spec: Any, func: Callable) -> tuple:
         arity = len(inspect.signature(func).parameters)  # applyInPandas counts them
-        return (w.group_function(spec, func, arity), w.GroupFunction(spec, func),
+        return (calls.group_function(spec, func, arity), calls.GroupFunction(spec, func),
                 flavour.grouped_upstream(grouped, arity))
     return _hosting("applyInPandas", lambda grouped: grouped._df, host)
 
@@ -249,7 +250,7 @@ def _apply_in_pandas(flavour: DataFrameApi) -> Callable:
 def _cogroup_apply_in_pandas() -> Callable:
     def host(cogrouped: Any, spec: Any, func: Callable) -> tuple:
         arity = len(inspect.signature(func).parameters)  # (left, right) or (key, ...)
-        return (w.cogroup_function(spec, func, arity), w.GroupFunction(spec, func),
+        return (calls.cogroup_function(spec, func, arity), calls.GroupFunction(spec, func),
                 CogroupedUpstream(cogrouped, arity))
     return _hosting("applyInPandas", lambda cogrouped: (cogrouped._gd1._df,
                                                        cogrouped._gd2._df), host)
@@ -266,7 +267,7 @@ def _udf_call(original: Callable) -> Callable:
         if wrapped is None:
             node, spec = recorder.python("udf", self.func, [], name=self._name)
             function = (w.BatchFunction(spec, self.func) if mode == "iter"
-                        else w.CallFunction(spec, self.func, mode))
+                        else calls.CallFunction(spec, self.func, mode))
             functools.update_wrapper(function, self.func, updated=())
             wrapped = type(self)(function, self._returnType, self._name, self.evalType,
                                  self.deterministic)  # classic or Spark Connect's

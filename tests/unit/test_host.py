@@ -206,7 +206,7 @@ def test_an_agent_failing_in_init_becomes_an_alert(monkeypatch):
 def test_a_group_function_keeps_the_arity_spark_inspects(monkeypatch):
     import inspect
 
-    from icedtea_jupyter.executor.wrappers import group_function
+    from icedtea_jupyter.executor.calls import group_function
 
     from .fakes import make_spec
 

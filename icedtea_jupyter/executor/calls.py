@@ -1,0 +1,231 @@
+"""The callables Spark calls per row, per batch or per group in place of the user's
+functions: UDFs and ``applyInPandas`` (``CallFunction``), and the same functions as
+replay runs them (``UdfFunction``, ``GroupFunction``).
+
+A per-call operator has one host per task (``call_host``). A Python worker runs one
+task at a time, so a ``CallFunction`` keeps the host it got and looks it up again only
+when PySpark's current ``TaskContext`` changes or the host stops running: a row's call
+pays two attribute reads for it, not an import and a dictionary lookup.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from typing import Any
+
+from .host import _NO_RECORD, WorkerHost
+from .shipping import Shipped
+from .spec import OperatorSpec
+from .status import WorkerStatus
+from .udf_errors import EditedCall, UdfErrors
+
+_RUNNING = WorkerStatus.RUNNING
+
+
+class _NoTasks:
+    """Where PySpark is not importable: never a task."""
+
+    _taskContext = None
+
+
+def _task_class() -> Any:
+    """PySpark's ``TaskContext``: its ``_taskContext`` is what ``TaskContext.get()``
+    returns, set by the worker at each task's start (a new object each task)."""
+    try:
+        from pyspark.taskcontext import TaskContext
+    except ImportError:  # pragma: no cover - workers always have pyspark
+        return _NoTasks
+    return TaskContext
+
+
+_TASKS: Any = _NoTasks
+
+
+_CALL_HOSTS: dict[tuple[str, int], WorkerHost] = {}
+
+
+def call_host(spec: OperatorSpec, f: Callable) -> WorkerHost:
+    """The host of a per-call operator ``f`` for the current task, ending the previous
+    task's; ``f`` (its attributes, its closure) is the worker's state."""
+    global _TASKS
+    _TASKS = _task_class()
+    task = _TASKS._taskContext
+    key = (spec.run.run_id, spec.op_id)
+    host = _CALL_HOSTS.get(key)
+    if host is not None and host.task is task and not host.status.ended:
+        return host
+    if host is not None and not host.status.ended:
+        host.end_calls()
+    host = WorkerHost(spec, task.partitionId() if task else -1, task)
+    host.per_call = True
+    host.user_function = f
+    host.call_rows = [rows for rows in host.plugins.results("output_rows") if rows is not None]
+    if host.plugins.by_hook["records"] and any(host.plugins.results("needs_records")):
+        host.call_feed = CallFeed(host)
+    host.udf_errors = UdfErrors.of(host)
+    _CALL_HOSTS[key] = host
+    return host
+
+
+class CallFeed:
+    """A row UDF's rows handed, one a call, through the plugins' ``records`` wrappers
+    (a plugin that sees every record: ``--record-inputs``)."""
+
+    def __init__(self, host: WorkerHost) -> None:
+        self.slot: deque = deque()
+        self.pulled = iter(host.observed(self._rows()))
+
+    def _rows(self) -> Iterator:
+        slot = self.slot
+        while True:
+            yield slot.popleft()
+
+    def take(self, record: Any) -> None:
+        self.slot.append(record)
+        next(self.pulled)
+
+
+def _rows(value: Any) -> int:
+    try:
+        return len(value)
+    except TypeError:
+        return 1
+
+
+class CallFunction:
+    """A function Spark calls per row, per batch or per group (UDFs, applyInPandas).
+
+    ``mode``: ``row`` (one row in, one out), ``batch`` (Series in, Series out),
+    ``agg`` (a group's Series in, one value out), ``group`` (a DataFrame in, a DataFrame
+    out). A batch, an aggregate's group or a group is one record, processed whole.
+    """
+
+    def __init__(self, spec: OperatorSpec, f: Callable, mode: str) -> None:
+        self.spec, self.f, self.mode = spec, f, mode
+        self._host: WorkerHost | None = None  # this task's, in a worker
+
+    def __getstate__(self) -> dict:
+        return {"spec": self.spec, "f": self.f, "mode": self.mode}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _host=None)
+
+    def __call__(self, *args: Any) -> Any:
+        """One row: checked before the call, as a per-record loop checks (the row taken,
+        not yet processed; its arguments sampled). A batch or a group: ``_whole``."""
+        host = self._host
+        if host is None or host.task is not _TASKS._taskContext or host.status is not _RUNNING:
+            host = self._host = call_host(self.spec, self.f)
+        if self.mode != "row":
+            return self._whole(host, args)
+        n = host.records_in + 1
+        if host.call_feed is not None:
+            host.call_feed.take(args)
+        if n >= host.box[0]:
+            host.check(n, host.records_out, args)
+        try:
+            result = self.f(*args)
+        except Exception as exc:
+            host.records_in = n
+            result = self._failed(host, exc, args)
+        except BaseException as exc:
+            host.records_in = n
+            host.fail_call(exc, args[0] if len(args) == 1 else args)
+            raise
+        host.records_in = n
+        host.records_out += 1
+        for listed in host.call_rows:  # the agents' output rows, if any
+            listed.append(result)
+        return result
+
+    def _whole(self, host: WorkerHost, args: tuple) -> Any:
+        """A batch, an aggregate's group or a group: one record, processed whole."""
+        mode = self.mode
+        host.before_group(args, _rows(args[-1]) if args else 0)
+        try:
+            result = self.f(*args)
+        except Exception as exc:
+            result = self._failed(host, exc, args)
+        except BaseException as exc:
+            host.fail_call(exc, args[0] if len(args) == 1 else args)
+            raise
+        for listed in host.call_rows:  # the agents' output rows, if any
+            listed.append(result)
+        if mode == "batch":
+            rows = _rows(args[0]) if args else 0
+            host.count_call(rows, rows, _NO_RECORD, whole=True)
+        elif mode == "agg":
+            host.count_call(_rows(args[0]) if args else 0, 1, _NO_RECORD, whole=True)
+        else:  # a group is processed whole: the check after it counts it
+            host.count_call(_rows(args[-1]), _rows(result), _NO_RECORD, whole=True)
+        return result
+
+    def _failed(self, host: WorkerHost, exc: Exception, args: tuple) -> Any:
+        """A call raised: with ``--on-error pause`` or ``--tolerate``, a UDF's value or
+        a group's result (``udf_errors.py``); else the task fails."""
+        errors, mode = host.udf_errors, self.mode
+        try:
+            if errors is None:
+                raise exc
+            if mode in ("group", "agg"):
+                return errors.group(self.f, args, exc, aggregate=mode == "agg")
+            return errors.row(self.f, args, exc) if mode == "row" \
+                else errors.batch(self.f, args, exc)
+        except BaseException as final:
+            host.fail_call(final, args[0] if len(args) == 1 else args)
+            raise
+
+
+class UdfFunction(Shipped):
+    """A UDF's function as replay runs it: a record is one call's arguments (a row's
+    values, or a batch's Series), one result each."""
+
+    def __init__(self, spec: OperatorSpec, f: Callable) -> None:
+        self.spec, self.f = spec, f
+
+    def replay(self, partition: int, calls: Iterable) -> Iterator:
+        host = WorkerHost(self.spec, partition)
+        host.user_function = self.f
+        return host.map_records(partial(_apply, self.f), calls)
+
+
+class GroupFunction(UdfFunction):
+    """``applyInPandas``'s function as replay runs it: one group (``(frame,)`` or
+    ``(key, frame)``) a record, one output frame each."""
+
+
+def _apply(f: Callable, group: Any) -> Any:
+    if type(group) is EditedCall:  # rows the run skipped or replaced after they raised
+        return group.replayed(f)
+    return f(*group)
+
+
+def group_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
+    """applyInPandas inspects its function's argument count: keep it."""
+    call = CallFunction(spec, f, "group")
+    return _keyed_group(call) if arity == 2 else _group(call)
+
+
+def cogroup_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
+    """A cogrouped applyInPandas inspects its function's argument count too: keep it."""
+    call = CallFunction(spec, f, "group")
+
+    def apply_keyed(key: Any, left: Any, right: Any) -> Any:
+        return call(key, left, right)
+
+    def apply(left: Any, right: Any) -> Any:
+        return call(left, right)
+    return apply_keyed if arity == 3 else apply
+
+
+def _keyed_group(call: Callable) -> Callable:
+    def apply_group(key: Any, frame: Any) -> Any:
+        return call(key, frame)
+    return apply_group
+
+
+def _group(call: Callable) -> Callable:
+    def apply_group(frame: Any) -> Any:
+        return call(frame)
+    return apply_group

@@ -1,0 +1,81 @@
+"""A row UDF's host per task (``executor/calls.py``): kept between rows, ended and
+replaced when PySpark's worker starts another task or a flush ends it."""
+import pickle
+
+import pytest
+from pyspark.taskcontext import TaskContext
+
+from icedtea_jupyter.executor import calls
+from icedtea_jupyter.executor import host as host_module
+
+from .fakes import RecordingChannel, make_spec
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def __call__(self, value: int) -> int:
+        self.rows += 1
+        return value * 2
+
+
+@pytest.fixture
+def channel(monkeypatch):
+    channel = RecordingChannel()
+    monkeypatch.setattr(host_module, "channel_for", lambda run: channel)
+    calls._CALL_HOSTS.clear()
+    yield channel
+    calls._CALL_HOSTS.clear()
+    TaskContext._setTaskContext(None)
+
+
+def _task(partition: int) -> TaskContext:
+    """A task as PySpark's worker starts it: a new ``TaskContext`` each time."""
+    TaskContext._setTaskContext(None)
+    task = TaskContext._getOrCreate()
+    task._partitionId, task._stageId, task._attemptNumber = partition, 1, 0
+    task._taskAttemptId = 100 + partition
+    return task
+
+
+def test_a_new_task_ends_the_last_tasks_host_with_its_counts(channel):
+    udf = calls.CallFunction(make_spec(api="udf"), Tally(), "row")
+    _task(0)
+    assert [udf(v) for v in range(5)] == [0, 2, 4, 6, 8]
+    assert channel.ended == []  # the task's host is kept between rows
+    _task(1)
+    assert [udf(v) for v in range(3)] == [0, 2, 4]
+    (first,) = channel.ended
+    assert (first["worker"]["partition"], first["records_in"], first["records_out"]) == (0, 5, 5)
+    second = calls._CALL_HOSTS[("run-1", 0)]
+    assert (second.worker["partition"], second.records_in) == (1, 3)
+
+
+def test_two_columns_of_one_udf_share_the_tasks_host(channel):
+    spec, tally = make_spec(api="udf"), Tally()
+    first, second = (calls.CallFunction(spec, tally, "row") for _ in range(2))
+    _task(0)
+    first(1), second(2), first(3)
+    _task(1)
+    second(4)
+    first(5)
+    assert [end["records_in"] for end in channel.ended] == [3]
+    assert calls._CALL_HOSTS[("run-1", 0)].records_in == 2
+
+
+def test_a_flushed_host_is_replaced_within_the_task(channel):
+    udf = calls.CallFunction(make_spec(api="udf"), Tally(), "row")
+    _task(0)
+    udf(1)
+    calls._CALL_HOSTS[("run-1", 0)].deliver({"type": "flush"})
+    udf(2)
+    assert [end["records_in"] for end in channel.ended] == [1]
+    assert calls._CALL_HOSTS[("run-1", 0)].records_in == 1
+
+
+def test_a_shipped_udf_carries_no_host(channel):
+    udf = calls.CallFunction(make_spec(api="udf"), Tally(), "row")
+    udf(1)
+    shipped = pickle.loads(pickle.dumps(udf))
+    assert shipped._host is None and shipped(3) == 6

@@ -5,7 +5,10 @@
    plain, hosted (``CallFunction``, as a recorded run ships it) and hosted with
    ``--tolerate`` (its agent on the host): rows that do not raise should cost the same
    with and without the flag. Repetitions interleaved; medians and paired ratios.
-2. The error path: a scalar pandas UDF's batch of ``--rows`` rows with ``--culprits``
+2. The group path: an ``applyInPandas`` function called per group (``--groups`` frames
+   of 8 rows), hosted with and without ``--tolerate``: groups that do not raise should
+   cost the same (``executor/group_errors.py`` runs only after an exception).
+3. The error path: a scalar pandas UDF's batch of ``--rows`` rows with ``--culprits``
    rows that raise: the time and the calls the halving takes to find them, against one
    call of the function on the batch.
 
@@ -80,6 +83,34 @@ def row_path(records: int, repeats: int) -> None:
           f"{statistics.median(t / h for t, h in zip(tolerant, hosted_times)):.3f}")
 
 
+def group_path(groups: int, repeats: int) -> None:
+    import pandas as pd
+
+    frames = [pd.DataFrame({"id": range(g * 8, g * 8 + 8)}) for g in range(groups)]
+    runs = {"hosted": False, "tolerate": True}
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats + 1):  # the first round warms: imports, the first host
+        for name, tolerate in runs.items():
+            agents = (Quarantine.with_options(limit=1),) if tolerate else ()
+            run = RunSpec("bench-group", ("127.0.0.1", 1), b"", "/nonexistent", agents)
+            call = CallFunction(OperatorSpec(0, run, "applyInPandas", "first"),
+                                _first_row, "group")
+            started = time.perf_counter()
+            for frame in frames:
+                call(frame)
+            times[name].append(time.perf_counter() - started)
+            _CALL_HOSTS.clear()
+    hosted_times, tolerant = times["hosted"][1:], times["tolerate"][1:]
+    print(f"groups: hosted {statistics.median(hosted_times) * 1e6 / groups:.1f} µs/group, "
+          f"with --tolerate {statistics.median(tolerant) * 1e6 / groups:.1f} µs/group; "
+          f"median paired ratio "
+          f"{statistics.median(t / h for t, h in zip(tolerant, hosted_times)):.3f}")
+
+
+def _first_row(frame: object) -> object:
+    return frame.iloc[:1]  # type: ignore[attr-defined]
+
+
 def error_path(rows: int, culprits: int, repeats: int) -> None:
     import pandas as pd
 
@@ -124,6 +155,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--culprits", type=int, default=1)
+    parser.add_argument("--groups", type=int, default=20_000)
     parser.add_argument("--only", choices=sorted(RUNS), default=None)
     args = parser.parse_args()
     channel = RecordingChannel()
@@ -133,6 +165,7 @@ def main() -> None:
         return
     print(f"load: {os.getloadavg()}")
     row_path(args.records, args.repeats)
+    group_path(args.groups, args.repeats)
     for culprits in (1, args.culprits * 10):
         error_path(args.rows, culprits, 3)
 

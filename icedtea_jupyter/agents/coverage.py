@@ -2,9 +2,9 @@
 
 ``--check`` and ``--check-table`` see every Python operator's output rows, DataFrame
 UDFs' included (a row UDF's results, a pandas UDF's Series values, mapInPandas',
-mapInArrow's and applyInPandas' output rows). ``--tolerate`` sees row and scalar
-pandas UDFs (``executor/udf_errors.py``; iterator and aggregate UDFs still fail their
-task). The tools below do not see the APIs listed: a run that has both gets a warning
+mapInArrow's and applyInPandas' output rows). ``--tolerate`` sees row, scalar and
+aggregate pandas UDFs and applyInPandas' groups (``executor/udf_errors.py``; iterator
+UDFs still fail their task). The tools below do not see the APIs listed: a run that has both gets a warning
 naming the tool and the operators.
 """
 from __future__ import annotations
@@ -13,11 +13,12 @@ from collections.abc import Iterable
 from typing import Any
 
 BATCH_APIS = ("mapInPandas", "mapInArrow")  # iterator of batches in and out
-OTHER_UDFS = "udf: iterator or aggregate"  # a UDF Spark calls other than per row or batch
-PER_ROW_OR_BATCH = (100, 101, 200, 250)  # PythonEvalType: row, Arrow row, scalar pandas/Arrow
+OTHER_UDFS = "udf: iterator"  # a UDF Spark calls with an iterator of batches
+PER_CALL_UDFS = (100, 101, 200, 250,  # PythonEvalType: row, Arrow row, scalar pandas/Arrow
+                 202, 203, 252, 253)  # aggregate pandas/Arrow: grouped, window
 PER_CALL_APIS = ("applyInPandas", "udf", OTHER_UDFS)  # called per row, batch, group
 SKIPPED = {  # agent name -> (the tool as the user selects it, the APIs it does not see)
-    "tolerate": ("--tolerate", BATCH_APIS + ("applyInPandas", OTHER_UDFS)),
+    "tolerate": ("--tolerate", BATCH_APIS + (OTHER_UDFS,)),
     "golden": ("--golden", BATCH_APIS + PER_CALL_APIS),
     "latency": ("--agent latency", BATCH_APIS + PER_CALL_APIS),
     "samples": ("--agent samples", PER_CALL_APIS),
@@ -27,8 +28,8 @@ SKIPPED = {  # agent name -> (the tool as the user selects it, the APIs it does 
 
 def operator_api(api: str, udf: Any = None) -> str:
     """How ``SKIPPED`` names an operator's API: a UDF (``udf``, its UserDefinedFunction)
-    Spark calls per row or per batch is ``udf``, another UDF ``OTHER_UDFS``."""
-    if api != "udf" or udf is None or getattr(udf, "evalType", None) in PER_ROW_OR_BATCH:
+    Spark calls per row, batch or group is ``udf``, an iterator UDF ``OTHER_UDFS``."""
+    if api != "udf" or udf is None or getattr(udf, "evalType", None) in PER_CALL_UDFS:
         return api
     return OTHER_UDFS
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..dag import Dag
 from ..executor.control_state import compile_expression
+from ..executor.group_errors import plain_record
 from ..executor.state import decode, encode
 from ..store import control_files as edits
 from .global_breakpoints import GlobalBreakpoint
@@ -260,7 +261,7 @@ class LiveController:
             raise ValueError(f"{action}() is not offered at this hit: {hit.refused}")
         encoded = None
         if action == "replace":
-            encoded = encode(record)
+            encoded = encode(plain_record(record))  # a pandas frame: its row dicts
             if isinstance(encoded, dict) and encoded.get("$t") in ("object", "summary"):
                 raise ValueError(f"cannot send {type(record).__name__} to a worker: replace "
                                  "with a Row, tuple, dict, list or scalar")

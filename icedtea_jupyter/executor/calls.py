@@ -162,13 +162,15 @@ class CallFunction:
         return result
 
     def _failed(self, host: WorkerHost, exc: Exception, args: tuple) -> Any:
-        """A call raised: with ``--on-error pause`` or ``--tolerate``, a row UDF's or a
-        scalar pandas UDF's value (``udf_errors.py``); else the task fails."""
-        errors = host.udf_errors if self.mode in ("row", "batch") else None
+        """A call raised: with ``--on-error pause`` or ``--tolerate``, a UDF's value or
+        a group's result (``udf_errors.py``); else the task fails."""
+        errors, mode = host.udf_errors, self.mode
         try:
             if errors is None:
                 raise exc
-            return errors.row(self.f, args, exc) if self.mode == "row" \
+            if mode in ("group", "agg"):
+                return errors.group(self.f, args, exc, aggregate=mode == "agg")
+            return errors.row(self.f, args, exc) if mode == "row" \
                 else errors.batch(self.f, args, exc)
         except BaseException as final:
             host.fail_call(final, args[0] if len(args) == 1 else args)

@@ -18,6 +18,11 @@ ends the run.
   the batch: a mean, a rank) the **batch** is the record: skip or quarantine makes the
   whole batch's values null, and replace is not offered.
 
+- A group: ``applyInPandas`` (grouped or cogrouped) calls its function per group, and a
+  grouped-aggregate ``@pandas_udf`` per group's Series: the **group** is the record
+  (``group_errors.py``). Skip or quarantine gives no rows (applyInPandas) or null (the
+  aggregate); ``replace`` calls the function with the replacement group.
+
 Replay (time travel with a UDF θ) meets the same exceptions on the same rows: the calls
 holding rows the run edited are ``EditedCall``s, which answer them with the run's edits
 (``EditAnswers``) through the same code.
@@ -30,6 +35,7 @@ from typing import Any
 
 from .agent import AgentPlugin
 from .control import _SKIP, LiveControl, _row
+from .group_errors import group_record, group_rows, plain, replaced_group, skipped_group
 from .state import decode
 
 BATCH_ACTIONS = ("skip", "resume", "stop")
@@ -105,6 +111,22 @@ class UdfErrors:
                                              position, raised)
         return _assembled(rest, args, values)
 
+    def group(self, f: Callable, args: tuple, exc: Exception, aggregate: bool) -> Any:
+        """The result of a group whose call raised ``exc`` (``group_errors.py``): no
+        rows or null when skipped, ``f`` on the replacement group when replaced."""
+        index, rows = self.host.records_in, group_rows(args, aggregate)
+        record = group_record(args, aggregate)
+        while True:
+            out = self.outcome(record, exc, index, end=index + max(rows, 1))
+            if out is _RAISE:
+                raise exc
+            if out is _SKIP:
+                return None if aggregate else skipped_group(args)
+            try:
+                return f(*replaced_group(args, out, aggregate))
+            except Exception as again:  # the replacement raised (or was malformed): a hit
+                record, exc = out, again
+
     def _culprit(self, f: Callable, args: tuple, where: tuple[int, int], position: int,
                  exc: Exception) -> Any:
         """One row of a batch that raised alone (``where``: its input index, and the
@@ -165,15 +187,10 @@ def _take(args: tuple, positions: list[int]) -> list:
 def _value_at(arg: Any, position: int) -> Any:
     """One row's argument as a plain value (a dict for a DataFrame's row)."""
     if hasattr(arg, "columns"):
-        return {str(k): _plain(v) for k, v in arg.iloc[position].items()}
+        return {str(k): plain(v) for k, v in arg.iloc[position].items()}
     if hasattr(arg, "iloc"):
-        return _plain(arg.iloc[position])
+        return plain(arg.iloc[position])
     return arg[position].as_py()
-
-
-def _plain(value: Any) -> Any:
-    item = getattr(value, "item", None)  # a numpy scalar
-    return item() if callable(item) else value
 
 
 def _one_row(arg: Any, position: int, value: Any) -> Any:
@@ -278,22 +295,27 @@ class EditAnswers:
 
 
 class EditedCall:
-    """In replay's input, a UDF call (a row's arguments, or a batch's) holding rows the
-    run skipped or replaced after they raised: replayed with the run's decisions.
-    ``first``: its first row's index in the partition's input."""
+    """In replay's input, a UDF call (a row's arguments, a batch's, a group's) holding
+    rows the run skipped or replaced after they raised: replayed with the run's
+    decisions. ``first``: its first row's index in the partition's input; ``group``:
+    ``group`` or ``agg`` for a group's call."""
 
-    def __init__(self, args: tuple, first: int, edits: list[dict], batch: bool) -> None:
+    def __init__(self, args: tuple, first: int, edits: list[dict], batch: bool,
+                 group: str | None = None) -> None:
         self.args, self.first, self.edits, self.batch = args, first, edits, batch
+        self.group = group
 
     def __repr__(self) -> str:
         return f"<UDF call at row {self.first}, edited at its hits>"
 
     def replayed(self, f: Callable) -> Any:
-        errors = UdfErrors(_Seen(self.first + (0 if self.batch else 1)),
+        errors = UdfErrors(_Seen(self.first + (0 if self.batch or self.group else 1)),
                            EditAnswers(self.edits))
         try:
             return f(*self.args)
         except Exception as exc:
+            if self.group:
+                return errors.group(f, self.args, exc, aggregate=self.group == "agg")
             return errors.batch(f, self.args, exc) if self.batch \
                 else errors.row(f, self.args, exc)
 
@@ -310,9 +332,10 @@ def _is_batch(args: tuple) -> bool:
     return bool(args) and (hasattr(args[0], "iloc") or hasattr(args[0], "to_pylist"))
 
 
-def edited_calls(calls: list, edits: list[dict]) -> list:
+def edited_calls(calls: list, edits: list[dict], group: str | None = None) -> list:
     """A UDF's calls (replay's records) with those holding edited rows made
-    ``EditedCall``s; ``edits``: those made after an exception (kind ``error``)."""
+    ``EditedCall``s; ``edits``: those made after an exception (kind ``error``);
+    ``group``: ``group`` (applyInPandas) or ``agg`` when a call is a group."""
     errors = [e for e in edits if e["kind"] == "error"]
     if not errors:
         return calls
@@ -320,9 +343,9 @@ def edited_calls(calls: list, edits: list[dict]) -> list:
     for call in calls:
         args = call.args if type(call) is EditedCall else call  # staged for replay: made
         batch = _is_batch(args)
-        rows = len(args[0]) if batch else 1
-        mine = [e for e in errors if first <= e["index"] < first + rows]
-        out.append(EditedCall(args, first, mine, batch) if mine else args)
+        rows = group_rows(args, group == "agg") if group else len(args[0]) if batch else 1
+        mine = [e for e in errors if first <= e["index"] < first + max(rows, 1)]
+        out.append(EditedCall(args, first, mine, batch, group) if mine else args)
         first += rows
     return out
 

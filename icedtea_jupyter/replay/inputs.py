@@ -125,11 +125,18 @@ class ReplayInputs:
     def _load(self, partition: int) -> list:
         records = self._taken(partition)
         if self._udf_theta():  # its calls holding rows edited after they raised
-            return edited_calls(records, self._edits(partition))
+            return edited_calls(records, self._edits(partition), self._group_calls())
         return records
 
     def _udf_theta(self) -> bool:
-        return self.run.dag.require_interesting().api == "udf"
+        """θ is called per row, batch or group (a UDF, applyInPandas)."""
+        return self.run.dag.require_interesting().api in ("udf", "applyInPandas")
+
+    def _group_calls(self) -> str | None:
+        theta = self.run.dag.require_interesting()
+        if theta.api == "applyInPandas":
+            return "group"
+        return "agg" if in_grouped_agg(self.run.dag, theta) else None
 
     def _taken(self, partition: int) -> list:
         try:

@@ -399,6 +399,18 @@ class KeyNumbers:
         yield split, array("I", map(number.__getitem__, map(_KEY, records)))
 
 
+class KeyColumn:
+    """``(partition, records) -> [(tag, partition, keys)]``: each record's key
+    (``record[0]``) in position order, tagged (a join's or a join input's keys, fetched
+    by several RDDs in one job)."""
+
+    def __init__(self, tag: int) -> None:
+        self.tag = tag
+
+    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, int, list]]:
+        yield self.tag, split, list(map(_KEY, records))
+
+
 class KeepPositions:
     """``(partition, records) -> records`` at the wanted positions of each partition."""
 

@@ -70,6 +70,12 @@ class JoinKeys:
             self._columns[(node, part)] = self._keep(node, part, keys)
         return True
 
+    def add(self, node: int, part: int, keys: list) -> None:
+        """Keep the keys of ``node``'s records on ``part`` that another job fetched (the
+        map side's after the join, in the same pass)."""
+        if self.partitions(node) is not None:
+            self._columns[(node, part)] = self._keep(node, part, keys)
+
     def keys_at(self, node: int, positions: Positions) -> set:
         """The keys of ``node``'s records at ``positions``."""
         found: set = set()

@@ -19,6 +19,7 @@ from .records import (
     fetch,
     key_index,
     key_numbers,
+    tapped_key_numbers,
     untag_combiner,
 )
 from .spark_engine import engine_for
@@ -151,7 +152,24 @@ class Lineage:
         if rdd is None:
             self._note(self._map_side_note(node))
             return {}
-        return key_numbers(rdd, parts)
+        after_join = self._after_join(self.graph.steps[node].inputs[0])
+        if after_join is None:
+            return key_numbers(rdd, parts)
+        upstream, function, join = after_join
+        found = tapped_key_numbers(upstream, function, parts)
+        for part, (_, keys) in found.items():  # the join's keys, kept in the same pass
+            self.join_keys.add(join, part, keys)
+        return {part: numbers for part, (numbers, _) in found.items()}
+
+    def _after_join(self, node: int) -> tuple[Any, Any, int] | None:
+        """(the join's output RDD, ``node``'s partition function, the join) when
+        ``node`` is a Python operator reading a join's outputs in the same task."""
+        recorder, inputs = self.run.rebuild_parts(), self.graph.steps[node].inputs
+        if recorder is None or node not in recorder.kept or len(inputs) != 1 \
+                or inputs[0] not in self.keys.joins \
+                or recorder.upstreams.get(node) is not self.run.output_rdd(inputs[0]):
+            return None
+        return recorder.upstreams[node], recorder.kept[node], inputs[0]
 
     def _map_side_note(self, node: int) -> str:
         name = self.graph.dag.node(node).name

@@ -243,6 +243,34 @@ def test_a_join_keeps_its_keys_in_one_job_and_a_reopened_run_traces_through_it(
     assert f.operators["joined"] == 2, (f.operators, f.notes)  # "ann" with 10 and with 30
 
 
+def test_an_aggregation_after_a_join_numbers_its_keys_and_keeps_the_joins_in_one_pass(
+        record, monkeypatch):
+    # the job numbering the map side of "total" runs "named" over the join's outputs and
+    # keeps their keys as it goes: the join's own step fetches only its inputs' keys
+    from icedtea_jupyter.lineage import join_keys
+
+    run = record(JOIN.replace('.setName("joined").collect()', """.setName("joined").map(
+    lambda kv: (kv[1][1], kv[1][0])).setName("named").reduceByKey(add).setName("total").collect()
+"""), {"add": add}, lineage=True)
+    assert sorted(run.namespace["joined"]) == [("Ann A.", 40), ("Bob B.", 20)]
+    jobs: list = []
+
+    def counted(wanted, real=join_keys.key_columns):
+        jobs.append(set(wanted))
+        return real(wanted)
+    monkeypatch.setattr(join_keys, "key_columns", counted)
+    t = run.trace_back(("Ann A.", 40))
+    assert rows(t.to_pandas()) == [("parallelize", 0, 0, ("ann", 10)),
+                                   ("parallelize", 1, 0, ("ann", 30)),
+                                   ("parallelize#2", 0, 0, ("ann", "Ann A."))]
+    assert jobs == [{run.dag.node("parallelize").id, run.dag.node("parallelize#2").id}]
+    reopened = _reopened(run, monkeypatch)
+    _, outputs = run.lineage_outputs()
+    at = next((part, pos) for part, pos, row in outputs if row == ("Ann A.", 40))
+    again = reopened.trace_back(at=at)
+    assert [r[:3] for r in rows(again.to_pandas())] == [r[:3] for r in rows(t.to_pandas())]
+
+
 def test_a_reopened_run_no_trace_crossed_the_join_in_stops_there_and_says_why(
         record, monkeypatch):
     run = record(JOIN, lineage=True)

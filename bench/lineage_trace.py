@@ -6,7 +6,8 @@ DuckDB imported, what the first trace derives), its records, later traces (``w40
 and the common ``w7`` of a word count); then, on the same run reopened as after a
 kernel restart (``registry.open_run``), the same output row traced by its id. Repeats
 the traces ``--repeat`` times, each on a fresh ``Lineage`` of the live run (the
-derived key links kept in the store are read, not derived again, after the first).
+derived key links and a join's keys kept in the store are read, not fetched again,
+after the first).
 
     flock /tmp/icedtea-bench.lock .venv/bin/python bench/lineage_trace.py --words 1000000
 """

@@ -399,6 +399,39 @@ class KeyNumbers:
         yield split, array("I", map(number.__getitem__, map(_KEY, records)))
 
 
+class TappedKeyNumbers:
+    """``(partition, records) -> [(partition, numbers, keys)]``: ``KeyNumbers`` of what
+    ``function`` (an operator's partition function) outputs from ``records`` (a join's
+    outputs), and those records' keys in position order, in one pass over them."""
+
+    def __init__(self, function: Callable) -> None:
+        self.function = function
+
+    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, array, list]]:
+        records, keys = iter(records), []
+
+        def tapped() -> Iterator:
+            for record in records:
+                keys.append(record[0])
+                yield record
+        number: dict = defaultdict(itertools.count().__next__)
+        numbers = array("I", map(number.__getitem__, map(_KEY, self.function(split, tapped()))))
+        keys.extend(map(_KEY, records))  # what the function left unread
+        yield split, numbers, keys
+
+
+class KeyColumn:
+    """``(partition, records) -> [(tag, partition, keys)]``: each record's key
+    (``record[0]``) in position order, tagged (a join's or a join input's keys, fetched
+    by several RDDs in one job)."""
+
+    def __init__(self, tag: int) -> None:
+        self.tag = tag
+
+    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, int, list]]:
+        yield self.tag, split, list(map(_KEY, records))
+
+
 class KeepPositions:
     """``(partition, records) -> records`` at the wanted positions of each partition."""
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..executor.lineage import KeyIndex, KeyNumbers, Picker
+from ..executor.lineage import KeyColumn, KeyIndex, KeyNumbers, Picker, TappedKeyNumbers
 
 Positions = dict[int, set[int]]  # partition -> positions
 
@@ -45,6 +45,37 @@ def key_numbers(rdd: Any, parts: list[int]) -> dict[int, pa.Array]:
     numbered = rdd.mapPartitionsWithIndex(KeyNumbers())
     return {part: _uint32(numbers)
             for part, numbers in rdd.context.runJob(numbered, lambda records: records, parts)}
+
+
+def tapped_key_numbers(upstream: Any, function: Any, parts: list[int]
+                       ) -> dict[int, tuple[pa.Array, list]]:
+    """Partition -> (``key_numbers`` of ``function``'s outputs, the keys of its inputs
+    in position order) on ``parts``: one job over ``upstream`` (a join's output RDD)
+    running ``function`` (the operator after the join) as Spark ran it."""
+    parts = sorted(p for p in parts if 0 <= p < upstream.getNumPartitions())
+    if not parts:
+        return {}
+    tapped = upstream.mapPartitionsWithIndex(TappedKeyNumbers(function), True)
+    rows = upstream.context.runJob(tapped, lambda records: records, parts)
+    return {part: (_uint32(numbers), keys) for part, numbers, keys in rows}
+
+
+def key_columns(wanted: dict[int, tuple[Any, list[int]]]) -> dict[tuple[int, int], list]:
+    """(node, partition) -> its records' keys in position order, for each node's
+    ``(rdd, partitions)``: one Spark job over them all (a union of the RDDs)."""
+    tagged: list[Any] = []
+    parts: list[int] = []
+    for node, (rdd, wanted_parts) in sorted(wanted.items()):
+        offset = sum(t.getNumPartitions() for t in tagged)
+        parts += [offset + p for p in sorted(wanted_parts) if 0 <= p < rdd.getNumPartitions()]
+        tagged.append(rdd.mapPartitionsWithIndex(KeyColumn(node)))
+    if not parts:
+        return {}
+    union = tagged[0].context.union(tagged) if len(tagged) > 1 else tagged[0]
+    if union.getNumPartitions() != sum(t.getNumPartitions() for t in tagged):
+        raise RuntimeError("Spark merged the partitions of a union of lineage RDDs")
+    rows = union.context.runJob(union, lambda records: records, parts)
+    return {(node, part): keys for node, part, keys in rows}
 
 
 def _uint32(numbers: Any) -> pa.Array:

@@ -12,12 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .graph import KEY, LINKS, NONE, UNION, VALUE, LineageGraph, Step
+from .join_keys import JoinKeys
 from .records import (
     Positions,
     everything,
     fetch,
     key_index,
     key_numbers,
+    tapped_key_numbers,
     untag_combiner,
 )
 from .spark_engine import engine_for
@@ -25,9 +27,6 @@ from .tables import load_links, output_counts
 
 if TYPE_CHECKING:
     from ..session.run import Run
-
-_REGENERATE_JOIN_KEYS = ("the trace stops at a join: it links by key, among records this "
-                         "kernel can no longer regenerate (a reopened run)")
 
 
 def is_predicate(selector: Any) -> bool:
@@ -49,6 +48,7 @@ class Lineage:
         links, self.keys = load_links(run.store)
         self.keys.derive = self._key_numbers
         self.engine = engine_for(run.store, links)  # DuckDB, or Spark SQL when large
+        self.join_keys = JoinKeys(run.store.path, run.output_rdd)
         self.notes: list[str] = []
         self._records: dict[int, dict[tuple[int, int], Any]] = {}
         self._whole: set[int] = set()
@@ -112,8 +112,7 @@ class Lineage:
     # --- steps -------------------------------------------------------------------------
     def back(self, step: Step, positions: Positions) -> dict[int, Positions]:
         if step.how == LINKS and step.node.id in self.keys.joins:
-            keys = self._keys_at(step.node.id, positions)
-            return {i: self._with_keys(node, keys) for i, node in enumerate(step.inputs)}
+            return self._join_back(step, positions)
         if step.how == LINKS:
             return self.engine.back(step.node.id, positions)
         if step.how == KEY and step.node.id in self.keys.operators:
@@ -130,7 +129,7 @@ class Lineage:
 
     def forward(self, step: Step, index: int, source: int, positions: Positions) -> Positions:
         if step.how == LINKS and step.node.id in self.keys.joins:
-            return self._with_keys(step.node.id, self._keys_at(source, positions))
+            return self._join_forward(step, source, positions)
         if step.how == LINKS:
             return self.engine.forward(step.node.id, index, positions)
         if step.how == KEY and step.node.id in self.keys.operators:
@@ -153,7 +152,24 @@ class Lineage:
         if rdd is None:
             self._note(self._map_side_note(node))
             return {}
-        return key_numbers(rdd, parts)
+        after_join = self._after_join(self.graph.steps[node].inputs[0])
+        if after_join is None:
+            return key_numbers(rdd, parts)
+        upstream, function, join = after_join
+        found = tapped_key_numbers(upstream, function, parts)
+        for part, (_, keys) in found.items():  # the join's keys, kept in the same pass
+            self.join_keys.add(join, part, keys)
+        return {part: numbers for part, (numbers, _) in found.items()}
+
+    def _after_join(self, node: int) -> tuple[Any, Any, int] | None:
+        """(the join's output RDD, ``node``'s partition function, the join) when
+        ``node`` is a Python operator reading a join's outputs in the same task."""
+        recorder, inputs = self.run.rebuild_parts(), self.graph.steps[node].inputs
+        if recorder is None or node not in recorder.kept or len(inputs) != 1 \
+                or inputs[0] not in self.keys.joins \
+                or recorder.upstreams.get(node) is not self.run.output_rdd(inputs[0]):
+            return None
+        return recorder.upstreams[node], recorder.kept[node], inputs[0]
 
     def _map_side_note(self, node: int) -> str:
         name = self.graph.dag.node(node).name
@@ -182,28 +198,29 @@ class Lineage:
             found[part] = {pos for key in keys for pos in index.get(part, {}).get(key, ())}
         return found
 
-    def _keys_at(self, node: int, positions: Positions) -> set:
-        """The keys of ``node``'s records at ``positions`` (regenerated: a join links by key)."""
-        if self.run.output_rdd(node) is None:
-            self._note(_REGENERATE_JOIN_KEYS)
-        return {record[0] for record in self.records(node, positions).values()}
-
-    def _with_keys(self, node: int, keys: set) -> Positions:
-        """The positions of ``node``'s records whose key is one of ``keys`` (Titian's
-        key-based links of a join: its output of key K to every input record of key K)."""
-        rdd = self.run.output_rdd(node)
-        index = self._key_index(node, list(range(rdd.getNumPartitions()))) \
-            if keys and rdd is not None else None
-        if index is None:
-            if keys:
-                self._note(_REGENERATE_JOIN_KEYS)
+    def _join_back(self, step: Step, positions: Positions) -> dict[int, Positions]:
+        """Each input's records with the keys of the join's outputs at ``positions``
+        (Titian's key-based links of a join)."""
+        join_keys, wanted = self.join_keys, {node: None for node in step.inputs}
+        if not join_keys.prepare({**wanted, step.node.id: list(positions)}):
+            self._note(self._join_note(step))
             return {}
-        found: Positions = {}
-        for part, by_key in index.items():
-            hits = {pos for key in keys & by_key.keys() for pos in by_key[key]}
-            if hits:
-                found[part] = hits
-        return found
+        keys = join_keys.keys_at(step.node.id, positions)
+        return {i: join_keys.with_keys(node, keys) for i, node in enumerate(step.inputs)}
+
+    def _join_forward(self, step: Step, source: int, positions: Positions) -> Positions:
+        """The join's outputs with the keys of its input ``source``'s records at ``positions``."""
+        if not self.join_keys.prepare({step.node.id: None, source: list(positions)}):
+            self._note(self._join_note(step))
+            return {}
+        return self.join_keys.with_keys(step.node.id, self.join_keys.keys_at(source, positions))
+
+    def _join_note(self, step: Step) -> str:
+        return (f"the trace stops at {step.node.name!r}, a join: it links by key, and this "
+                "reopened run has neither its records' keys (no trace crossed it this way in "
+                "the kernel that recorded the run) nor its pipeline to regenerate them; what "
+                "works: a trace through it in the kernel that recorded the run keeps the keys "
+                "in the store (lineage/derived/) for every later trace, reopened runs too")
 
     def _key_index(self, node: int, parts: list[int]) -> dict[int, dict] | None:
         """Partition -> {key: positions} of ``node``'s output (the map side's links, by

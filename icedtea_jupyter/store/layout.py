@@ -21,6 +21,9 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     lineage/derived/op<o>-p<p>.arrow
                               a map side's key links a trace derived: column
                               ``key_number``, its inputs' keys numbered (lineage/tables.py)
+    lineage/derived/keys-op<o>-p<p>.arrow
+                              the keys of a join's (or one of its inputs') records on a
+                              partition, in position order: column ``key`` (lineage/join_keys.py)
     skew/<worker>.json        a key-partitioned worker's heavy-hitter sketch of its keys
                               (--skew; executor/skew.py, skew/load.py)
     samples/op<o>.parquet     a uniform sample of operator <o>'s input, one row per record
@@ -269,6 +272,23 @@ def derived_key_links_path(run: str, operator: int, partition: int) -> str:
     """A map side's key links on ``partition``, derived by a trace (``lineage/tables.py``):
     its inputs' key numbers, kept for later traces and reopened runs."""
     return os.path.join(run, LINEAGE, DERIVED, f"op{operator}-p{partition}{ARROW}")
+
+
+def derived_keys_path(run: str, operator: int, partition: int) -> str:
+    """The keys of ``operator``'s records on ``partition`` (a join or a join's input),
+    fetched by a trace through the join (``lineage/join_keys.py``), kept for later ones."""
+    return os.path.join(run, LINEAGE, DERIVED, f"keys-op{operator}-p{partition}{ARROW}")
+
+
+def derived_keys_files(run: str, operator: int) -> list[str]:
+    """The kept key files of ``operator``, any partition."""
+    folder = os.path.join(run, LINEAGE, DERIVED)
+    prefix = f"keys-op{operator}-p"
+    try:
+        return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                      if name.startswith(prefix) and name.endswith(ARROW))
+    except FileNotFoundError:
+        return []
 
 
 def skew_path(run: str, worker: Mapping) -> str:

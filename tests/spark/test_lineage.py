@@ -1,4 +1,5 @@
 """Lineage (Titian) of RDD pipelines: traces back and forward against oracles by hand."""
+import os
 from operator import add
 
 import pytest
@@ -198,6 +199,85 @@ def test_a_join_traces_to_every_record_of_its_key_on_both_sides(record):
     f = run.trace_forward(("bob", "Bob B."))
     assert [r[3] for r in rows(f.to_pandas())] == [("bob", (20, "Bob B."))]
     assert len(run.trace_forward(("eve", 40))) == 0  # no "eve" on the other side
+
+
+def test_a_join_keeps_its_keys_in_one_job_and_a_reopened_run_traces_through_it(
+        record, monkeypatch):
+    # the first trace through the join fetches the keys of its outputs it crosses and of
+    # every input record in one job and keeps them in the store: a fresh Lineage and a
+    # reopened run (no pipeline) trace through the join by id, both ways, with no job
+    from icedtea_jupyter.lineage import join_keys
+
+    run = record(JOIN, lineage=True)
+    jobs: list = []
+
+    def counted(wanted, real=join_keys.key_columns):
+        jobs.append({node: sorted(parts) for node, (_, parts) in wanted.items()})
+        return real(wanted)
+    monkeypatch.setattr(join_keys, "key_columns", counted)
+    back = run.trace_back(("ann", (30, "Ann A.")))
+    ann = [(op, part, pos) for op, part, pos, _ in rows(back.to_pandas())]
+    assert ann == [("parallelize", 0, 0), ("parallelize", 1, 0), ("parallelize#2", 0, 0)]
+    forward = run.trace_forward(("ann", "Ann A."))
+    assert sorted(r[3] for r in rows(forward.to_pandas())) == [("ann", (10, "Ann A.")),
+                                                                ("ann", (30, "Ann A."))]
+    assert len(jobs) == 2  # one job a direction: the join's keys and its inputs' together
+    joined, orders, names = (run.dag.node(n).id for n in ("joined", "parallelize",
+                                                           "parallelize#2"))
+    assert set(jobs[0]) == {joined, orders, names} and jobs[0][orders] == [0, 1]
+    assert os.listdir(os.path.join(run.path, "lineage", "derived"))
+
+    def no_job(wanted):
+        raise AssertionError("the trace ran a Spark job")
+    monkeypatch.setattr(join_keys, "key_columns", no_job)
+    run._lineage_cache = None  # a fresh Lineage reads the kept keys
+    again = run.trace_back(("ann", (30, "Ann A.")))
+    assert [(op, part, pos) for op, part, pos, _ in rows(again.to_pandas())] == ann
+    reopened = _reopened(run, monkeypatch)
+    _, outputs = run.lineage_outputs()
+    at = next((part, pos) for part, pos, row in outputs if row == ("ann", (30, "Ann A.")))
+    t = reopened.trace_back(at=at)
+    assert [(op, part, pos) for op, part, pos, _ in rows(t.to_pandas())] == ann
+    assert not any("stops" in note for note in t.notes)
+    f = reopened.trace_forward(at=(0, 0), operator="parallelize#2")
+    assert f.operators["joined"] == 2, (f.operators, f.notes)  # "ann" with 10 and with 30
+
+
+def test_an_aggregation_after_a_join_numbers_its_keys_and_keeps_the_joins_in_one_pass(
+        record, monkeypatch):
+    # the job numbering the map side of "total" runs "named" over the join's outputs and
+    # keeps their keys as it goes: the join's own step fetches only its inputs' keys
+    from icedtea_jupyter.lineage import join_keys
+
+    run = record(JOIN.replace('.setName("joined").collect()', """.setName("joined").map(
+    lambda kv: (kv[1][1], kv[1][0])).setName("named").reduceByKey(add).setName("total").collect()
+"""), {"add": add}, lineage=True)
+    assert sorted(run.namespace["joined"]) == [("Ann A.", 40), ("Bob B.", 20)]
+    jobs: list = []
+
+    def counted(wanted, real=join_keys.key_columns):
+        jobs.append(set(wanted))
+        return real(wanted)
+    monkeypatch.setattr(join_keys, "key_columns", counted)
+    t = run.trace_back(("Ann A.", 40))
+    assert rows(t.to_pandas()) == [("parallelize", 0, 0, ("ann", 10)),
+                                   ("parallelize", 1, 0, ("ann", 30)),
+                                   ("parallelize#2", 0, 0, ("ann", "Ann A."))]
+    assert jobs == [{run.dag.node("parallelize").id, run.dag.node("parallelize#2").id}]
+    reopened = _reopened(run, monkeypatch)
+    _, outputs = run.lineage_outputs()
+    at = next((part, pos) for part, pos, row in outputs if row == ("Ann A.", 40))
+    again = reopened.trace_back(at=at)
+    assert [r[:3] for r in rows(again.to_pandas())] == [r[:3] for r in rows(t.to_pandas())]
+
+
+def test_a_reopened_run_no_trace_crossed_the_join_in_stops_there_and_says_why(
+        record, monkeypatch):
+    run = record(JOIN, lineage=True)
+    reopened = _reopened(run, monkeypatch)
+    t = reopened.trace_back(at=(0, 0))
+    assert t.operators.get("parallelize", 0) == 0 and t.operators["joined"] == 1
+    assert any("stops at 'joined', a join" in note for note in t.notes)
 
 
 OUTER = """

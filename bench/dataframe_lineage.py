@@ -13,6 +13,10 @@
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import os
 import statistics

@@ -21,6 +21,10 @@ Prints a table per measurement, writes results/debugging.json and the charts in 
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import gc
 import json

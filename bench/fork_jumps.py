@@ -12,6 +12,10 @@ restored from a pickled checkpoint). Writes ``bench/results/fork_jumps.json``.
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import json
 import os

@@ -13,6 +13,10 @@ after the first).
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import os
 import sys
 import tempfile

@@ -25,6 +25,10 @@ own, Python workers beside them).
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import json
 import os

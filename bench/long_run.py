@@ -10,6 +10,10 @@ with the samples and the growth per interaction (least squares over the second h
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import gc
 import json

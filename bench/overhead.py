@@ -9,6 +9,10 @@ first. Prints the medians and their ratio (target: <= 1.05).
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import json
 import os

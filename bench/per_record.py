@@ -30,6 +30,10 @@ of records, at most 4,096), and valgrind's slowdown would shrink them a hundredf
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import cProfile
 import io

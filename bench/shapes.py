@@ -11,6 +11,10 @@ paired ratios (each repetition against the plain run beside it). Writes
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import json
 import os

@@ -19,6 +19,10 @@ Prints seconds per million records (medians, interleaved) and the log's bytes;
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import os
 import statistics

@@ -12,6 +12,10 @@ Reshape's metric collection cost 1-2%; the issue's budget is 1.02x on >= 5M reco
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import os
 import statistics

@@ -8,6 +8,10 @@ medians: the per-record cost the tap adds where the budget lives (issue 13: 1.02
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import statistics
 import time

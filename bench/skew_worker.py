@@ -9,6 +9,10 @@ and ``--only`` for instruction counts that do not depend on the machine's load:
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import os
 import statistics

@@ -10,6 +10,10 @@ snapshot latency from request to the last report (target: <= 0.5 s).
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import json
 import os
 import statistics

@@ -19,6 +19,10 @@ Writes ``bench/results/udf_after_theta.json``.
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import json
 import os

@@ -10,6 +10,10 @@ workers (sampled at 250 Hz), and the total worker samples of each. Needs ``py-sp
 """
 from __future__ import annotations
 
+import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the workers
+
+# isort: split
+
 import argparse
 import collections
 import os

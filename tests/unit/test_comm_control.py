@@ -51,6 +51,9 @@ def test_the_sidebar_pauses_decides_and_edits_breakpoints_through_the_comm(tmp_p
                    "the hit shown")
         view = comm.request("control.get", run="run-c")["result"]
         assert view["paused"] and view["hits"][0]["record"] == 30
+        # the run.control event is pushed by the watcher thread: it may follow the reply
+        wait_until(lambda: any(e["view"]["hits"] for e in comm.events("run.control")), 10,
+                   "the hit pushed to the sidebar")
         assert comm.events("run.control")[-1]["view"]["hits"][0]["decision"] is None
         state = comm.request("control.live_state", run="run-c", operator="op0", partition=0)
         assert state["ok"], state

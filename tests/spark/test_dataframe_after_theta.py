@@ -52,13 +52,17 @@ out = theta.selectExpr("id % 40 AS g", "total").groupBy("g").applyInPandas(later
 def record(spark, tmp_path):
     """Record a cell, taking an interaction every 0.1 s while it runs (``--interact-every``
     takes them while θ runs; 'later' runs on after θ's partitions have ended)."""
+    from icedtea_jupyter.coordinator.interactions import RunFinishing
     from icedtea_jupyter.session.execution import RunOptions, start_run
 
     def run_cell(code, namespace, **options):
         namespace = dict(namespace, spark=spark)
         run = start_run(code, namespace, RunOptions(store=str(tmp_path / "runs"), **options))
         while run.status == "running":
-            run.interact()
+            try:
+                run.interact()
+            except RunFinishing:  # the run concludes: no interaction is taken from here on
+                break
             time.sleep(0.1)
         run.wait(180)
         return run

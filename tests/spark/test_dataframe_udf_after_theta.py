@@ -51,13 +51,17 @@ out = theta.withColumn("y", tally("v")).collect()
 def record(spark, tmp_path):
     """Record a cell, taking an interaction every 0.1 s until its action returns (the
     UDF after θ runs on after θ's batches; periodic interactions follow θ only)."""
+    from icedtea_jupyter.coordinator.interactions import RunFinishing
     from icedtea_jupyter.session.execution import RunOptions, start_run
 
     def run_cell(code, **options):
         namespace = {"spark": spark, "ROWS": ROWS}
         run = start_run(code, namespace, RunOptions(store=str(tmp_path / "runs"), **options))
         while "out" not in namespace and run.status == "running":
-            run.interact()
+            try:
+                run.interact()
+            except RunFinishing:  # the run concludes: no interaction is taken from here on
+                break
             time.sleep(0.1)
         run.wait(180)
         return run

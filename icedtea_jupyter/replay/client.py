@@ -48,6 +48,7 @@ class Link:
         self.reader = FrameReader(sock)
         self.pending: dict[int, Future] = {}
         self.closed = False
+        self.why = ""  # why it ended, once it has
 
     def __repr__(self) -> str:
         return f"<replay {self.role} pid={self.pid} I{self.index}>"
@@ -66,6 +67,7 @@ class ReplayHub:
         self._thread = threading.Thread(target=self._read_loop, daemon=True,
                                         name="icedtea-replay-hub")
         self._stopped = False
+        self._log_path: str | None = None
 
     def start(self, run_path: str, log_path: str,
               command: list[str] | None = None) -> Link:
@@ -75,6 +77,7 @@ class ReplayHub:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.setdefault("PYTHONHASHSEED", "0")  # as PySpark's workers hash (a partitionBy)
         command = command or [sys.executable, "-m", "icedtea_jupyter.replay.process"]
+        self._log_path = log_path
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [*command, "--fd", str(theirs.fileno()), "--run", run_path],
@@ -90,14 +93,14 @@ class ReplayHub:
         future: Future = Future()
         with self._lock:
             if link.closed:
-                future.set_exception(ReplayCancelled(f"{link!r} has ended"))
+                future.set_exception(ReplayCancelled(link.why or f"{link!r} has ended"))
                 return future
             request_id = next(self._ids)
             link.pending[request_id] = future
         try:
             send_frame(link.sock, {"id": request_id, "op": op, **params})
         except OSError as exc:
-            self._close(link, f"{link!r} cannot be reached: {exc}")
+            self._close(link, f"{link!r} cannot be reached: {exc}{self._log_tail(link)}")
         return future
 
     def tell(self, link: Link, op: str) -> None:
@@ -156,7 +159,20 @@ class ReplayHub:
                 message, fds = link.reader.read()
                 self._dispatch(link, message, fds)
         except (WireError, OSError) as exc:
-            self._close(link, f"{link!r} ended: {exc}")
+            self._close(link, f"{link!r} ended: {exc}{self._log_tail(link)}")
+
+    def _log_tail(self, link: Link, lines: int = 12) -> str:
+        """The last lines the root process wrote to its log: why it ended, if it said."""
+        if link.role != "root" or not self._log_path:
+            return ""
+        try:
+            with open(self._log_path, "rb") as log:
+                log.seek(0, os.SEEK_END)
+                log.seek(max(0, log.tell() - 4096))
+                tail = log.read().decode("utf-8", "replace").splitlines()[-lines:]
+        except OSError:
+            return ""
+        return f"; its log ({self._log_path}) ends:\n" + "\n".join(tail) if tail else ""
 
     def _dispatch(self, link: Link, message: dict, fds: list[int]) -> None:
         if "id" not in message:
@@ -190,6 +206,7 @@ class ReplayHub:
             if link.closed:
                 return
             link.closed = True
+            link.why = why
             self.links.pop(link.sock.fileno(), None)
             pending, link.pending = link.pending, {}
         try:

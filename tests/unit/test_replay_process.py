@@ -172,3 +172,15 @@ def test_frames_carry_descriptors_and_refuse_garbage():
         FrameReader(b).read()
     for s in (b, extra, other, passed):
         s.close()
+
+
+def test_a_root_process_that_dies_says_why_from_its_log(tmp_path):
+    hub = ReplayHub(lambda link, event: None)
+    crash = [sys.executable, "-c",
+             "import sys, time; print('cannot open the run: disk full'); sys.exit(3)"]
+    root = hub.start("run", str(tmp_path / "replay.log"), crash)
+    try:
+        with pytest.raises(ReplayCancelled, match="(?s)ended.*cannot open the run: disk full"):
+            hub.request(root, "info").result(30)
+    finally:
+        hub.close()

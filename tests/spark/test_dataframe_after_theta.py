@@ -52,22 +52,29 @@ out = theta.selectExpr("id % 40 AS g", "total").groupBy("g").applyInPandas(later
 def record(spark, tmp_path):
     """Record a cell, taking an interaction every 0.1 s while it runs (``--interact-every``
     takes them while θ runs; 'later' runs on after θ's partitions have ended)."""
-    from icedtea_jupyter.coordinator.interactions import RunFinishing
     from icedtea_jupyter.session.execution import RunOptions, start_run
 
     def run_cell(code, namespace, **options):
         namespace = dict(namespace, spark=spark)
         run = start_run(code, namespace, RunOptions(store=str(tmp_path / "runs"), **options))
-        while run.status == "running":
-            try:
-                run.interact()
-            except RunFinishing:  # the run concludes: no interaction is taken from here on
-                break
-            time.sleep(0.1)
+        interact_while_running(run)
         run.wait(180)
         return run
 
     return run_cell
+
+
+def interact_while_running(run, done=lambda: False):
+    """A manual interaction every 0.1 s until ``done()`` or the run concludes (from then
+    on an interaction is refused: ``RunFinishing``)."""
+    from icedtea_jupyter.coordinator.interactions import RunFinishing
+
+    while not done() and run.status == "running":
+        try:
+            run.interact()
+        except RunFinishing:
+            break
+        time.sleep(0.1)
 
 
 def jumps_equal_the_reports(record, code, aqe, sql_conf):  # noqa: F811

@@ -5,11 +5,11 @@ state where the run's snapshots had it: a row-at-a-time ``@udf`` (a callable ins
 a record is a row) and a scalar ``@pandas_udf`` (a closure: a record is a batch). A
 window UDF after θ is named as not replayed. And θ behind a grouped map and a shuffle
 gets its input batches regenerated in the run's boundaries."""
-import time
 
 import pytest
 
 from tests.spark.test_dataframe_after_theta import THETA as THETA_V_IS_ID
+from tests.spark.test_dataframe_after_theta import interact_while_running
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.spark
@@ -51,18 +51,12 @@ out = theta.withColumn("y", tally("v")).collect()
 def record(spark, tmp_path):
     """Record a cell, taking an interaction every 0.1 s until its action returns (the
     UDF after θ runs on after θ's batches; periodic interactions follow θ only)."""
-    from icedtea_jupyter.coordinator.interactions import RunFinishing
     from icedtea_jupyter.session.execution import RunOptions, start_run
 
     def run_cell(code, **options):
         namespace = {"spark": spark, "ROWS": ROWS}
         run = start_run(code, namespace, RunOptions(store=str(tmp_path / "runs"), **options))
-        while "out" not in namespace and run.status == "running":
-            try:
-                run.interact()
-            except RunFinishing:  # the run concludes: no interaction is taken from here on
-                break
-            time.sleep(0.1)
+        interact_while_running(run, lambda: "out" in namespace)
         run.wait(180)
         return run
 

@@ -14,10 +14,10 @@ import datetime
 import decimal
 from collections.abc import Iterable
 from itertools import compress, repeat
-from operator import is_not
+from operator import is_not, not_
 from typing import Any
 
-from .state import MAX_ITEMS, encode, encode_state, same
+from .state import LONG, MAX_ITEMS, encode, encode_state, encodes_as_itself, same
 
 _IMMUTABLE = (int, float, str, bytes, bool, type(None), complex, decimal.Decimal,
               datetime.date, datetime.datetime, datetime.time)
@@ -80,8 +80,27 @@ class _EncodedDict:
         for key in removed:
             self.plain.pop(key, None)
             self.tagged.discard(key)
+        candidates = list(self._candidates(value))
+        items = list(map(value.__getitem__, candidates))
+        if len(candidates) >= LONG and _plain_scalars(candidates, items):
+            changed = self._update_plain_scalars(candidates, items)
+        else:
+            changed = self._update_entries(candidates, value)
+        self.raw = dict(value)
+        tagged = bool(self.tagged)
+        view = {"$t": "dict", "items": list(pairs.values())} if tagged else dict(self.plain)
+        if self.fresh or tagged != was_tagged:
+            self.fresh = False
+            return view, None
+        if tagged:
+            return view, {"tagged": True, "set": [list(e) for e in changed], "del": gone}
+        return view, {"set": {k: v for k, v in changed}, "del": gone}
+
+    def _update_entries(self, keys: list, value: dict) -> list[list]:
+        """Encode each of ``keys``' values; the entries that changed."""
+        pairs = self.pairs
         changed = []
-        for key in list(self._candidates(value)):
+        for key in keys:
             item = value[key]
             entry = pairs.get(key)
             encoded = encode(item, 1)
@@ -93,15 +112,29 @@ class _EncodedDict:
             else:
                 self.tagged.add(key)
             changed.append(entry)
-        self.raw = dict(value)
-        tagged = bool(self.tagged)
-        view = {"$t": "dict", "items": list(pairs.values())} if tagged else dict(self.plain)
-        if self.fresh or tagged != was_tagged:
-            self.fresh = False
-            return view, None
-        if tagged:
-            return view, {"tagged": True, "set": [list(e) for e in changed], "del": gone}
-        return view, {"set": {k: v for k, v in changed}, "del": gone}
+        return changed
+
+    def _update_plain_scalars(self, keys: list, items: list) -> list[list]:
+        """``_update_entries`` for string keys whose values encode as themselves (a
+        map-side combine's counts, say): no encoding; keys new to the dict are added by
+        C loops, known ones compared one by one."""
+        pairs, plain = self.pairs, self.plain
+        known = list(map(plain.__contains__, keys))
+        changed = []
+        if any(known):
+            for key, item in zip(compress(keys, known), compress(items, known)):
+                old = plain[key]
+                if type(old) is type(item) and old == item:
+                    continue
+                plain[key] = item
+                pairs[key] = entry = [key, item]
+                changed.append(entry)
+        fresh = list(map(not_, known))
+        new_keys, new_items = list(compress(keys, fresh)), list(compress(items, fresh))
+        plain.update(zip(new_keys, new_items))
+        entries = list(map(list, zip(new_keys, new_items)))
+        pairs.update(zip(new_keys, entries))
+        return changed + entries
 
     def _candidates(self, value: dict) -> Iterable:
         """Keys that may have changed since the last update: those whose value is a new
@@ -116,6 +149,13 @@ class _EncodedDict:
 
 
 _MISSING = object()
+
+
+def _plain_scalars(keys: list, items: list) -> bool:
+    """Whether every key is a string that does not tag the dict and every item encodes
+    as itself: checked by C loops."""
+    return set(map(type, keys)) == {str} and not any(map(str.startswith, keys, repeat("$"))) \
+        and encodes_as_itself(items)
 
 
 def _incremental(value: Any) -> bool:

@@ -106,7 +106,7 @@ def encode(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)) and not _is_row(value):
         if len(value) > MAX_ITEMS:
             return _summary(value, f"more than {MAX_ITEMS:,} items")
-        items = list(value) if _encodes_as_itself(value) else \
+        items = list(value) if encodes_as_itself(value) else \
             [encode(v, depth + 1) for v in value]
         if isinstance(value, list):
             return items
@@ -116,14 +116,14 @@ def encode(value: Any, depth: int = 0) -> Any:
 
 
 _AS_THEMSELVES = frozenset({str, bool, type(None)})  # JSON values whose encoding is themselves
-_LONG = 16  # containers this long are checked in C first: scalars of one kind pass whole
+LONG = 16  # containers this long are checked in C first: scalars of one kind pass whole
 _SAFE_INT = 2 ** 53
 
 
-def _encodes_as_itself(items: Any) -> bool:
+def encodes_as_itself(items: Any) -> bool:
     """Whether every item of a long container encodes as itself (strings, booleans and
     None; or ints within JSON's exact range), found by C loops over the items."""
-    if len(items) < _LONG:
+    if len(items) < LONG:
         return False
     kinds = set(map(type, items))
     return kinds <= _AS_THEMSELVES or (kinds == {int} and -_SAFE_INT < min(items)
@@ -275,7 +275,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         if len(a) != len(b):
             return False
-        if len(a) >= _LONG:  # one kind of scalar on both sides: equal as JSON if ==
+        if len(a) >= LONG:  # one kind of scalar on both sides: equal as JSON if ==
             kinds = set(map(type, a)) | set(map(type, b))
             if kinds <= _AS_THEMSELVES or kinds == {int} or kinds == {float}:
                 return a == b

@@ -68,3 +68,48 @@ def test_only_changed_keys_travel():
     assert change == {"set": {}, "keys": {"table": {"set": {"k5": -1.5}, "del": ["k6"]}},
                       "del": []}
     assert view["table"]["k5"] == -1.5 and "k6" not in view["table"]
+
+
+BIG_VALUES = st.one_of(st.integers(-5, 5), st.sampled_from([2 ** 60, True, None, "s", ""]))
+BIG_CHANGES = st.lists(st.tuples(st.integers(0, 40), BIG_VALUES, st.booleans()), max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=16, max_size=40), BIG_CHANGES, st.booleans())
+def test_large_tables_of_scalars_equal_a_full_encoding_after_every_change(first, changes,
+                                                                         dollar):
+    """Tables of string keys and scalar values take a path of C loops (a map-side
+    combine's counts): the same views and changes as key-by-key encoding."""
+    table = {f"k{i}": value for i, value in enumerate(first)}
+    tracker = IncrementalState()
+    rebuilt = None
+    for step, (key, value, delete) in enumerate([(0, first[0], False)] + changes):
+        name = f"$k{key}" if dollar and step % 7 == 3 else f"k{key}"
+        if delete:
+            table.pop(name, None)
+        else:
+            table[name] = value
+        if step % 5 == 4:  # many keys change at once, to new objects
+            table = {k: (v + 1 if type(v) is int else v) for k, v in table.items()}
+        elif step % 5 == 2:
+            table = {k: (v + 1 - 1 if type(v) is int else v) for k, v in table.items()}
+        view, change = tracker.update({"table": table})
+        full = encode_state({"table": table})
+        assert view == full or decode(view) == decode(full)
+        rebuilt = apply_delta(rebuilt, change)
+        assert decode(rebuilt) == decode(full)
+        assert sorted(map(repr, _values(rebuilt))) == sorted(map(repr, _values(full)))
+
+
+def test_a_large_table_sends_only_what_changed_and_whole_counts_stay_ints():
+    counts = {f"user{i}": i for i in range(5000)}
+    tracker = IncrementalState()
+    view, first = tracker.update({"counts": counts})
+    assert first == {"full": {"counts": counts}}
+    counts = dict(counts, user3=True, user4=4, user9=2 ** 60, fresh=1)
+    del counts["user8"]
+    view, change = tracker.update({"counts": counts})
+    assert change["keys"]["counts"] == {
+        "set": {"user3": True, "user9": {"$t": "int", "v": str(2 ** 60)}, "fresh": 1},
+        "del": ["user8"]}
+    assert view == encode_state({"counts": counts})

@@ -33,12 +33,14 @@ from .incremental import IncrementalState
 from .loops import batch_rows
 from .pins import PINNED, Pins
 from .plugin import WorkerPlugin
+from .protocol import EncodedJSON
 from .records import describe_record
 from .state import bounded_state
 from .worker_file import write_inputs
 
 FINAL = -1  # the index of a worker's final snapshot
 MAX_REPORT_BYTES = 256 * 1024  # a report's state beyond this travels in summary
+SPLICED_REPORT_BYTES = 16 * 1024  # a change this large is encoded once, not again to send
 _REQUESTS = itertools.count(1)
 BATCH_SUM_PERIOD = 0.05  # θ sums one input batch about this often (and always the first)
 
@@ -231,13 +233,17 @@ class TimeTravel(WorkerPlugin):
     def report(self, index: int, trigger: str, count: int, status: str) -> dict:
         """This worker's snapshot message: its count and what changed in its state."""
         view, change = self.sent.update(bounded_state(self.host.state()))
-        size = len(json.dumps(change, separators=(",", ":")))
-        if size > MAX_REPORT_BYTES:  # a huge state: its variables in summary, never a crash
+        delta: dict | EncodedJSON = change
+        text = json.dumps(change, separators=(",", ":"))
+        if len(text) > MAX_REPORT_BYTES:  # a huge state: its variables in summary, never a crash
             self.sent = IncrementalState()  # the next report is whole again
-            change = {"full": {name: _too_large(value, size) for name, value in view.items()}}
+            delta = {"full": {name: _too_large(value, len(text))
+                              for name, value in view.items()}}
+        elif len(text) > SPLICED_REPORT_BYTES:  # measured once, sent as it is
+            delta = EncodedJSON(text)
         return {"type": "snapshot", "worker": self.host.worker, "index": index,
                 "trigger": trigger, "count": count, "status": status, "time": time.time(),
-                "delta": change}
+                "delta": delta}
 
     def checkpoint(self, index: int, processed: int, position: int, ended: bool) -> None:
         """Write this worker's restorable state (not a generator's: it cannot be restored)."""

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from ..store import layout
+from .protocol import dumps
 
 COLUMNS = (
     "operator", "partition", "stage", "attempt", "task", "status", "records_in",
@@ -69,7 +70,7 @@ def append_local_event(store_path: str, worker: dict, message: dict) -> None:
     """Keep an agent message or alert of a worker that has no coordinator."""
     path = layout.with_parent(layout.local_events_path(store_path, worker))
     with open(path, "a", encoding="utf-8") as out:
-        out.write(json.dumps(message, default=str) + "\n")
+        out.write(dumps(message) + "\n")
 
 
 def write_replay_log(store_path: str, message: dict, body: bytes) -> str:

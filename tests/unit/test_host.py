@@ -215,3 +215,28 @@ def test_a_group_function_keeps_the_arity_spark_inspects(monkeypatch):
     plain = group_function(make_spec(api="applyInPandas"), len, 1)
     assert [len(inspect.signature(f).parameters) for f in (keyed, plain)] == [2, 1]
     assert keyed("a", [1, 2]) == ("a", 2) and plain([1, 2, 3]) == 3
+
+
+def test_a_large_report_is_encoded_once_and_arrives_as_the_state(monkeypatch):
+    """A map-side combine's final report (tens of thousands of counts) is measured as
+    JSON once and that text goes into the frame: the coordinator reads the state."""
+    import socket
+
+    from icedtea_jupyter.executor import protocol
+    from icedtea_jupyter.executor.timetravel import SPLICED_REPORT_BYTES, TimeTravel
+    from icedtea_jupyter.snapshots.deltas import apply_delta
+
+    host, _ = host_with(monkeypatch, api="mapPartitions")
+    counts = {f"user{i}": i for i in range(5_000)}
+    odd = "\x00" + protocol._SPLICE_MARK + "0"  # a user string shaped like a splice mark
+    host.state = lambda: {"combiners": counts, "name": odd}
+    report = TimeTravel(host).report(1, "end", 10, "final")
+    assert isinstance(report["delta"], protocol.EncodedJSON)
+    assert len(report["delta"].text) > SPLICED_REPORT_BYTES
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(protocol.encode({"type": "snapshots", "reports": [report, report]}))
+        received, _ = protocol.read_frame(right)
+    for sent in received["reports"]:
+        assert apply_delta(None, sent["delta"]) == {"combiners": counts, "name": odd}
+        assert sent["worker"] == report["worker"] and sent["count"] == 10

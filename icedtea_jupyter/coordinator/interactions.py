@@ -15,7 +15,7 @@ from typing import Any
 from ..snapshots.deltas import PackedDelta
 from ..store import layout
 from ..store.full import is_full
-from ..store.run_store import append_lines, write_json
+from ..store.run_store import append_encoded, encode_lines, write_json
 
 INITIAL, MANUAL, PERIODIC, CONDITION = "initial", "manual", "periodic", "condition"
 PINNED = "pinned"  # --interact-at: taken at θ's given counts (snapshots/pinned.py)
@@ -63,11 +63,14 @@ class InteractionBook:
 
     def _append(self, path: str, *rows: dict) -> None:
         """Log ``rows``; once the store is full, nothing more (``on_full`` is told)."""
+        self._append_encoded(path, encode_lines(*rows))
+
+    def _append_encoded(self, path: str, lines: list[str]) -> None:
         with self._files_lock:
             if self.stopped:
                 return
             try:
-                append_lines(path, *rows)
+                append_encoded(path, lines)
             except OSError as exc:
                 if not is_full(exc):
                     raise
@@ -156,10 +159,11 @@ class InteractionBook:
     def on_snapshots(self, reports: list[tuple[dict, tuple]]) -> None:
         """Workers' snapshot messages, with their worker keys, in the order sent."""
         entries = [{k: v for k, v in message.items() if k != "type"} for message, _ in reports]
-        self._append(layout.snapshots_path(self.path), *entries)
-        for entry in entries:  # kept in memory for the live history: compressed
+        lines = encode_lines(*entries)  # encoded once: for the store and, packed, the history
+        self._append_encoded(layout.snapshots_path(self.path), lines)
+        for entry, line in zip(entries, lines):  # kept in memory for the live history
             if "delta" in entry:
-                entry["delta"] = PackedDelta(entry["delta"])
+                entry["delta"] = PackedDelta.of_line(line)
         completed, released = [], []
         with self._cond:
             for entry, (message, key) in zip(entries, reports):

@@ -78,13 +78,24 @@ class PackedDelta:
     """A delta kept in the kernel's memory as compressed JSON, unpacked when applied: a
     long run's live history holds every worker report of every interaction."""
 
-    __slots__ = ("_packed",)
+    __slots__ = ("_packed", "_in_line")
 
     def __init__(self, change: dict) -> None:
         self._packed = zlib.compress(json.dumps(change, separators=(",", ":")).encode(), 1)
+        self._in_line = False
+
+    @classmethod
+    def of_line(cls, line: str) -> PackedDelta:
+        """The ``delta`` of a snapshot report already encoded as a JSON line (the run
+        store's): packed from that text, not encoded again."""
+        packed = cls.__new__(cls)
+        packed._packed = zlib.compress(line.encode(), 1)
+        packed._in_line = True
+        return packed
 
     def unpack(self) -> dict:
-        return json.loads(zlib.decompress(self._packed))
+        data = json.loads(zlib.decompress(self._packed))
+        return data["delta"] if self._in_line else data
 
 
 def apply_delta(previous: dict | None, change: dict | PackedDelta) -> dict:

@@ -181,9 +181,18 @@ def write_json(path: str, data: Any, indent: int | None = None) -> None:
 
 def append_lines(path: str, *rows: dict) -> None:
     """Append ``rows`` to a JSON-lines file in one write."""
-    lines = "".join(json.dumps(row, default=str) + "\n" for row in rows)
+    append_encoded(path, encode_lines(*rows))
+
+
+def encode_lines(*rows: dict) -> list[str]:
+    """``rows`` as the lines ``append_lines`` writes (without their newlines)."""
+    return [json.dumps(row, default=str) for row in rows]
+
+
+def append_encoded(path: str, lines: list[str]) -> None:
+    """Append lines made by ``encode_lines`` to a JSON-lines file in one write."""
     with open(path, "a", encoding="utf-8") as out:
-        out.write(lines)
+        out.write("".join(line + "\n" for line in lines))
 
 
 def read_lines(path: str) -> list[dict]:

@@ -90,3 +90,22 @@ def test_a_pinned_interaction_waits_for_its_partitions_then_asks_the_others(tmp_
     assert all(i["complete"] for i in book.book.interactions)
     assert book.book.interactions[1]["time"] > 1.0  # when it was released, not the start
     assert book.book.wait(1, 0.1) and book.book.wait(2, 0.1)
+
+
+def test_a_report_is_stored_and_kept_in_the_live_history_alike(tmp_path):
+    """A worker's report is encoded once: the store's line and the live history's packed
+    copy give back the same delta (a large final state, tagged values among it)."""
+    from icedtea_jupyter.snapshots.deltas import apply_delta
+    from icedtea_jupyter.store.run_store import read_lines
+
+    book = Book(tmp_path, [])
+    delta = {"full": {"counts": {f"u{i}": i for i in range(3000)},
+                      "big": {"$t": "int", "v": str(2 ** 70)}, "name": "é\x00"}}
+    message = {"type": "snapshot", "worker": {"operator": 7}, "index": 1, "count": 9,
+               "status": "final", "delta": delta}
+    book.book.on_snapshots([(message, (7, 1, 0, 0, 0))])
+    _, entries = book.book.copies()
+    stored = read_lines(str(tmp_path / "snapshots.jsonl"))
+    assert [e["count"] for e in stored] == [9] and "type" not in stored[0]
+    assert apply_delta(None, entries[-1]["delta"]) == apply_delta(None, stored[0]["delta"]) \
+        == delta["full"]

@@ -271,6 +271,11 @@ class UdfUpstream(DataFrameUpstream):
         """``column`` (the capture UDF's) computed as θ was: on each row or batch of the
         frame, or on each group of the run's grouping (same shuffle, same sort: the groups
         come in the run's order)."""
+        from pyspark.sql.functions import col
+
         if self.grouped is None:
             return self.frame.select(column.alias("b"))
-        return self.grouped.agg(column.alias("b")).select("b")
+        # the filter (the capture never returns null) keeps a projection above from being
+        # folded into Spark's Python aggregate, where spark_partition_id() reads 0 on
+        # every partition (``every_partition`` would put every group on partition 0)
+        return self.grouped.agg(column.alias("b")).where(col("b").isNotNull()).select("b")

@@ -197,6 +197,14 @@ def _why_not_replayed(dag: Any, missing: list[Any], unkept: dict) -> str:
             f"(run.snapshot(k) shows how far they got in the run); {advice}")
 
 
+WINDOW_CALLS = (
+    "Spark calls it inside its window operator, once a window partition for an unbounded "
+    "frame and once a row (on that row's frame) for a bounded one; the run keeps neither "
+    "the window's specification (it lives in the column's JVM expression) nor the order "
+    "of the rows within a window partition (without an orderBy, the order the shuffle "
+    "read them in), so replay cannot regenerate those calls exactly")
+
+
 def _unkept_udf(name: str, reason: dict) -> tuple[str, str]:
     """Why the run kept no copy of a UDF column after θ, and what to do instead."""
     if reason.get("kind") == "unpicklable":
@@ -204,9 +212,8 @@ def _unkept_udf(name: str, reason: dict) -> tuple[str, str]:
                 f"for replay ({reason.get('error')})",
                 "to step through it, make its function picklable (no open files, "
                 "sockets or locks in its closure) and record the cell again")
-    return (f"{name!r} is a window UDF after θ (an aggregate UDF over .over(...)): Spark "
-            "calls it on each row's window frame inside its window operator, and replay "
-            "cannot regenerate those frames",
+    return (f"{name!r} is a window UDF after θ (an aggregate UDF over .over(...)): "
+            f"{WINDOW_CALLS}",
             f"to step through its function, call it in groupBy(...).agg(...) (a record a "
             f"group), or as a groupBy(...).applyInPandas over the window's partition keys, "
             f"and record that cell with --interesting {name!r}")

@@ -105,7 +105,8 @@ def test_an_aggregate_udf_over_a_window_is_refused_saying_what_replays(record):
         run.debugger().jump(0)
     message = str(raised.value)
     assert "θ ('mean_of') is an aggregate UDF used over a window" in message
-    assert "each row's window frame" in message  # why
+    assert "once a window partition for an unbounded frame" in message  # why
+    assert "the window's specification" in message
     assert "groupBy(...).agg(...)" in message and "one of ['mapInPandas']" in message
 
 

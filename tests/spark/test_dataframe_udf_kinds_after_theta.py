@@ -9,6 +9,7 @@ import pytest
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
 from tests.spark.test_dataframe_udf_after_theta import (  # noqa: F401 - the fixture
     BATCH,
+    ROW_UDF,
     ROWS,
     THETA,
     jumps_equal_the_snapshots,
@@ -116,31 +117,12 @@ def test_a_grouped_aggregate_udf_after_theta_jumps_group_by_group(
     dbg.close()
 
 
-BEFORE_AND_AFTER = """
-import time
-import pandas as pd
-from pyspark.sql.functions import udf
-class Tally:
-    def __init__(self):
-        self.rows, self.total, self.last = 0, 0.0, None
-    def __call__(self, v):
-        time.sleep(0.0005)
-        self.rows += 1
-        self.total += v
-        self.last = v
-        return self.total
-tally = udf(Tally(), "double")
-def running(batches):
-    total = 0.0
-    for pdf in batches:
-        time.sleep(0.01)
-        total += float(pdf.v.sum())
-        yield pdf.assign(total=total)
-df = spark.range(0, ROWS, numPartitions=2).selectExpr("id", "CAST(id AS DOUBLE) AS v")
-before = df.withColumn("before", tally("v"))
-theta = before.mapInPandas(running, "id long, v double, before double, total double")
-out = theta.withColumn("y", tally("v")).collect()
-"""
+TALLY = ROW_UDF[ROW_UDF.index("class Tally"):ROW_UDF.index("out = ")]  # and tally = udf(…)
+BEFORE_AND_AFTER = "from pyspark.sql.functions import udf\n" + TALLY + THETA.replace(
+    "theta = df.mapInPandas(running, \"id long, k long, v double, total double\")",
+    "before = df.withColumn(\"before\", tally(\"v\"))\n"
+    "theta = before.mapInPandas(running, \"id long, k long, v double, before double, "
+    "total double\")") + 'out = theta.withColumn("y", tally("v")).collect()\n'
 
 
 @pytest.mark.parametrize("record_inputs", [False, True])

@@ -26,8 +26,8 @@ from ..replay.dataframe_inputs import (
 )
 from .patching import active, register
 
-CONNECT_HOSTS = ("mapInPandas, mapInArrow, applyInPandas, and @udf and @pandas_udf "
-                 "columns")
+CONNECT_HOSTS = ("mapInPandas, mapInArrow, applyInPandas (grouped and cogrouped), and "
+                 "@udf, @pandas_udf and @arrow_udf columns")
 _REGISTERED: list[bool] = []
 
 

@@ -1,8 +1,8 @@
 """More kinds of UDF column after θ (test_dataframe_udf_after_theta.py has @udf and scalar
-@pandas_udf): a scalar ``@arrow_udf`` and an iterator ``@pandas_udf`` (a record a batch),
-a grouped-aggregate ``@pandas_udf`` in ``groupBy().agg`` (a record a group, after a
-shuffle), and the same UDF object called before θ and after it (two operators: only the
-call after θ is in G(θ)). Jumps equal the recorded snapshots, with and without
+@pandas_udf): a scalar ``@arrow_udf`` and iterator ``@pandas_udf`` and ``@arrow_udf``
+(a record a batch), a grouped-aggregate ``@pandas_udf`` in ``groupBy().agg`` (a record a
+group, after a shuffle), and the same UDF object called before θ and after it (two
+operators: only the call after θ is in G(θ)). Jumps equal the recorded snapshots, with and without
 --record-inputs, and the states equal an oracle computed here."""
 import pytest
 
@@ -51,10 +51,18 @@ tally = pandas_udf(make(), "double")
 out = theta.withColumn("y", tally("v")).collect()
 """
 
+ITERATOR_ARROW_UDF = ITERATOR_PANDAS_UDF.replace(
+    "batches: Iterator[pd.Series]) -> Iterator[pd.Series]",
+    "batches: Iterator[pa.Array]) -> Iterator[pa.Array]").replace(
+    "float(v.sum())", "pc.sum(v).as_py()").replace("yield v * 2", "yield pc.multiply(v, 2.0)"
+).replace("from typing import Iterator\n", "from typing import Iterator\nimport pyarrow as pa\n"
+          "import pyarrow.compute as pc\nfrom pyspark.sql.functions import arrow_udf\n"
+          ).replace("tally = pandas_udf(", "tally = arrow_udf(")
+
 
 @pytest.mark.parametrize("record_inputs", [False, True])
-@pytest.mark.parametrize("code", [ARROW_UDF, ITERATOR_PANDAS_UDF],
-                         ids=["arrow_udf", "iterator_pandas_udf"])
+@pytest.mark.parametrize("code", [ARROW_UDF, ITERATOR_PANDAS_UDF, ITERATOR_ARROW_UDF],
+                         ids=["arrow_udf", "iterator_pandas_udf", "iterator_arrow_udf"])
 def test_an_arrow_or_iterator_udf_after_theta_jumps_to_its_recorded_state(
         record, sql_conf, code, record_inputs):  # noqa: F811
     run, dbg, moving = jumps_equal_the_snapshots(record, sql_conf, code, "tally",

@@ -113,7 +113,12 @@ def test_a_row_udf_after_theta_jumps_to_its_recorded_state(record, sql_conf,  # 
 @pytest.mark.parametrize("record_inputs", [False, True])
 def test_a_pandas_udf_after_theta_jumps_to_its_recorded_state(record, sql_conf,  # noqa: F811
                                                               record_inputs):
-    run, dbg, moving = jumps_equal_the_snapshots(record, sql_conf, PANDAS_UDF, "tally",
+    batches_jump_to_the_recorded_state(record, sql_conf, PANDAS_UDF, record_inputs)
+
+
+def batches_jump_to_the_recorded_state(record, sql_conf, code, record_inputs):  # noqa: F811
+    """A batch UDF ``tally`` after θ: jumps equal the snapshots, a batch at a time."""
+    run, dbg, moving = jumps_equal_the_snapshots(record, sql_conf, code, "tally",
                                                record_inputs)
     for k, q, state in moving:  # a record is a batch of maxRecordsPerBatch rows
         assert state["rows"] == state["batches"] * BATCH, (k, q)

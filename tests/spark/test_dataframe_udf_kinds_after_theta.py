@@ -2,16 +2,18 @@
 @pandas_udf): a scalar ``@arrow_udf`` and iterator ``@pandas_udf`` and ``@arrow_udf``
 (a record a batch), a grouped-aggregate ``@pandas_udf`` in ``groupBy().agg`` (a record a
 group, after a shuffle), and the same UDF object called before θ and after it (two
-operators: only the call after θ is in G(θ)). Jumps equal the recorded snapshots, with and without
---record-inputs, and the states equal an oracle computed here."""
+operators: only the call after θ is in G(θ)). Jumps equal the recorded snapshots, with
+and without --record-inputs, and the states equal an oracle computed here."""
 import pytest
 
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
 from tests.spark.test_dataframe_udf_after_theta import (  # noqa: F401 - the fixture
     BATCH,
+    PANDAS_UDF,
     ROW_UDF,
     ROWS,
     THETA,
+    batches_jump_to_the_recorded_state,
     jumps_equal_the_snapshots,
     oracle,
     record,
@@ -19,45 +21,23 @@ from tests.spark.test_dataframe_udf_after_theta import (  # noqa: F401 - the fix
 
 pytestmark = pytest.mark.spark
 
-ARROW_UDF = THETA + """
-import pyarrow as pa
-import pyarrow.compute as pc
-from pyspark.sql.functions import arrow_udf
-def make():
-    state = {"batches": 0, "rows": 0, "total": 0.0}
-    def tally(v: pa.Array) -> pa.Array:
-        time.sleep(0.01)
-        state["batches"] += 1
-        state["rows"] += len(v)
-        state["total"] += pc.sum(v).as_py()
-        return pc.multiply(v, 2.0)
-    return tally
-tally = arrow_udf(make(), "double")
-out = theta.withColumn("y", tally("v")).collect()
-"""
-ITERATOR_PANDAS_UDF = THETA + """
-from typing import Iterator
-def make():
-    state = {"batches": 0, "rows": 0, "total": 0.0}
-    def tally(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
-        for v in batches:
-            time.sleep(0.01)
-            state["batches"] += 1
-            state["rows"] += len(v)
-            state["total"] += float(v.sum())
-            yield v * 2
-    return tally
-tally = pandas_udf(make(), "double")
-out = theta.withColumn("y", tally("v")).collect()
-"""
+ITERATOR_PANDAS_UDF = PANDAS_UDF.replace("\n        ", "\n            ").replace(
+    "return v * 2", "yield v * 2").replace(  # the body in a loop over the batches
+    "def tally(v: pd.Series) -> pd.Series:\n",
+    "def tally(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:\n"
+    "        for v in batches:\n").replace(
+    "def make():", "from typing import Iterator\ndef make():")
 
-ITERATOR_ARROW_UDF = ITERATOR_PANDAS_UDF.replace(
-    "batches: Iterator[pd.Series]) -> Iterator[pd.Series]",
-    "batches: Iterator[pa.Array]) -> Iterator[pa.Array]").replace(
-    "float(v.sum())", "pc.sum(v).as_py()").replace("yield v * 2", "yield pc.multiply(v, 2.0)"
-).replace("from typing import Iterator\n", "from typing import Iterator\nimport pyarrow as pa\n"
-          "import pyarrow.compute as pc\nfrom pyspark.sql.functions import arrow_udf\n"
-          ).replace("tally = pandas_udf(", "tally = arrow_udf(")
+
+def as_arrow_udf(code):
+    """``code``'s pandas UDF ``tally`` made an Arrow UDF (Arrow arrays for Series)."""
+    return code.replace("def make():", "import pyarrow as pa\nimport pyarrow.compute as pc\n"
+                        "from pyspark.sql.functions import arrow_udf\ndef make():").replace(
+        "pd.Series", "pa.Array").replace("float(v.sum())", "pc.sum(v).as_py()").replace(
+        "v * 2", "pc.multiply(v, 2.0)").replace("= pandas_udf(", "= arrow_udf(")
+
+
+ARROW_UDF, ITERATOR_ARROW_UDF = as_arrow_udf(PANDAS_UDF), as_arrow_udf(ITERATOR_PANDAS_UDF)
 
 
 @pytest.mark.parametrize("record_inputs", [False, True])
@@ -65,12 +45,7 @@ ITERATOR_ARROW_UDF = ITERATOR_PANDAS_UDF.replace(
                          ids=["arrow_udf", "iterator_pandas_udf", "iterator_arrow_udf"])
 def test_an_arrow_or_iterator_udf_after_theta_jumps_to_its_recorded_state(
         record, sql_conf, code, record_inputs):  # noqa: F811
-    run, dbg, moving = jumps_equal_the_snapshots(record, sql_conf, code, "tally",
-                                               record_inputs)
-    for k, q, state in moving:  # a record is a batch of maxRecordsPerBatch rows
-        assert state["rows"] == state["batches"] * BATCH, (k, q)
-        assert state["total"] == oracle(q, state["rows"])["total"], (k, q)
-    dbg.close()
+    batches_jump_to_the_recorded_state(record, sql_conf, code, record_inputs)
 
 
 KEYS = 8

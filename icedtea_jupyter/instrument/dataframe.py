@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.sql.classic.column import Column as ClassicColumn
 from pyspark.sql.classic.dataframe import DataFrame
 from pyspark.sql.column import Column
 from pyspark.sql.dataframe import DataFrame as AnyDataFrame
@@ -136,20 +137,35 @@ def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi,
               grouped: Any = None) -> None:
     """A UDF of a kind replay knows (row, scalar or iterator pandas and Arrow, a grouped
     aggregate in ``grouped.agg``), called on ``df``: kept with its arguments (and its
-    grouping), to regenerate its calls. An aggregate UDF over a window is not kept."""
+    grouping, or its window), to regenerate its calls. An aggregate UDF over a window on
+    Spark Connect is not kept (its ``.over`` is not wrapped there)."""
     recorder.udf_frames[node_id] = df  # replay/pushdown.py: filters run before it
     call = recorder.udf_calls.get(node_id)
     if call is None or call[0].evalType not in REPLAYED_UDFS:
         return
     aggregate = call[0].evalType in AGGREGATE_UDFS
-    if aggregate and grouped is None:  # over a window: replay/logs.py refuses it
+    window = recorder.windows.get(recorder.udfs.get(node_id)) if aggregate else None
+    if aggregate and grouped is None and window is None:  # on Connect: not seen
         return
     udf, args = call
     spec = recorder.specs[node_id]
     kept = w.BatchFunction(spec, udf.func) if udf.evalType in ITERATOR_UDFS else \
         calls.UdfFunction(spec, udf.func)  # an iterator UDF replays as a mapInPandas
     recorder.keep_for_replay(node_id, kept, api.udf_upstream(
-        df, udf.evalType, args, grouped if aggregate else None))
+        df, udf.evalType, args, grouped if aggregate else None,
+        window if grouped is None else None))
+
+
+def _over(original: Callable) -> Callable:
+    """``Column.over``: the window a UDF's column is computed over, by the UDF call's
+    expression text (a window UDF after θ replays over the same window)."""
+    @functools.wraps(original)
+    def patched(self: Any, window: Any) -> Any:
+        recorder = active()
+        if recorder is not None:
+            recorder.windows[_expression(self)] = window
+        return original(self, window)
+    return patched
 
 
 def _structural(api: str, flavour: DataFrameApi) -> Callable:
@@ -336,5 +352,6 @@ register_api(DataFrameApi(DataFrame, GroupedData, SparkSession, DataFrameReader,
                           UserDefinedFunction))
 register(PandasCogroupedOps, "applyInPandas")(cogroup_apply_in_pandas())
 register(DataFrame, "rdd")(_rdd)
+register(ClassicColumn, "over")(_over)  # classic only: Connect's window UDFs are not kept
 for _api in ("format", "option", "options", "schema"):
     register(DataFrameReader, _api)(_reader_setting(_api))

@@ -52,6 +52,7 @@ class Recorder:
         self.action_frames: list = []  # the DataFrames of the cell's actions (their plans)
         self.udf_frames: dict[int, Any] = {}  # UDF node -> the DataFrame it is computed on
         self.on_g_grew: Any = None  # tells connected workers G(θ) grew (a UDF after θ)
+        self.windows: dict[str, Any] = {}  # a UDF call's expression -> its .over(window)
         self.notes: list[str] = []  # what the cell did that the run cannot replay, and why
 
     def sampled(self, source: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..replay.dataframe_inputs import (
     KEEPERS,
+    CogroupedUpstream,
     DataFrameUpstream,
     GroupedUpstream,
     UdfUpstream,
@@ -25,8 +26,8 @@ from ..replay.dataframe_inputs import (
 )
 from .patching import active, register
 
-CONNECT_HOSTS = ("mapInPandas, mapInArrow, applyInPandas, and @udf and @pandas_udf "
-                 "columns")
+CONNECT_HOSTS = ("mapInPandas, mapInArrow, applyInPandas (grouped and cogrouped), and "
+                 "@udf, @pandas_udf and @arrow_udf columns")
 _REGISTERED: list[bool] = []
 
 
@@ -50,17 +51,19 @@ def register_connect() -> None:
         return
     try:
         from pyspark.sql.connect.dataframe import DataFrame
-        from pyspark.sql.connect.group import GroupedData
+        from pyspark.sql.connect.group import GroupedData, PandasCogroupedOps
         from pyspark.sql.connect.readwriter import DataFrameReader
         from pyspark.sql.connect.session import SparkSession
         from pyspark.sql.connect.udf import UserDefinedFunction
     except ImportError:  # the client's dependencies are missing: no Connect session either
         return
-    from .dataframe import DataFrameApi, register_api
+    from .dataframe import DataFrameApi, cogroup_apply_in_pandas, register_api
 
     register_api(DataFrameApi(DataFrame, GroupedData, SparkSession, DataFrameReader,
                               UserDefinedFunction, ConnectUpstream, ConnectGroupedUpstream,
                               ConnectUdfUpstream))
+    register(PandasCogroupedOps, "applyInPandas")(
+        cogroup_apply_in_pandas(ConnectCogroupedUpstream))
     register(DataFrame, "rdd")(_refused("rdd", "DataFrame.rdd"))
     register(SparkSession, "sparkContext")(_refused("sparkContext", "spark.sparkContext"))
     _REGISTERED.append(True)
@@ -122,6 +125,10 @@ class ConnectUpstream(_OverConnect, DataFrameUpstream):
 
 class ConnectGroupedUpstream(_OverConnect, GroupedUpstream):
     """An ``applyInPandas`` θ's ``GroupedData`` on Spark Connect."""
+
+
+class ConnectCogroupedUpstream(_OverConnect, CogroupedUpstream):
+    """A ``cogroup().applyInPandas`` θ's two ``GroupedData`` on Spark Connect."""
 
 
 class ConnectUdfUpstream(_OverConnect, UdfUpstream):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.sql.classic.column import Column as ClassicColumn
 from pyspark.sql.classic.dataframe import DataFrame
 from pyspark.sql.column import Column
 from pyspark.sql.dataframe import DataFrame as AnyDataFrame
@@ -73,45 +75,97 @@ def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi,
     """UDF nodes used by the Column expressions among ``values``; ``df`` feeds them
     (``grouped``: the GroupedData whose ``agg`` they are in).
 
-    Columns are matched by the UDF's call in their expression text (``plus_one(id) AS a``)
-    because aliases and casts make new Column objects.
+    Each call of a UDF is a node of its own (``_udf_call``): the same UDF used before θ
+    and after it is two operators, one in G(θ). Columns are matched by the call's
+    expression text (aliases and casts make new Column objects); a call not yet applied
+    is attached to ``df``, once per occurrence of its text (the earliest call first).
     """
     if not recorder.udfs:
         return []
-    texts = []
-    for value in values:
-        for column in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(column, Column):
-                texts.append(str(column))
-    parents = []
-    for _, node_id, udf_name in recorder.udfs.values():
-        node = recorder.dag.node(node_id)
-        if any(f"{udf_name}(" in text for text in texts):
-            if df is not None and not node.parents:
+    texts = [str(column) for value in values
+             for column in (value if isinstance(value, (list, tuple)) else [value])
+             if isinstance(column, Column)]
+    parents: list[int] = []
+    for expression, node_ids in _calls_by_expression(recorder).items():
+        used = sum(len(re.findall(rf"(?<![\w.]){re.escape(expression)}", text))
+                   for text in texts)
+        fresh = [n for n in node_ids if not recorder.dag.node(n).parents]
+        if used and df is not None and fresh:
+            for node_id in fresh[:used]:
                 recorder.attach(node_id, recorder.node_for(df))
                 _keep_udf(recorder, node_id, df, api, grouped)
-            parents.append(node_id)
+            parents.extend(fresh[:used])
+        elif used:  # a Column object used again: its call is the node it already is
+            parents.extend(node_ids)
+            if df is not None:
+                _warn_if_reused_after_theta(recorder, node_ids, recorder.node_for(df))
     return parents
+
+
+def _warn_if_reused_after_theta(recorder: Any, node_ids: list[int], frame: int) -> None:
+    """A UDF's Column made once, used before θ and again on a DataFrame of G(θ): one
+    operator outside G(θ) (its function was pickled into the column), said in the run's
+    warnings with what makes the use after θ an operator of G(θ)."""
+    if not recorder.dag.node(frame).in_g:
+        return
+    for node_id in node_ids:
+        node = recorder.dag.node(node_id)
+        if not node.in_g:
+            recorder.notes.append(
+                f"the column of UDF {node.name!r} was made once and used both before θ "
+                "and after it: PySpark pickled the function into that one column, so it "
+                "is one operator, outside G(θ), and jumps do not replay its calls after θ. "
+                "Make a new column for the use after θ (call the UDF again there: each "
+                "call is an operator of its own, and one on θ's output is in G(θ))")
+
+
+def _calls_by_expression(recorder: Any) -> dict[str, list[int]]:
+    """The UDF calls' nodes by their column's expression text, in creation order."""
+    found: dict[str, list[int]] = {}
+    for node_id, expression in recorder.udfs.items():
+        found.setdefault(expression, []).append(node_id)
+    return found
+
+
+def _expression(column: Any) -> str:
+    """A Column's expression text: ``Column<'plus_one(v)'>`` gives ``plus_one(v)``."""
+    text = str(column)
+    return text[len("Column<'"):-len("'>")] if text.startswith("Column<'") else text
 
 
 def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi,
               grouped: Any = None) -> None:
     """A UDF of a kind replay knows (row, scalar or iterator pandas and Arrow, a grouped
     aggregate in ``grouped.agg``), called on ``df``: kept with its arguments (and its
-    grouping), to regenerate its calls. An aggregate UDF over a window is not kept."""
+    grouping, or its window), to regenerate its calls. An aggregate UDF over a window on
+    Spark Connect is not kept (its ``.over`` is not wrapped there)."""
     recorder.udf_frames[node_id] = df  # replay/pushdown.py: filters run before it
     call = recorder.udf_calls.get(node_id)
     if call is None or call[0].evalType not in REPLAYED_UDFS:
         return
     aggregate = call[0].evalType in AGGREGATE_UDFS
-    if aggregate and grouped is None:  # over a window: replay/logs.py refuses it
+    window = recorder.windows.get(recorder.udfs.get(node_id)) if aggregate else None
+    if aggregate and grouped is None and window is None:  # on Connect: not seen
         return
     udf, args = call
     spec = recorder.specs[node_id]
     kept = w.BatchFunction(spec, udf.func) if udf.evalType in ITERATOR_UDFS else \
         calls.UdfFunction(spec, udf.func)  # an iterator UDF replays as a mapInPandas
     recorder.keep_for_replay(node_id, kept, api.udf_upstream(
-        df, udf.evalType, args, grouped if aggregate else None))
+        df, udf.evalType, args, grouped if aggregate else None,
+        window if grouped is None else None))
+
+
+def _over(original: Callable) -> Callable:
+    """``Column.over``: the window a UDF's column is computed over, by the UDF call's
+    expression text (a window UDF after θ replays over the same window)."""
+    @functools.wraps(original)
+    def patched(self: Any, window: Any) -> Any:
+        recorder = active()
+        if recorder is not None:
+            recorder.windows[_expression(self)] = window
+        return original(self, window)
+    return patched
 
 
 def _structural(api: str, flavour: DataFrameApi) -> Callable:
@@ -247,11 +301,12 @@ def _apply_in_pandas(flavour: DataFrameApi) -> Callable:
     return _hosting("applyInPandas", lambda grouped: grouped._df, host)
 
 
-def _cogroup_apply_in_pandas() -> Callable:
+def cogroup_apply_in_pandas(upstream: type = CogroupedUpstream) -> Callable:
+    """The patch of ``cogroup().applyInPandas`` (``upstream``: classic's, or Connect's)."""
     def host(cogrouped: Any, spec: Any, func: Callable) -> tuple:
         arity = len(inspect.signature(func).parameters)  # (left, right) or (key, ...)
         return (calls.cogroup_function(spec, func, arity), calls.GroupFunction(spec, func),
-                CogroupedUpstream(cogrouped, arity))
+                upstream(cogrouped, arity))
     return _hosting("applyInPandas", lambda cogrouped: (cogrouped._gd1._df,
                                                        cogrouped._gd2._df), host)
 
@@ -263,21 +318,18 @@ def _udf_call(original: Callable) -> Callable:
         mode = _UDF_MODES.get(self.evalType)
         if recorder is None or mode is None:
             return original(self, *args, **kwargs)
-        wrapped, node_id, _ = recorder.udfs.get(id(self), (None, None, None))
-        if wrapped is None:
-            node, spec = recorder.python("udf", self.func, [], name=self._name)
-            function = (w.BatchFunction(spec, self.func) if mode == "iter"
-                        else calls.CallFunction(spec, self.func, mode))
-            functools.update_wrapper(function, self.func, updated=())
-            wrapped = type(self)(function, self._returnType, self._name, self.evalType,
-                                 self.deterministic)  # classic or Spark Connect's
-            node_id = node.id
-            recorder.udfs[id(self)] = (wrapped, node_id, self._name)
-            recorder.udf_calls[node_id] = (self, args)
+        node, spec = recorder.python("udf", self.func, [], name=self._name)
+        function = (w.BatchFunction(spec, self.func) if mode == "iter"
+                    else calls.CallFunction(spec, self.func, mode))
+        functools.update_wrapper(function, self.func, updated=())
+        wrapped = type(self)(function, self._returnType, self._name, self.evalType,
+                             self.deterministic)  # classic or Spark Connect's
+        recorder.udf_calls[node.id] = (self, args)
         with recorder.inside():
             column = original(wrapped, *args, **kwargs)
+        recorder.udfs[node.id] = _expression(column)
         recorder.check_interesting()
-        return recorder.produced(column, node_id)
+        return recorder.produced(column, node.id)
     return patched
 
 
@@ -298,7 +350,8 @@ def register_api(api: DataFrameApi) -> None:
 
 register_api(DataFrameApi(DataFrame, GroupedData, SparkSession, DataFrameReader,
                           UserDefinedFunction))
-register(PandasCogroupedOps, "applyInPandas")(_cogroup_apply_in_pandas())  # classic only
+register(PandasCogroupedOps, "applyInPandas")(cogroup_apply_in_pandas())
 register(DataFrame, "rdd")(_rdd)
+register(ClassicColumn, "over")(_over)  # classic only: Connect's window UDFs are not kept
 for _api in ("format", "option", "options", "schema"):
     register(DataFrameReader, _api)(_reader_setting(_api))

@@ -36,7 +36,7 @@ class Recorder:
         self.depth = 0
         self.specs: dict[int, OperatorSpec] = {}
         self.companions: dict[int, list[int]] = {}  # node -> nodes renamed with it
-        self.udfs: dict[int, tuple[Any, int, str]] = {}  # id(udf) -> (wrapped, node, name)
+        self.udfs: dict[int, str] = {}  # a UDF call's node -> its column's expression text
         self.udf_calls: dict[int, tuple[Any, tuple]] = {}  # node -> (the udf, its arguments)
         self.upstreams: dict[int, Any] = {}  # node -> the RDD it reads (to regenerate inputs)
         self.unreplayable: dict[int, str] = {}  # node -> why the run kept no copy of it
@@ -52,6 +52,8 @@ class Recorder:
         self.action_frames: list = []  # the DataFrames of the cell's actions (their plans)
         self.udf_frames: dict[int, Any] = {}  # UDF node -> the DataFrame it is computed on
         self.on_g_grew: Any = None  # tells connected workers G(θ) grew (a UDF after θ)
+        self.windows: dict[str, Any] = {}  # a UDF call's expression -> its .over(window)
+        self.notes: list[str] = []  # what the cell did that the run cannot replay, and why
 
     def sampled(self, source: Any) -> Any:
         """A source RDD or DataFrame the cell made: in a trial run, its sample."""
@@ -190,8 +192,9 @@ class Recorder:
         return tag(obj, self.run.run_id, node_id)
 
     def warnings(self) -> list[str]:
-        """Operators whose replay may differ from the run (checked with their final names)."""
-        found: list[str] = []
+        """Operators whose replay may differ from the run (checked with their final names),
+        and what the cell did that the run cannot replay (``notes``)."""
+        found: list[str] = list(dict.fromkeys(self.notes))
         for node_id, f in self.functions:
             found.extend(nondeterminism_warnings(self.dag.node(node_id).name, f))
         return found

@@ -12,6 +12,7 @@ the same API as θ (the batches are converted exactly as θ got them), on partit
 """
 from __future__ import annotations
 
+import itertools
 import pickle
 from collections.abc import Iterator
 from typing import Any
@@ -76,6 +77,10 @@ class DataFrameUpstream:
         self.conf = sql_conf(frame.sparkSession)
         self._rdd: Any = None  # the capture's RDD, once planned
 
+    def records(self, payloads: list) -> list:
+        """The records the capture's rows hold, in order (empty rows hold none)."""
+        return [pickle.loads(b) for b in payloads if b]
+
     def capture(self) -> Any:
         """θ's input through the capture function, a row per batch."""
         return getattr(self.frame, self.api)(KeepBatches(self.api), "b binary")
@@ -96,7 +101,7 @@ class DataFrameUpstream:
             data = session.sparkContext.runJob(rdd, _first_column, [partition])
         finally:
             restore(session, pinned)
-        return [pickle.loads(b) for b in data if b], partitions, pinned
+        return self.records(data), partitions, pinned
 
 
 def every_partition(upstream: DataFrameUpstream) -> tuple[dict[int, list], dict[str, tuple]]:
@@ -114,11 +119,10 @@ def every_partition(upstream: DataFrameUpstream) -> tuple[dict[int, list], dict[
         rows = upstream.capture().select(spark_partition_id().alias("q"), "b").collect()
     finally:
         restore(session, pinned)
-    by_partition: dict[int, list] = {}
+    payloads: dict[int, list] = {}
     for q, data in rows:
-        if data:
-            by_partition.setdefault(q, []).append(pickle.loads(data))
-    return by_partition, pinned
+        payloads.setdefault(q, []).append(data)
+    return {q: upstream.records(p) for q, p in payloads.items()}, pinned
 
 
 def sql_conf(session: Any) -> dict[str, str]:
@@ -229,6 +233,17 @@ def _in_first_row(batch: Any) -> list[bytes]:
     return [pickle.dumps(batch, protocol=5)] + [b""] * (max(rows, 1) - 1)
 
 
+_CALLS = itertools.count()
+
+
+def keep_window_call(*series: Any) -> bytes:
+    """The capture function of a window UDF: the call's Series, pickled with a number of
+    its own. Spark calls it once a window partition (an unbounded frame: every row of the
+    partition gets the same value) or once a row (a bounded frame), so a run of equal
+    values in a row is one call (``UdfUpstream.records``)."""
+    return pickle.dumps((next(_CALLS), series), protocol=5)
+
+
 def keep_group_series(*series: Any) -> bytes:
     """The capture function of a grouped-aggregate pandas or Arrow UDF: the group's Series
     (or Arrow arrays), pickled (one value per group, as the UDF returns)."""
@@ -253,17 +268,30 @@ class UdfUpstream(DataFrameUpstream):
     the calls' arguments (a row's values, a batch's Series, or, for an aggregate UDF in
     ``grouped.agg``, a group's Series)."""
 
-    def __init__(self, frame: Any, eval_type: int, args: tuple, grouped: Any = None) -> None:
+    def __init__(self, frame: Any, eval_type: int, args: tuple, grouped: Any = None,
+                 window: Any = None) -> None:
         super().__init__(frame, "udf")
         self.eval_type = eval_type
         self.args = args
         self.grouped = grouped  # an aggregate UDF's GroupedData: the run's grouping
+        self.window = window  # an aggregate UDF's WindowSpec (``.over(window)``)
+
+    def keeper(self) -> Any:
+        """The capture function of this UDF's calls."""
+        return keep_window_call if self.window is not None else KEEPERS[self.eval_type]
+
+    def records(self, payloads: list) -> list:
+        """A window UDF's calls: one a run of equal values (see ``keep_window_call``)."""
+        if self.window is None:
+            return super().records(payloads)
+        calls = [b for i, b in enumerate(payloads) if b and (i == 0 or b != payloads[i - 1])]
+        return [pickle.loads(b)[1] for b in calls]
 
     def capture(self) -> Any:
         from pyspark.sql.types import BinaryType
         from pyspark.sql.udf import UserDefinedFunction
 
-        udf = UserDefinedFunction(KEEPERS[self.eval_type], BinaryType(), "icedtea_keep",
+        udf = UserDefinedFunction(self.keeper(), BinaryType(), "icedtea_keep",
                                   self.eval_type)
         return self.computed(udf(*self.args))
 
@@ -271,6 +299,13 @@ class UdfUpstream(DataFrameUpstream):
         """``column`` (the capture UDF's) computed as θ was: on each row or batch of the
         frame, or on each group of the run's grouping (same shuffle, same sort: the groups
         come in the run's order)."""
+        from pyspark.sql.functions import col
+
+        if self.window is not None:  # the same window: the same calls, in the same order
+            return self.frame.select(column.over(self.window).alias("b"))
         if self.grouped is None:
             return self.frame.select(column.alias("b"))
-        return self.grouped.agg(column.alias("b")).select("b")
+        # the filter (the capture never returns null) keeps a projection above from being
+        # folded into Spark's Python aggregate, where spark_partition_id() reads 0 on
+        # every partition (``every_partition`` would put every group on partition 0)
+        return self.grouped.agg(column.alias("b")).where(col("b").isNotNull()).select("b")

@@ -16,7 +16,7 @@ import numpy as np
 from ..store import layout
 from ..store.operator_images import read_operator_image
 from ..store.replay_logs import ReplayLog, read_replay_log
-from .stages import Fed, fed_stages, not_replayed, paths_of, tree_of
+from .stages import WINDOW_UNSEEN, Fed, fed_stages, not_replayed, paths_of, tree_of
 
 if TYPE_CHECKING:
     from ..dag import Dag
@@ -296,11 +296,9 @@ def refuse_unreplayable(run: Any, theta: Any) -> None:
     if uses and not in_grouped_agg(run.dag, theta):  # an aggregate UDF outside .agg
         raise NotReplayable(
             f"θ ({theta.name!r}) is an aggregate UDF used over a window (.over(...)), and "
-            "the debugger does not replay window UDFs: Spark calls one on each row's "
-            "window frame inside its window operator, and replay cannot regenerate those "
-            "frames. It replays the same function as an aggregate in groupBy(...).agg(...) "
-            "(a record a group), and a groupBy(...).applyInPandas over the window's "
-            f"partition keys (a record a group): use one of those, or {instead}")
+            f"{WINDOW_UNSEEN}. Record the cell on a classic SparkSession, where window "
+            "UDFs replay (a record a call), or call the function as an aggregate in "
+            f"groupBy(...).agg(...) (a record a group), or {instead}")
     raise NotReplayable(
         f"θ ({theta.name!r}) is a UDF column of a kind the debugger does not replay "
         "(such as an iterator aggregate UDF; it replays RDD operators, mapInPandas, "

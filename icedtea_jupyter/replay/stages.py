@@ -197,6 +197,13 @@ def _why_not_replayed(dag: Any, missing: list[Any], unkept: dict) -> str:
             f"(run.snapshot(k) shows how far they got in the run); {advice}")
 
 
+WINDOW_UNSEEN = (
+    "on Spark Connect the recorder does not see the window a UDF is computed over (the "
+    "Connect client's .over(...) is not wrapped), and without it replay cannot regenerate "
+    "the UDF's calls (Spark calls it once a window partition for an unbounded frame, once "
+    "a row for a bounded one)")
+
+
 def _unkept_udf(name: str, reason: dict) -> tuple[str, str]:
     """Why the run kept no copy of a UDF column after θ, and what to do instead."""
     if reason.get("kind") == "unpicklable":
@@ -204,12 +211,11 @@ def _unkept_udf(name: str, reason: dict) -> tuple[str, str]:
                 f"for replay ({reason.get('error')})",
                 "to step through it, make its function picklable (no open files, "
                 "sockets or locks in its closure) and record the cell again")
-    return (f"{name!r} is a window UDF after θ (an aggregate UDF over .over(...)): Spark "
-            "calls it on each row's window frame inside its window operator, and replay "
-            "cannot regenerate those frames",
-            f"to step through its function, call it in groupBy(...).agg(...) (a record a "
-            f"group), or as a groupBy(...).applyInPandas over the window's partition keys, "
-            f"and record that cell with --interesting {name!r}")
+    return (f"{name!r} is a window UDF after θ (an aggregate UDF over .over(...)): "
+            f"{WINDOW_UNSEEN}",
+            f"to step through it, record the cell on a classic SparkSession (window UDFs "
+            f"replay there), or call it in groupBy(...).agg(...) (a record a group) with "
+            f"--interesting {name!r}")
 
 
 def _downstream(dag: Any, theta_name: str) -> set[int]:

@@ -1,10 +1,8 @@
 """A grouped-aggregate ``@pandas_udf`` or ``@arrow_udf`` as θ, in ``groupBy().agg``: a
 record is a group (the call's Series or Arrow arrays); jumps equal the recorded snapshots
-and steps move by one group. Over a window it is refused, saying why and what replays
-instead."""
+and steps move by one group (over a window: test_dataframe_window_udf.py)."""
 import pytest
 
-from icedtea_jupyter.replay.logs import NotReplayable
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.spark
@@ -82,31 +80,6 @@ def test_a_grouped_aggregate_udf_a_record_is_a_group(record, sql_conf, code,  # 
         assert now["sizes"][-1] == ROWS // KEYS  # a record is the whole group
         assert now["sums"][now["keys"][-1]] == key_sum(now["keys"][-1])
     assert final[p] == sorted(final[p])  # Spark sorts a partition's groups by key
-
-
-WINDOW = """
-import pandas as pd
-from pyspark.sql import Window
-from pyspark.sql.functions import pandas_udf, col
-@pandas_udf("double")
-def mean_of(v: pd.Series) -> float:
-    return float(v.mean())
-out = spark.range(30).withColumn("k", col("id") % 3).withColumn(
-    "m", mean_of(col("id")).over(Window.partitionBy("k"))).mapInPandas(
-    lambda batches: batches, "id long, k long, m double").collect()
-"""
-
-
-def test_an_aggregate_udf_over_a_window_is_refused_saying_what_replays(record):
-    run = record(WINDOW)
-    assert run.status == "finished", run.error
-    assert run.dag.interesting.name == "mean_of"
-    with pytest.raises(NotReplayable) as raised:
-        run.debugger().jump(0)
-    message = str(raised.value)
-    assert "θ ('mean_of') is an aggregate UDF used over a window" in message
-    assert "each row's window frame" in message  # why
-    assert "groupBy(...).agg(...)" in message and "one of ['mapInPandas']" in message
 
 
 REWRITTEN = """

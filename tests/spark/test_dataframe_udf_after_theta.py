@@ -2,8 +2,8 @@
 a UDF when its column is made, before the column meets θ's DataFrame, yet its workers
 record for time travel (the coordinator tells them G(θ) grew), and jumps put the UDF's
 state where the run's snapshots had it: a row-at-a-time ``@udf`` (a callable instance:
-a record is a row) and a scalar ``@pandas_udf`` (a closure: a record is a batch). A
-window UDF after θ is named as not replayed. And θ behind a grouped map and a shuffle
+a record is a row) and a scalar ``@pandas_udf`` (a closure: a record is a batch). And θ
+behind a grouped map and a shuffle
 gets its input batches regenerated in the run's boundaries."""
 
 import pytest
@@ -113,41 +113,16 @@ def test_a_row_udf_after_theta_jumps_to_its_recorded_state(record, sql_conf,  # 
 @pytest.mark.parametrize("record_inputs", [False, True])
 def test_a_pandas_udf_after_theta_jumps_to_its_recorded_state(record, sql_conf,  # noqa: F811
                                                               record_inputs):
-    run, dbg, moving = jumps_equal_the_snapshots(record, sql_conf, PANDAS_UDF, "tally",
+    batches_jump_to_the_recorded_state(record, sql_conf, PANDAS_UDF, record_inputs)
+
+
+def batches_jump_to_the_recorded_state(record, sql_conf, code, record_inputs):  # noqa: F811
+    """A batch UDF ``tally`` after θ: jumps equal the snapshots, a batch at a time."""
+    run, dbg, moving = jumps_equal_the_snapshots(record, sql_conf, code, "tally",
                                                record_inputs)
     for k, q, state in moving:  # a record is a batch of maxRecordsPerBatch rows
         assert state["rows"] == state["batches"] * BATCH, (k, q)
         assert state["total"] == oracle(q, state["rows"])["total"], (k, q)
-    dbg.close()
-
-
-WINDOW_UDF = THETA + """
-from pyspark.sql.window import Window
-@pandas_udf("double")
-def spread(v: pd.Series) -> float:
-    return float(v.max() - v.min())
-out = theta.withColumn("s", spread("total").over(Window.partitionBy(theta.id % 4))).collect()
-"""
-
-
-def test_a_window_udf_after_theta_is_named_as_not_replayed_and_theta_still_jumps(
-        record, sql_conf):  # noqa: F811
-    """A window UDF on θ's output is in G(θ), but Spark calls it on window frames replay
-    cannot regenerate: jumps still put θ where the run had it, and their notes name the
-    window UDF, say why, and what replays instead."""
-    sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
-    run = record(WINDOW_UDF, interesting="running")
-    assert run.status == "finished", run.error
-    assert run.dag.node("spread").in_g
-    dbg = run.debugger()
-    for k in range(0, len(run.interactions), 5):
-        jumped, recorded = dbg.jump(k), run.snapshot(k)
-        for p in (0, 1):
-            if recorded.state("running", p) is not None:
-                assert jumped.state("running", p) == recorded.state("running", p), (k, p)
-        (note,) = [n for n in jumped.notes if "not replayed" in n]
-        assert "'spread' is a window UDF after θ" in note
-        assert "groupBy(...).agg(...)" in note and "--interesting 'spread'" in note
     dbg.close()
 
 

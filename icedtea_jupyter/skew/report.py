@@ -16,8 +16,9 @@ from .chart import (
     spec_with,
     stacked_records,
     stacked_rows,
+    with_rising,
 )
-from .keys import Keys, merge_summaries
+from .keys import KeyCounts, Keys, merge_summaries
 from .rules import Rules, skewed
 from .source import SkewSource, key_node, load_node
 
@@ -191,24 +192,30 @@ class SkewReport:
         """This report's chart beside ``other``'s, with both runs' wall times."""
         return side_by_side(self.chart(), other.chart(), (self.source.wall, other.source.wall))
 
-    def live_view(self) -> dict:
+    def live_view(self, since: KeyCounts | None = None) -> dict:
         """The rows the sidebar's live view keeps up to date (``to_json`` without the
         advice and the specs): partitions, keys, flags, the bars' stacked rows and the
-        heat map's cells."""
+        heat map's cells. ``since``: the sketch's counts a moment ago (``CountsWindow``):
+        the keys that rose most since are named in the bars and listed with the keys."""
         import json
 
         def rows(frame: pd.DataFrame) -> list[dict]:
             return json.loads(frame.to_json(orient="records", default_handler=repr))
 
         partitions, keys, skewed = self.partitions, self.keys, self.skewed
+        rising = self.keys_sketch.rising(since) if since is not None else None
         flagged = set(int(p) for p in skewed["partition"])
+        bars = stacked_records(partitions, keys, self.rules.load, flagged, rising)
+        if rising is not None and not rising.empty:  # listed too: a click on its bar
+            keys = with_rising(keys, rising).sort_values("count", ascending=False,
+                                                         kind="stable")
         return {"operator": self.operator, "api": self.api, "live": self.live,
                 "load": self.rules.load, "partitions": rows(partitions),
                 "keys": rows(keys.assign(key=lambda f: f["key"].map(repr))),
                 "error": self.error, "records": self.keys_sketch.n,
                 "estimated": self.estimated, "waiting_note": self.waiting_note,
                 "skewed": rows(skewed),
-                "bars": stacked_records(partitions, keys, self.rules.load, flagged),
+                "bars": bars,
                 "cells": rows(self._heatmap_frame())}
 
     def to_json(self, view: dict | None = None) -> dict:

@@ -23,6 +23,7 @@ report (``stacked_records``, for a fetch or a push) first names it.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import time
@@ -81,6 +82,10 @@ OBSERVE = """() => {
   requestAnimationFrame(tick);
   new PerformanceObserver(list => list.getEntries().forEach(e => bench.long.push(e.duration)))
     .observe({entryTypes: ['longtask']});
+  bench.updates = {};
+  new PerformanceObserver(list => list.getEntries().forEach(e =>
+    (bench.updates[e.name] = bench.updates[e.name] || []).push(e.duration)))
+    .observe({entryTypes: ['measure']});
   const look = () => {
     const now = Date.now();
     document.querySelectorAll(".jp-icedtea-skew-chart svg path[aria-label*=\\"segment: 'm\\"]")
@@ -92,6 +97,27 @@ OBSERVE = """() => {
   new MutationObserver(look).observe(document.body, {subtree: true, childList: true,
     attributes: true, attributeFilter: ['aria-label']});
 }"""
+
+
+class Profile:
+    """With ``SKEW_PROFILE=<prefix>``: the page's JavaScript CPU profile (CDP ``Profiler``,
+    ``<prefix>.cpuprofile``, opens in Chromium's Performance panel) and a Chromium trace
+    (``<prefix>.trace.json``) of the live run; ``bench/skew_profile.py`` sums them."""
+
+    def __init__(self, page) -> None:
+        self.browser = page.context.browser
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("Profiler.enable")
+        self.cdp.send("Profiler.setSamplingInterval", {"interval": 500})
+        self.cdp.send("Profiler.start")
+        self.browser.start_tracing(page=page, categories=[
+            "devtools.timeline", "disabled-by-default-devtools.timeline", "blink.user_timing"])
+
+    def save(self, prefix: str) -> None:
+        with open(f"{prefix}.trace.json", "wb") as out:
+            out.write(self.browser.stop_tracing())
+        with open(f"{prefix}.cpuprofile", "w") as out:
+            json.dump(self.cdp.send("Profiler.stop")["profile"], out)
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -109,18 +135,38 @@ def test_live_chart_latency_and_frames(page, lab_server):
     sidebar = show_sidebar(page)
     widen_left_area(page, 520)
     page.evaluate(OBSERVE)
+    profile = Profile(page) if os.environ.get("SKEW_PROFILE") else None
     page.keyboard.press("Shift+Enter")  # the %%icedtea cell
     runs = sidebar.locator(".jp-icedtea-run-item")
     expect(runs).to_have_count(1, timeout=RUN_FINISHED)
     only_skew_open(sidebar)
-    expect(runs.first).to_have_attribute("data-status", "finished", timeout=RUN_FINISHED)
+    wait_until_finished(page)
     time.sleep(1.0)  # the last fetch drawn
-    bench = page.evaluate("() => { window.__bench.stop = true; return window.__bench; }")
+    if profile is not None:
+        profile.save(os.environ["SKEW_PROFILE"])
+    bench = page.evaluate("() => { window.__bench.stop = true; window.__bench.renderers = "
+                          "[...document.querySelectorAll('#icedtea-sidebar [data-renderer]')]"
+                          ".map(e => e.className + ': ' + e.dataset.renderer); "
+                          "return window.__bench; }")
     arrivals = json.loads(run_code(page, notebook, "print(json.dumps(ARRIVALS))", "bench-got"))
     named = json.loads(run_code(page, notebook, "print(json.dumps(NAMED))", "bench-named"))
     seconds = json.loads(run_code(page, notebook, "import icedtea_jupyter as _it; "
                                   "print(json.dumps(_it.last_run().duration))", "bench-took"))
     report(bench, arrivals, named, seconds)
+
+
+def wait_until_finished(page, timeout: float = RUN_FINISHED / 1000) -> None:
+    """Wait for the run's item to say finished, looking every 0.25 s with one selector.
+    Not Playwright's ``expect``: each of its failed polls builds an aria snapshot of the
+    whole page (``ariaSnapshotForExpectFailure``), thousands of SVG marks here, which
+    took ~20 s of the page's main thread in a 136 s run (the first profile)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.evaluate("() => document.querySelector('#icedtea-sidebar "
+                         ".jp-icedtea-run-item')?.dataset.status") == "finished":
+            return
+        time.sleep(0.25)
+    raise AssertionError("the run did not finish")
 
 
 def latencies_from(bench: dict, sent: dict) -> list[float]:
@@ -142,6 +188,10 @@ def report(bench: dict, arrivals: dict, named: dict, wall: float) -> None:
     print(f"latency (the kernel's report first names the key -> bar drawn), "
           f"{len(from_named)} keys: median {statistics.median(from_named):.3f} s, max "
           f"{max(from_named):.3f} s, all {[round(x, 3) for x in from_named]}")
+    for name, took in sorted(bench.get("updates", {}).items()):
+        print(f"{name}: {len(took)} updates, median {statistics.median(took):.1f} ms, p95 "
+              f"{quantile(took, 0.95):.1f} ms, max {max(took):.1f} ms")
+    print(f"drawn as: {bench.get('renderers')}")
     print(f"frames: median {statistics.median(frames):.1f} ms, p95 {quantile(frames, 0.95):.1f}"
           f" ms, p99 {quantile(frames, 0.99):.1f} ms, max {max(frames):.1f} ms, over 100 ms: "
           f"{sum(f > 100 for f in frames)}; long tasks: {len(bench['long'])}, max "

@@ -74,6 +74,27 @@ for i in range(9):
     rdd = rdd.map(step).setName(f's{i}')
 totals = rdd.map(phase_key).setName('keyed').reduceByKey(add, 200).setName('sum').collect()"""
 
+# Before the page loads: the time each phase key first reaches the page in a pushed
+# skew.changed message (the kernel's websocket, before JupyterLab handles it).
+RECEIVED = """(() => {
+  const received = window.__received = {};
+  const decoder = new TextDecoder();
+  const Socket = window.WebSocket;
+  window.WebSocket = class extends Socket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', event => {
+        const now = Date.now();
+        if (typeof event.data !== 'string' && !(event.data instanceof ArrayBuffer)) return;
+        const text = typeof event.data === 'string' ? event.data : decoder.decode(event.data);
+        if (!text.includes('skew.changed')) return;
+        for (const m of text.matchAll(/"segment": ?"'(m\\d+)'/g))
+          if (!(m[1] in received)) received[m[1]] = now;
+      });
+    }
+  };
+})()"""
+
 OBSERVE = """() => {
   const bench = {frames: [], long: [], seen: {}, start: Date.now()};
   window.__bench = bench;
@@ -128,6 +149,7 @@ def quantile(values: list[float], q: float) -> float:
 def test_live_chart_latency_and_frames(page, lab_server):
     (lab_server.root / "skew-live-ui.ipynb").write_text(
         json.dumps(notebook_json([SETUP, CELL]), indent=1))
+    page.add_init_script(RECEIVED)
     notebook = open_notebook(page, lab_server, "skew-live-ui.ipynb")
     run_cells(page, notebook, 1)
     expect(notebook.locator(".jp-OutputArea-output", has_text="ready")).to_have_count(
@@ -152,6 +174,7 @@ def test_live_chart_latency_and_frames(page, lab_server):
     named = json.loads(run_code(page, notebook, "print(json.dumps(NAMED))", "bench-named"))
     seconds = json.loads(run_code(page, notebook, "import icedtea_jupyter as _it; "
                                   "print(json.dumps(_it.last_run().duration))", "bench-took"))
+    bench["received"] = page.evaluate("() => window.__received")
     report(bench, arrivals, named, seconds)
 
 
@@ -188,6 +211,14 @@ def report(bench: dict, arrivals: dict, named: dict, wall: float) -> None:
     print(f"latency (the kernel's report first names the key -> bar drawn), "
           f"{len(from_named)} keys: median {statistics.median(from_named):.3f} s, max "
           f"{max(from_named):.3f} s, all {[round(x, 3) for x in from_named]}")
+    received = {key: at / 1000 for key, at in bench["received"].items()}
+    hops = [(received[k] - named[k], bench["seen"][k] / 1000 - received[k])
+            for k in received if k in named and k in bench["seen"]]
+    if hops:
+        print(f"named -> page received, {len(hops)} keys: median "
+              f"{statistics.median(h[0] for h in hops):.3f} s, max {max(h[0] for h in hops):.3f} s;"
+              f" page received -> bar drawn: median {statistics.median(h[1] for h in hops):.3f}"
+              f" s, max {max(h[1] for h in hops):.3f} s")
     for name, took in sorted(bench.get("updates", {}).items()):
         print(f"{name}: {len(took)} updates, median {statistics.median(took):.1f} ms, p95 "
               f"{quantile(took, 0.95):.1f} ms, max {max(took):.1f} ms")

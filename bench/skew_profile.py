@@ -36,6 +36,43 @@ def main_thread_tasks(trace: dict, top: int) -> list[tuple[str, float]]:
     return spent.most_common(top)
 
 
+def long_task_shares(profile: dict, trace: dict, over_ms: float = 100) -> list[tuple[str, float]]:
+    """The CPU samples inside the main thread's tasks longer than ``over_ms``, by who ran
+    them: Playwright's injected script (the bench's own polling), Vega, IcedTea's
+    sidebar (by its outermost function) or the browser (ms)."""
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    long = [(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X"
+            and e.get("name") == "RunTask" and (e["pid"], e["tid"]) in main
+            and e.get("dur", 0) > over_ms * 1000]
+    frames = {n["id"]: n["callFrame"] for n in profile["nodes"]}
+    parent = {child: n["id"] for n in profile["nodes"] for child in n.get("children", [])}
+    spent: Counter[str] = Counter()
+    at = profile["startTime"]
+    for sample, delta in zip(profile["samples"], profile["timeDeltas"]):
+        at += delta
+        if any(start <= at <= end for start, end in long):
+            spent[_who(sample, frames, parent)] += delta / 1000
+    return spent.most_common()
+
+
+def _who(node: int, frames: dict, parent: dict) -> str:
+    stack = []
+    while node in frames:
+        stack.append(frames[node])
+        node = parent.get(node, -1)
+    names = {f["functionName"] for f in stack}
+    if names & {"ariaSnapshotForExpectFailure", "generateAriaTree", "expect"}:
+        return "playwright"
+    ours = [f["functionName"] for f in stack if "lib_index" in f["url"]]
+    if any("vega" in f["url"] for f in stack):
+        return "vega" + (f" (from {ours[-1] or '(anonymous)'})" if ours else "")
+    if ours:
+        return f"icedtea {ours[-1]}"
+    return f"browser {stack[0]['functionName'] or '(anonymous)'}" if stack else "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("prefix")
@@ -46,7 +83,12 @@ def main() -> None:
             print(f"{ms:9.0f} ms  {name}")
     print()
     with open(f"{args.prefix}.trace.json") as source:
-        for name, ms in main_thread_tasks(json.load(source), args.top):
+        trace = json.load(source)
+    for name, ms in main_thread_tasks(trace, args.top):
+        print(f"{ms:9.0f} ms  {name}")
+    print("\nInside the main thread's tasks over 100 ms:")
+    with open(f"{args.prefix}.cpuprofile") as source:
+        for name, ms in long_task_shares(json.load(source), trace)[:args.top]:
             print(f"{ms:9.0f} ms  {name}")
 
 

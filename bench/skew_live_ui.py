@@ -23,6 +23,7 @@ report (``stacked_records``, for a fetch or a push) first names it.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import time
@@ -73,6 +74,27 @@ for i in range(9):
     rdd = rdd.map(step).setName(f's{i}')
 totals = rdd.map(phase_key).setName('keyed').reduceByKey(add, 200).setName('sum').collect()"""
 
+# Before the page loads: the time each phase key first reaches the page in a pushed
+# skew.changed message (the kernel's websocket, before JupyterLab handles it).
+RECEIVED = """(() => {
+  const received = window.__received = {};
+  const decoder = new TextDecoder();
+  const Socket = window.WebSocket;
+  window.WebSocket = class extends Socket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', event => {
+        const now = Date.now();
+        if (typeof event.data !== 'string' && !(event.data instanceof ArrayBuffer)) return;
+        const text = typeof event.data === 'string' ? event.data : decoder.decode(event.data);
+        if (!text.includes('skew.changed')) return;
+        for (const m of text.matchAll(/"segment": ?"'(m\\d+)'/g))
+          if (!(m[1] in received)) received[m[1]] = now;
+      });
+    }
+  };
+})()"""
+
 OBSERVE = """() => {
   const bench = {frames: [], long: [], seen: {}, start: Date.now()};
   window.__bench = bench;
@@ -81,6 +103,10 @@ OBSERVE = """() => {
   requestAnimationFrame(tick);
   new PerformanceObserver(list => list.getEntries().forEach(e => bench.long.push(e.duration)))
     .observe({entryTypes: ['longtask']});
+  bench.updates = {};
+  new PerformanceObserver(list => list.getEntries().forEach(e =>
+    (bench.updates[e.name] = bench.updates[e.name] || []).push(e.duration)))
+    .observe({entryTypes: ['measure']});
   const look = () => {
     const now = Date.now();
     document.querySelectorAll(".jp-icedtea-skew-chart svg path[aria-label*=\\"segment: 'm\\"]")
@@ -94,6 +120,27 @@ OBSERVE = """() => {
 }"""
 
 
+class Profile:
+    """With ``SKEW_PROFILE=<prefix>``: the page's JavaScript CPU profile (CDP ``Profiler``,
+    ``<prefix>.cpuprofile``, opens in Chromium's Performance panel) and a Chromium trace
+    (``<prefix>.trace.json``) of the live run; ``bench/skew_profile.py`` sums them."""
+
+    def __init__(self, page) -> None:
+        self.browser = page.context.browser
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("Profiler.enable")
+        self.cdp.send("Profiler.setSamplingInterval", {"interval": 500})
+        self.cdp.send("Profiler.start")
+        self.browser.start_tracing(page=page, categories=[
+            "devtools.timeline", "disabled-by-default-devtools.timeline", "blink.user_timing"])
+
+    def save(self, prefix: str) -> None:
+        with open(f"{prefix}.trace.json", "wb") as out:
+            out.write(self.browser.stop_tracing())
+        with open(f"{prefix}.cpuprofile", "w") as out:
+            json.dump(self.cdp.send("Profiler.stop")["profile"], out)
+
+
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -102,6 +149,7 @@ def quantile(values: list[float], q: float) -> float:
 def test_live_chart_latency_and_frames(page, lab_server):
     (lab_server.root / "skew-live-ui.ipynb").write_text(
         json.dumps(notebook_json([SETUP, CELL]), indent=1))
+    page.add_init_script(RECEIVED)
     notebook = open_notebook(page, lab_server, "skew-live-ui.ipynb")
     run_cells(page, notebook, 1)
     expect(notebook.locator(".jp-OutputArea-output", has_text="ready")).to_have_count(
@@ -109,18 +157,39 @@ def test_live_chart_latency_and_frames(page, lab_server):
     sidebar = show_sidebar(page)
     widen_left_area(page, 520)
     page.evaluate(OBSERVE)
+    profile = Profile(page) if os.environ.get("SKEW_PROFILE") else None
     page.keyboard.press("Shift+Enter")  # the %%icedtea cell
     runs = sidebar.locator(".jp-icedtea-run-item")
     expect(runs).to_have_count(1, timeout=RUN_FINISHED)
     only_skew_open(sidebar)
-    expect(runs.first).to_have_attribute("data-status", "finished", timeout=RUN_FINISHED)
+    wait_until_finished(page)
     time.sleep(1.0)  # the last fetch drawn
-    bench = page.evaluate("() => { window.__bench.stop = true; return window.__bench; }")
+    if profile is not None:
+        profile.save(os.environ["SKEW_PROFILE"])
+    bench = page.evaluate("() => { window.__bench.stop = true; window.__bench.renderers = "
+                          "[...document.querySelectorAll('#icedtea-sidebar [data-renderer]')]"
+                          ".map(e => e.className + ': ' + e.dataset.renderer); "
+                          "return window.__bench; }")
     arrivals = json.loads(run_code(page, notebook, "print(json.dumps(ARRIVALS))", "bench-got"))
     named = json.loads(run_code(page, notebook, "print(json.dumps(NAMED))", "bench-named"))
     seconds = json.loads(run_code(page, notebook, "import icedtea_jupyter as _it; "
                                   "print(json.dumps(_it.last_run().duration))", "bench-took"))
+    bench["received"] = page.evaluate("() => window.__received")
     report(bench, arrivals, named, seconds)
+
+
+def wait_until_finished(page, timeout: float = RUN_FINISHED / 1000) -> None:
+    """Wait for the run's item to say finished, looking every 0.25 s with one selector.
+    Not Playwright's ``expect``: each of its failed polls builds an aria snapshot of the
+    whole page (``ariaSnapshotForExpectFailure``), thousands of SVG marks here, which
+    took ~20 s of the page's main thread in a 136 s run (the first profile)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.evaluate("() => document.querySelector('#icedtea-sidebar "
+                         ".jp-icedtea-run-item')?.dataset.status") == "finished":
+            return
+        time.sleep(0.25)
+    raise AssertionError("the run did not finish")
 
 
 def latencies_from(bench: dict, sent: dict) -> list[float]:
@@ -142,6 +211,18 @@ def report(bench: dict, arrivals: dict, named: dict, wall: float) -> None:
     print(f"latency (the kernel's report first names the key -> bar drawn), "
           f"{len(from_named)} keys: median {statistics.median(from_named):.3f} s, max "
           f"{max(from_named):.3f} s, all {[round(x, 3) for x in from_named]}")
+    received = {key: at / 1000 for key, at in bench["received"].items()}
+    hops = [(received[k] - named[k], bench["seen"][k] / 1000 - received[k])
+            for k in received if k in named and k in bench["seen"]]
+    if hops:
+        print(f"named -> page received, {len(hops)} keys: median "
+              f"{statistics.median(h[0] for h in hops):.3f} s, max {max(h[0] for h in hops):.3f} s;"
+              f" page received -> bar drawn: median {statistics.median(h[1] for h in hops):.3f}"
+              f" s, max {max(h[1] for h in hops):.3f} s")
+    for name, took in sorted(bench.get("updates", {}).items()):
+        print(f"{name}: {len(took)} updates, median {statistics.median(took):.1f} ms, p95 "
+              f"{quantile(took, 0.95):.1f} ms, max {max(took):.1f} ms")
+    print(f"drawn as: {bench.get('renderers')}")
     print(f"frames: median {statistics.median(frames):.1f} ms, p95 {quantile(frames, 0.95):.1f}"
           f" ms, p99 {quantile(frames, 0.99):.1f} ms, max {max(frames):.1f} ms, over 100 ms: "
           f"{sum(f > 100 for f in frames)}; long tasks: {len(bench['long'])}, max "

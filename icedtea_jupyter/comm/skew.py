@@ -9,6 +9,7 @@ from typing import Any
 
 from ..session.run import Run
 from ..skew.changes import LiveChanges
+from ..skew.keys import CountsWindow
 from ..skew.report import SkewReport
 from .handlers import MethodTable, jsonable, run_of
 from .messages import RequestError
@@ -60,13 +61,16 @@ class SkewPusher:
     """While a ``--skew`` run records: ``skew.changed`` events, each with the rows of the
     live skew view that changed since the last (the whole report first and whenever the
     operator shown changes), soon after a worker's sketch arrives (``wake``), at most
-    every ``PUSH_GAP`` and at least every ``PUSH_TICK``."""
+    every ``PUSH_GAP`` and at least every ``PUSH_TICK``. The bars name the heaviest keys
+    and those rising over the last ``RISING_WINDOW`` seconds (a key that turns heavy is
+    drawn on the next push, not once it outgrows the heaviest so far)."""
 
     def __init__(self, run: Run, send: Callable[[str, dict], None],
                  listening: Callable[[], bool]) -> None:
         self.run, self.send, self.listening = run, send, listening
         self.wake = threading.Event()
         self._changes: LiveChanges | None = None
+        self._counts = CountsWindow()  # the keys' counts of late: which keys rise
 
     def start(self) -> SkewPusher:
         threading.Thread(target=self._loop, daemon=True,
@@ -89,15 +93,18 @@ class SkewPusher:
         """Send what changed (nothing when nothing did)."""
         run = self.run
         report = run.skew(_LIVE_OPERATOR.get(run.id) or default_operator(run))
-        view = report.live_view()
-        if self._changes is None or self._changes.operator != report.operator:
+        changes = self._changes
+        if changes is None or changes.operator != report.operator:
+            changes, self._counts = None, CountsWindow()
+        view = report.live_view(self._counts.since(report.keys_sketch, time.monotonic()))
+        if changes is None:
             self._changes = LiveChanges(report.operator)
             self._changes.changes(view)
             self.send("skew.changed", {"run": run.id, "operator": report.operator,
                                        "report": report_json(run, report, view),
                                        "changes": None})
             return
-        changes = self._changes.changes(view)
-        if changes is not None:
+        changed = changes.changes(view)
+        if changed is not None:
             self.send("skew.changed", {"run": run.id, "operator": report.operator,
-                                       "report": None, "changes": jsonable(changes)})
+                                       "report": None, "changes": jsonable(changed)})

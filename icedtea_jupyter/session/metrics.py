@@ -27,7 +27,11 @@ def last_successful_attempts(table: pa.Table) -> pd.DataFrame:
     """One row per (operator, partition): its successful attempt in the last job that
     ran it (a sort's sampling job runs its input's operators once more before the real
     job: those rows are left out, like a retried task's)."""
-    ok = successful_attempts(table)
+    return last_of(successful_attempts(table))
+
+
+def last_of(ok: pd.DataFrame) -> pd.DataFrame:
+    """Of ``successful_attempts``' rows, each (operator, partition)'s in its last stage."""
     if ok.empty:
         return ok
     ok = ok.sort_values(["operator", "partition", "stage", "attempt", "ended"])
@@ -35,14 +39,17 @@ def last_successful_attempts(table: pa.Table) -> pd.DataFrame:
 
 
 def metrics_frame(table: pa.Table, names: dict[int, str]) -> pd.DataFrame:
-    """operator, partition, records_in, records_out, bytes_in, seconds (summed over jobs)."""
+    """operator, partition, records_in, records_out, bytes_in, seconds: each (operator,
+    partition) once, from its successful attempt in the last job that ran it (like
+    ``run.skew``); ``stages``: how many stages ran it successfully, ``attempts``: its
+    workers in all."""
     ok = successful_attempts(table)
     if ok.empty:
         return pd.DataFrame(columns=METRIC_COLUMNS)
     attempts = table.to_pandas().groupby(["operator", "partition"]).size().rename("attempts")
-    grouped = ok.groupby(["operator", "partition"]).agg(
-        records_in=("records_in", "sum"), records_out=("records_out", "sum"),
-        bytes_in=("bytes_in", "sum"), seconds=("seconds", "sum"), stages=("stage", "nunique"))
+    stages = ok.groupby(["operator", "partition"])["stage"].nunique().rename("stages")
+    last = last_of(ok).set_index(["operator", "partition"])
+    grouped = last[["records_in", "records_out", "bytes_in", "seconds"]].join(stages)
     grouped = grouped.join(attempts).reset_index()
     order = {op: i for i, op in enumerate(names)}
     grouped["order"] = grouped["operator"].map(order)

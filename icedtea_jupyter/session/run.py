@@ -152,9 +152,11 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
     def progress(self) -> list[dict]:
         """Per Python operator: records in/out, partitions done/running/failed, rate (now,
         over the running partitions) and average rate (from its first partition's start
-        to its last one's end, or now). Records count once per task: from the attempt
-        furthest along (a retry, or a speculative copy racing its original), never from
-        one Spark killed because another attempt won (``killed``)."""
+        to its last one's end, or now). Records count once per partition, like
+        ``metrics()`` and ``run.skew``: from the last stage that ran it (a sort's
+        sampling job runs its input's operators once more before the real one), of its
+        attempts the one furthest along (a retry, or a speculative copy racing its
+        original), never one Spark killed because another attempt won (``killed``)."""
         workers = self._worker_states()
         rows = []
         now = time.time()
@@ -168,7 +170,7 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
                 "operator": node.name, "phase": node.phase,
                 "records_in": records_in,
                 "records_out": sum(w.get("records_out") or 0 for w in counted),
-                "done": sum(1 for w in mine if w["status"] == "ok"),
+                "done": sum(1 for w in counted if w["status"] == "ok"),
                 "running": sum(1 for w in mine if w["status"] == "running"),
                 "failed": sum(1 for w in mine if w["status"] in ("failed", "lost")),
                 "rate": sum(w.get("rate") or 0 for w in mine if w["status"] == "running"),
@@ -425,14 +427,14 @@ def _trace_call(method: str, selector: Any, operator: str | None,
 
 
 def _one_attempt_per_task(workers: list[dict]) -> list[dict]:
-    """Of each (stage, partition)'s task attempts, the one furthest along that Spark did
-    not kill: whose records the progress counts."""
-    best: dict[tuple, dict] = {}
+    """Of each partition's task attempts in the last stage that ran it, the one furthest
+    along that Spark did not kill: whose records the progress counts."""
+    best: dict[int, dict] = {}
     for worker in workers:
         if worker["status"] == "killed":
             continue
-        key = (worker["stage"], worker["partition"])
-        if key not in best or (worker.get("records_in") or 0) > \
-                (best[key].get("records_in") or 0):
-            best[key] = worker
+        mine = best.get(worker["partition"])
+        if mine is None or (worker["stage"], worker.get("records_in") or 0) > \
+                (mine["stage"], mine.get("records_in") or 0):
+            best[worker["partition"]] = worker
     return list(best.values())

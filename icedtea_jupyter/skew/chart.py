@@ -1,7 +1,8 @@
 """Altair (Vega-Lite 5) charts of a skew report: one spec for the cell and the sidebar.
 
 ``partitions_chart``: a bar per partition of the operator's load, stacked by its heavy
-keys (the eight heaviest by name, the rest of the partition as ``other``), flagged
+keys (the eight heaviest by name, live also those rising now, the rest of the partition
+as ``other``), flagged
 partitions outlined; clicking a bar selects the partition (the ``partition`` parameter:
 the sidebar listens to it and lists the partition's keys). ``heatmap``: the records of
 every Python operator on every partition. ``side_by_side``: two runs' bars with their
@@ -33,12 +34,27 @@ def _altair() -> Any:
 STACKED_COLUMNS = ["partition", "segment", "load", "skewed"]
 
 
+def with_rising(keys: pd.DataFrame, rising: pd.DataFrame | None) -> pd.DataFrame:
+    """``keys`` (a ``Keys.frame``) and after them the ``rising`` keys not among them."""
+    if rising is None or rising.empty:
+        return keys
+    more = rising[~rising["key"].map(repr).isin(set(keys["key"].map(repr)))]
+    return pd.concat([keys, more], ignore_index=True) if not more.empty else keys
+
+
+def named_keys(keys: pd.DataFrame, rising: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The keys a chart names: the ``NAMED_KEYS`` heaviest, and (live) the ``rising``
+    ones (``Keys.rising``: heavy now) not among them."""
+    return with_rising(keys.head(NAMED_KEYS), rising)
+
+
 def stacked_records(partitions: pd.DataFrame, keys: pd.DataFrame, load: str,
-                    flagged: set[int]) -> list[dict]:
-    """One record per (partition, key segment): the named heavy keys' records and the rest."""
+                    flagged: set[int], rising: pd.DataFrame | None = None) -> list[dict]:
+    """One record per (partition, key segment): the named heavy keys' records
+    (``named_keys``) and the rest."""
     named: dict[int, list[tuple[Any, float]]] = {}
     if load == "key_records":
-        top = keys.head(NAMED_KEYS)
+        top = named_keys(keys, rising)
         for key, count, part in zip(top["key"], top["count"], top["partition"]):
             named.setdefault(int(part), []).append((key, float(count)))
     rows = []

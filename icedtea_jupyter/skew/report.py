@@ -16,8 +16,9 @@ from .chart import (
     spec_with,
     stacked_records,
     stacked_rows,
+    with_rising,
 )
-from .keys import Keys, merge_summaries
+from .keys import KeyCounts, Keys, merge_summaries
 from .rules import Rules, skewed
 from .source import SkewSource, key_node, load_node
 
@@ -108,9 +109,10 @@ class SkewReport:
         return [heavy.get(p, 0) + rest * r / total
                 for p, r in zip(frame["partition"], frame["records"])]
 
-    def loads(self) -> dict[int, float]:
-        """partition -> the load the skew test uses (``rules.load``)."""
-        frame = self.partitions
+    def loads(self, frame: pd.DataFrame | None = None) -> dict[int, float]:
+        """partition -> the load the skew test uses (``rules.load``); ``frame``: the
+        ``partitions`` already read."""
+        frame = self.partitions if frame is None else frame
         if frame.empty or self.rules.load not in frame:
             return {}
         return {int(p): float(v) for p, v in zip(frame["partition"], frame[self.rules.load])}
@@ -179,37 +181,52 @@ class SkewReport:
         return heatmap(self._heatmap_frame(), HEATMAP_TITLE)
 
     def _heatmap_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self._heatmap_cells(), columns=HEATMAP_COLUMNS)
+
+    def _heatmap_cells(self) -> list[dict]:
+        """One cell per (operator, partition), its workers' records in and seconds summed,
+        sorted by operator name and partition (no pandas: a live push makes 2,400)."""
         names = self.source.dag.names()
-        frame = pd.DataFrame([{"operator": names.get(w["operator"], str(w["operator"])),
-                               "partition": int(w["partition"]),
-                               "records_in": int(w.get("records_in") or 0),
-                               "seconds": float(w.get("seconds") or 0.0)}
-                              for w in self.source.workers], columns=HEATMAP_COLUMNS)
-        return frame.groupby(["operator", "partition"], as_index=False).sum()
+        cells: dict[tuple[str, int], dict] = {}
+        for w in self.source.workers:
+            operator = names.get(w["operator"], str(w["operator"]))
+            cell = cells.setdefault((operator, int(w["partition"])), {
+                "operator": operator, "partition": int(w["partition"]), "records_in": 0,
+                "seconds": 0.0})
+            cell["records_in"] += int(w.get("records_in") or 0)
+            cell["seconds"] += float(w.get("seconds") or 0.0)
+        return [cells[key] for key in sorted(cells)]
 
     def compare(self, other: SkewReport) -> Any:
         """This report's chart beside ``other``'s, with both runs' wall times."""
         return side_by_side(self.chart(), other.chart(), (self.source.wall, other.source.wall))
 
-    def live_view(self) -> dict:
+    def live_view(self, since: KeyCounts | None = None) -> dict:
         """The rows the sidebar's live view keeps up to date (``to_json`` without the
         advice and the specs): partitions, keys, flags, the bars' stacked rows and the
-        heat map's cells."""
+        heat map's cells. ``since``: the sketch's counts a moment ago (``CountsWindow``):
+        the keys that rose most since are named in the bars and listed with the keys."""
         import json
 
         def rows(frame: pd.DataFrame) -> list[dict]:
             return json.loads(frame.to_json(orient="records", default_handler=repr))
 
-        partitions, keys, skewed = self.partitions, self.keys, self.skewed
-        flagged = set(int(p) for p in skewed["partition"])
+        partitions, keys = self.partitions, self.keys
+        flags = skewed(self.loads(partitions), self.rules)
+        rising = self.keys_sketch.rising(since) if since is not None else None
+        flagged = set(int(p) for p in flags["partition"])
+        bars = stacked_records(partitions, keys, self.rules.load, flagged, rising)
+        if rising is not None and not rising.empty:  # listed too: a click on its bar
+            keys = with_rising(keys, rising).sort_values("count", ascending=False,
+                                                         kind="stable")
         return {"operator": self.operator, "api": self.api, "live": self.live,
                 "load": self.rules.load, "partitions": rows(partitions),
                 "keys": rows(keys.assign(key=lambda f: f["key"].map(repr))),
                 "error": self.error, "records": self.keys_sketch.n,
                 "estimated": self.estimated, "waiting_note": self.waiting_note,
-                "skewed": rows(skewed),
-                "bars": stacked_records(partitions, keys, self.rules.load, flagged),
-                "cells": rows(self._heatmap_frame())}
+                "skewed": rows(flags),
+                "bars": bars,
+                "cells": self._heatmap_cells()}
 
     def to_json(self, view: dict | None = None) -> dict:
         """What the sidebar shows: the frames as rows and the charts' Vega-Lite specs (the

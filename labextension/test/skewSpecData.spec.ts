@@ -1,4 +1,4 @@
-import { splitData } from '../src/skew/specData';
+import { CANVAS_CELLS, chartRenderer, splitData } from '../src/skew/specData';
 
 function spec(values: unknown[], title = 'sum: key records per partition (live)'): unknown {
   const name = `data-${JSON.stringify(values).length}`;
@@ -25,5 +25,19 @@ describe('splitData', () => {
     expect(splitData(null)).toBeNull();
     expect(splitData({ mark: 'bar', data: { values: [] } })).toBeNull();
     expect(splitData({ data: { name: 'a' }, datasets: { a: [], b: [] } })).toBeNull();
+  });
+});
+
+describe('chartRenderer', () => {
+  const cells = (n: number) => spec(Array.from({ length: n }, (_, i) => ({ operator: 'sum', partition: i })));
+
+  it('draws a heat map of 200 partitions x 12 operators on a canvas, a small one as SVG', () => {
+    expect(chartRenderer('heatmap', cells(2400))).toBe('canvas');
+    expect(chartRenderer('heatmap', cells(CANVAS_CELLS))).toBe('svg');
+    expect(chartRenderer('heatmap', null)).toBe('svg');
+  });
+
+  it('keeps the bars SVG at any size (their aria labels name partition and key)', () => {
+    expect(chartRenderer('spec', cells(2400))).toBe('svg');
   });
 });

@@ -179,6 +179,23 @@ def test_keys_count_once_when_a_sort_samples_the_grouped_function_first(record, 
     assert s.partitions["records"].sum() == len(EVENTS)
 
 
+def test_metrics_and_progress_count_a_function_a_sort_reran_once(record, spark):
+    """The sort's sampling job and the real job both ran ``total``: ``run.metrics()``,
+    ``run.progress()`` and ``run.skew`` count each partition once (the last job's)."""
+    run = record(SORTED_GROUPS, {"EVENTS": EVENTS}, skew=True)
+    assert run.status == "finished", run.error
+    users = len({k for k, _ in EVENTS})
+    metrics = run.metrics().set_index("operator").loc[["total"]]
+    assert (metrics["stages"] >= 2).any()  # a partition that both jobs ran
+    assert metrics["records_in"].sum() == len(EVENTS)
+    assert metrics["records_out"].sum() == users == len(run.namespace["out"])
+    progress, = [row for row in run.progress() if row["operator"] == "total"]
+    assert (progress["records_in"], progress["records_out"]) == (len(EVENTS), users)
+    assert progress["done"] == len(metrics)
+    per_partition = run.skew("total").partitions.set_index("partition")["records"]
+    assert metrics.set_index("partition")["records_in"].to_dict() == per_partition.to_dict()
+
+
 SLOW_AGGREGATION = """
 import time
 def slow(e):

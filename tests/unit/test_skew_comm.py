@@ -186,3 +186,46 @@ def report_now(pusher):
     from icedtea_jupyter.comm.skew import report_json
 
     return report_json(pusher.run, pusher.run.skew("sum"))
+
+
+def bar_segments(bars, partition):
+    return {r["segment"] for r in bars if r["partition"] == partition}
+
+
+def test_a_key_that_turns_heavy_is_drawn_on_the_next_push_before_it_outgrows_the_heaviest(
+        skewed_run):
+    from icedtea_jupyter.comm.skew import SkewPusher
+    from icedtea_jupyter.skew.chart import NAMED_KEYS
+
+    comm = FakeComm()
+    target._on_open(comm, {})
+    source = live_source(skewed_run)
+    steady = [[f"k{i}", 300, i % 4] for i in range(NAMED_KEYS + 1)]  # outweigh 'late'
+    source.sketches[1].append(dict(HOT, n=3000, keys=steady))
+    pusher = SkewPusher(LiveRun(skewed_run, source), target.broadcast, lambda: True)
+    pusher.push()
+    (first,) = comm.events("skew.changed")
+    assert "'late'" not in {k["key"] for k in first["report"]["keys"]}
+    source.sketches[1].append(dict(HOT, n=150, keys=[["late", 120, 3]]))  # half of what came
+    pusher.push()
+    changes = comm.events("skew.changed")[-1]["changes"]
+    assert "'late'" in bar_segments(changes["bars"], 3)
+    late, = [k for k in changes["keys"] if k["key"] == "'late'"]
+    assert (late["count"], late["partition"]) == (120, 3)
+    heaviest = LiveRun(skewed_run, source).skew("sum").live_view()  # no counts before
+    assert "'late'" not in bar_segments(heaviest["bars"], 3)  # in partition 3's rest
+    comm.close()  # every event conformed to the schema
+
+
+def test_rising_keys_are_those_that_grew_by_a_share_of_the_records_counted_since():
+    from icedtea_jupyter.skew.keys import CountsWindow, merge_summaries
+
+    early = merge_summaries([dict(HOT, n=1000, keys=[["a", 500, 0], ["b", 400, 1]])])
+    window = CountsWindow(seconds=2.0)
+    assert window.since(early, now=10.0) == early.counts()
+    later = merge_summaries([dict(HOT, n=1000, keys=[["a", 500, 0], ["b", 400, 1]]),
+                             dict(HOT, n=1000, keys=[["b", 5, 1], ["c", 900, 2], ["d", 5, 0]])])
+    assert window.since(later, now=11.0) == early.counts()  # the oldest within 2 s
+    assert list(later.rising(early.counts(), share=0.01)["key"]) == ["c"]
+    assert list(later.rising(early.counts(), share=0.004)["key"]) == ["c", "d", "b"]
+    assert window.since(later, now=13.5) == later.counts()  # 10.0 left the window

@@ -45,12 +45,16 @@ def test_only_the_successful_attempt_of_a_retried_task_counts(tmp_path):
     assert metrics["records_in"].tolist() == [10, 10, 10]
 
 
-def test_the_same_partition_in_two_jobs_is_summed(tmp_path):
+def test_the_same_partition_in_two_jobs_counts_once_from_the_last(tmp_path):
     store = RunStore.create(str(tmp_path), "r2")
-    store.write_worker(end(1, 0, 0, 11, stage=0))
+    store.write_worker(end(1, 0, 0, 11, stage=0, n=4))  # a sort's sampling job
     store.write_worker(end(1, 0, 0, 21, stage=3))
+    store.write_manifest({"id": "r2", "status": "finished", "dag": {"operators": [
+        {"id": 1, "name": "op", "kind": "python", "api": "rdd.map"}]}})
     metrics = metrics_frame(store.worker_table(), {1: "op"})
-    assert metrics.loc[0, "records_in"] == 20 and metrics.loc[0, "stages"] == 2
+    assert metrics.loc[0, "records_in"] == 10 and metrics.loc[0, "stages"] == 2
+    [row] = open_run(store.path).progress()
+    assert (row["records_in"], row["done"]) == (10, 1)
 
 
 def test_opening_something_that_is_not_a_run_says_so(tmp_path):

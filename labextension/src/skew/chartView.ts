@@ -5,12 +5,14 @@ import embed, { Result, VisualizationSpec } from 'vega-embed';
 import { el, setText } from '../widgets/format';
 import { barId, cellId, IChartRows } from './liveRows';
 import type { SkewModel } from './model';
-import { splitData } from './specData';
+import { chartRenderer, splitData } from './specData';
 
 /** The chart's width (px) where its container has none yet (a collapsed section). */
 const DEFAULT_WIDTH = 240;
 /** What the y axis and its title take of the width (px). */
 const AXES = 70;
+/** A live heat map takes pushed changes at most this often (ms); the bars, at every frame. */
+export const HEATMAP_GAP = 500;
 
 /**
  * The skew report's chart: the Vega-Lite spec the kernel built with Altair
@@ -81,14 +83,25 @@ export class SkewChart extends Widget {
     rows.insert.forEach(row => this._pending.insert.set(id(row), row));
     if (!this._pending.scheduled) {
       this._pending.scheduled = true;
-      requestAnimationFrame(() => this._applyRows(id));
+      const wait = this._kind === 'heatmap' ? this._applied + HEATMAP_GAP - performance.now() : 0;
+      const apply = () => requestAnimationFrame(() => this._applyRows(id));
+      if (wait > 0) {
+        setTimeout(apply, wait);
+      } else {
+        apply();
+      }
     }
   }
 
   private _applyRows(id: (row: unknown) => string): void {
     const { remove, insert } = this._pending;
     this._pending = { remove: new Set(), insert: new Map(), scheduled: false };
+    this._applied = performance.now();
     if (this._result === null || this.isDisposed) {
+      return;
+    }
+    if (this._renderer === 'svg' && chartRenderer(this._kind, this._spec) === 'canvas') {
+      void this._draw(this._spec as VisualizationSpec); // grown past CANVAS_CELLS
       return;
     }
     const change = changeset()
@@ -100,8 +113,12 @@ export class SkewChart extends Widget {
   /** Live updates of the drawn chart, without a new view (a new vega-embed each time took
    * a long task per update at 200 partitions); a failure draws the chart anew. */
   private async _change(update: (view: Result['view']) => Result['view']): Promise<void> {
+    const start = performance.now();
     try {
       await update(this._result!.view).runAsync();
+      // the update's cost, for profiles (bench/skew_live_ui.py reads these measures)
+      performance.measure(`icedtea-skew-${this._kind}`, { start });
+      performance.clearMeasures(`icedtea-skew-${this._kind}`); // observers saw it: none kept
       this._chart.dataset.live = String(this._model.report?.live ?? false);
     } catch {
       await this._draw(this._spec as VisualizationSpec | null);
@@ -122,13 +139,16 @@ export class SkewChart extends Widget {
       const width = this._chart.clientWidth || DEFAULT_WIDTH;
       this._width = width;
       const options = { width: Math.max(width - AXES, 120) };
-      const result = await embed(this._chart, spec, { actions: false, renderer: 'svg', ...options });
+      const renderer = chartRenderer(this._kind, spec);
+      const result = await embed(this._chart, spec, { actions: false, renderer, ...options });
       if (token !== this._token || this.isDisposed) {
         result.finalize();
         return;
       }
       this._result?.finalize();
       this._result = result;
+      this._renderer = renderer;
+      this._chart.dataset.renderer = renderer;
       const parts = splitData(spec);
       this._shape = parts?.shape ?? '';
       this._dataName = parts?.name ?? '';
@@ -162,4 +182,7 @@ export class SkewChart extends Widget {
   private _dataName = '';
   private _width = 0;
   private _token = 0;
+  private _renderer: 'svg' | 'canvas' = 'svg';
+  /** When pushed rows were last applied (performance.now(), ms). */
+  private _applied = -Infinity;
 }

@@ -1,8 +1,9 @@
 """DataFrame lineage: ``run.trace_back(row)`` / ``trace_forward(record)`` on a cell whose
 last operator is a DataFrame.
 
-The first trace writes each traced operator's output with hidden id columns
-(``frames.py``) as Parquet in the run store; a step is then a semi-join of two such
+Each traced operator's output is written with hidden id columns (``frames.py``) as
+Parquet in the run store, on a kernel thread when the run ends (``frames_ahead.py``) or
+else at the first trace; a step is then a semi-join of two such
 files on the hidden columns the child carries of its input (or, at an aggregation, on
 its keys), in DuckDB or, for frames larger than ``it.config.lineage_spark_threshold_bytes``
 or a cluster's session, in Spark SQL: the same queries over the same files
@@ -28,7 +29,8 @@ from .records import Positions
 from .trace import is_predicate
 
 REDERIVED = ("DataFrame lineage makes the cell's DataFrame operators again with hidden id "
-             "columns (at the first trace): it assumes deterministic sources and functions")
+             "columns (when the run ends, or at the first trace): it assumes deterministic "
+             "sources and functions")
 
 
 _run_locks: dict[str, threading.Lock] = {}

@@ -134,11 +134,14 @@ class FrameGraph:
             return self.outputs[node].withColumn(column, F.monotonically_increasing_id()), [column]
         call = self.calls[node]
         if how == "key":
-            out = self.outputs[node]
-            n_keys = len(self.groups[node][1])
+            source, keys = self.groups[node]
+            n_keys = len(keys)
             hidden = [key_column(node, i) for i in range(n_keys)]
             if call.api == "applyInPandas":
                 return self._grouped_apply(node, call, hidden), hidden
+            # grouped from its input's kept frame: not the cell's pipeline computed again
+            grouped = self.frame(source)[0].groupBy(*keys)
+            out = getattr(grouped, call.api)(*call.args, **call.kwargs)
             return out.select("*", *[F.col(f"`{c}`").alias(h)
                                      for c, h in zip(out.columns[:n_keys], hidden)]), hidden
         parent, hidden = self.frame(self.parents[node][0])

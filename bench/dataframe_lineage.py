@@ -3,9 +3,11 @@
 1. A DataFrame pipeline over ``--rows`` rows (range → pandas UDF column → filter →
    groupBy/agg → join → select, collect), plain and recorded with ``--lineage``, rotated
    in one process and session: medians of wall time, their ratio and the median of paired
-   ratios; then the first backward trace of one output row (it writes the operators'
-   frames with hidden ids) and a later one; ``--coalescing-pairs N``: N first traces with
-   and without AQE coalescing the frames' shuffles, alternated.
+   ratios, and how long the frames written ahead took after each --lineage run; then
+   ``--trace-pairs`` rounds of first backward traces of one output row (with
+   ``--no-prepare``: the trace writes the frames; at the cell's end: it waits for those
+   written ahead; once they are written) each with a later one; ``--coalescing-pairs N``:
+   N first traces with and without AQE coalescing the frames' shuffles, alternated.
 2. An RDD word count of ``--words`` words with ``--lineage``: one backward trace with
    DuckDB and with Spark SQL (``it.config.lineage_engine``), each on a fresh ``Lineage``.
 
@@ -58,7 +60,7 @@ counts = (sc.parallelize(LINES, 4).flatMap(lambda line: line.split()).setName("s
 """
 
 
-def timed(spark, code, names, lineage):
+def timed(spark, code, names, lineage, **options):
     """(wall seconds, worker CPU seconds, the run or None) of one variant."""
     ns = {"spark": spark, "sc": spark.sparkContext, **names}
     got: dict = {}
@@ -67,23 +69,38 @@ def timed(spark, code, names, lineage):
         if lineage is None:
             exec(code, ns)  # noqa: S102 - the plain run
             return
-        got["run"] = start_run(code, ns, RunOptions(store=tempfile.mkdtemp(), lineage=lineage))
+        got["run"] = start_run(code, ns, RunOptions(store=tempfile.mkdtemp(), lineage=lineage,
+                                                    **options))
         got["run"].wait(600)
     wall, cpu = measured(run_it)
     return wall, cpu, got.get("run")
 
 
+def written_ahead(run):
+    """(seconds from the cell's end until its frames were written, worker CPU seconds
+    spent meanwhile) of a --lineage run's frames written ahead."""
+    start = time.perf_counter()
+    while run.lineage_writer is None and time.perf_counter() - start < 10:
+        time.sleep(0.01)
+    wall, cpu = measured(lambda: run.lineage_writer.wait(600))
+    assert run.lineage_writer.outcome == "written", run.lineage_writer.outcome
+    return time.perf_counter() - start, cpu
+
+
 def frames(spark, rows, repeat):
     """Plain, recorded and recorded with --lineage, rotated; ratios to plain (wall time
-    and the workers' CPU: ratio of medians, median of paired ratios)."""
+    and the workers' CPU: ratio of medians, median of paired ratios). After each --lineage
+    run its frames are written ahead before the next variant starts: how long that took
+    from the cell's end and the workers' CPU it used."""
     variants = [None, False, True]
     seen: dict = {v: [] for v in variants}
-    run = None
+    ahead = []
     for i in range(repeat):
         for lineage in variants[i % 3:] + variants[:i % 3]:
             seen[lineage].append(timed(spark, FRAMES, {"N": rows}, lineage))
-        run = seen[True][-1][2]
-    print(f"DataFrame pipeline, {rows:,} rows")
+            if lineage:
+                ahead.append(written_ahead(seen[lineage][-1][2]))
+    print(f"DataFrame pipeline, {rows:,} rows, load {os.getloadavg()[0]:.1f}")
     for k, what in ((0, "wall"), (1, "worker CPU")):
         plain = [s[k] for s in seen[None]]
         line = f"  {what}: plain {statistics.median(plain):.2f} s"
@@ -94,10 +111,34 @@ def frames(spark, rows, repeat):
                      f"{statistics.median(mine) / max(statistics.median(plain), 1e-9):.2f}x "
                      f"(paired {statistics.median(paired) if paired else float('nan'):.2f}x)")
         print(line)
-    for label in ("first", "later"):
-        start = time.perf_counter()
-        t = run.trace_back(lambda row: row.name == "key 420")
-        print(f"  {label} trace back: {time.perf_counter() - start:.2f} s, {len(t)} sources")
+    print(f"  frames written ahead: {', '.join(f'{w:.2f} s' for w, _ in ahead)} after the "
+          f"cell's end; worker CPU {', '.join(f'{c:.2f} s' for _, c in ahead)}")
+
+
+def traces(spark, rows, pairs):
+    """First traces, alternated: with --no-prepare (the frames written by the trace), at
+    the cell's end (it waits for the frames written ahead), and once they are written;
+    each followed by a later trace."""
+    seen: dict = {"no-prepare": [], "at the end": [], "written": []}
+
+    def first(variant):
+        run = timed(spark, FRAMES, {"N": rows}, True, prepare=variant != "no-prepare")[2]
+        if variant == "written":
+            written_ahead(run)
+        times = []
+        for _ in range(2):
+            start = time.perf_counter()
+            t = run.trace_back(lambda row: row.name == "key 420")
+            times.append(time.perf_counter() - start)
+        seen[variant].append(times)
+        print(f"  first trace, {variant}: {times[0]:.2f} s, later {times[1]:.2f} s, "
+              f"{len(t)} sources, load {os.getloadavg()[0]:.1f}")
+    for _ in range(pairs):
+        for variant in seen:
+            first(variant)
+    for variant, times in seen.items():
+        print(f"  {variant}: first {statistics.median(t[0] for t in times):.2f} s, later "
+              f"{statistics.median(t[1] for t in times):.2f} s (medians)")
 
 
 def coalescing(spark, rows, pairs):
@@ -113,7 +154,7 @@ def coalescing(spark, rows, pairs):
         for variant in ("without", "with") * pairs:
             dataframe.coalesced_like_the_run = kept if variant == "with" else \
                 (lambda spark: contextlib.nullcontext())
-            run = timed(spark, FRAMES, {"N": rows}, True)[2]
+            run = timed(spark, FRAMES, {"N": rows}, True, prepare=False)[2]
             start = time.perf_counter()
             run.trace_back(lambda row: row.name == "key 420")
             firsts[variant].append(time.perf_counter() - start)
@@ -142,6 +183,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--words", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--trace-pairs", type=int, default=1,
+                        help="first traces with --no-prepare, at the cell's end and once "
+                             "the frames are written ahead, alternated")
     parser.add_argument("--no-engines", action="store_true", help="skip part 2")
     parser.add_argument("--coalescing-pairs", type=int, default=0,
                         help="first traces with and without coalescing, alternated")
@@ -152,6 +196,7 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     print("load", os.getloadavg())
     frames(spark, args.rows, args.repeat)
+    traces(spark, args.rows, args.trace_pairs)
     if args.coalescing_pairs:
         coalescing(spark, args.rows, args.coalescing_pairs)
     if not args.no_engines:

@@ -78,8 +78,9 @@ def _parser() -> _Parser:
                         help="memory for parked fork checkpoints (default: the smaller of "
                              "2 GiB and a quarter of the machine's memory)")
     parser.add_argument("--no-prepare", dest="prepare", action="store_false",
-                        help="do not place fork checkpoints when the run ends (the first "
-                             "run.debugger() call starts them)")
+                        help="do not place fork checkpoints nor write a DataFrame run's "
+                             "lineage frames when the run ends (the first run.debugger() "
+                             "call, the first trace, does)")
     parser.add_argument("--reuse", action="store_true",
                         help="answer the cell's actions from an earlier run whose pipeline is "
                              "equivalent (same operators and sources), without running Spark")

@@ -1,8 +1,9 @@
 """DataFrame lineage: ``run.trace_back(row)`` / ``trace_forward(record)`` on a cell whose
 last operator is a DataFrame.
 
-The first trace writes each traced operator's output with hidden id columns
-(``frames.py``) as Parquet in the run store; a step is then a semi-join of two such
+Each traced operator's output is written with hidden id columns (``frames.py``) as
+Parquet in the run store, on a kernel thread when the run ends (``frames_ahead.py``) or
+else at the first trace; a step is then a semi-join of two such
 files on the hidden columns the child carries of its input (or, at an aggregation, on
 its keys), in DuckDB or, for frames larger than ``it.config.lineage_spark_threshold_bytes``
 or a cluster's session, in Spark SQL: the same queries over the same files
@@ -12,6 +13,7 @@ or a cluster's session, in Spark SQL: the same queries over the same files
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from .frames import (
@@ -27,7 +29,22 @@ from .records import Positions
 from .trace import is_predicate
 
 REDERIVED = ("DataFrame lineage makes the cell's DataFrame operators again with hidden id "
-             "columns (at the first trace): it assumes deterministic sources and functions")
+             "columns (when the run ends, or at the first trace): it assumes deterministic "
+             "sources and functions")
+
+
+_run_locks: dict[str, threading.Lock] = {}
+_run_locks_guard = threading.Lock()
+
+
+class Stopped(RuntimeError):
+    """The frames' writing was stopped (``frames_ahead.stop_writing_ahead``)."""
+
+
+def run_lock(path: str) -> threading.Lock:
+    """The lock a run's frame writers take (one per run store folder)."""
+    with _run_locks_guard:
+        return _run_locks.setdefault(path, threading.Lock())
 
 
 class DuckFrames:
@@ -100,30 +117,52 @@ class DataFrameLineage:
     @property
     def queries(self) -> Any:
         """The engine, chosen once every traced operator's frame is written."""
-        if self._queries is None:
-            from .spark_engine import _active_session, choose_engine, links_bytes
-
-            spark = _active_session()
-            try:
-                with coalesced_like_the_run(self.graph.outputs[self.output].sparkSession):
-                    for node in self.graph.how:
-                        try:
-                            self._path(node)
-                        except Untraced:  # said in the notes of the traces that reach it
-                            continue
-            finally:
-                self.graph.release()
-            files = {n: os.path.join(p, f) for n, p in self._paths.items()
-                     for f in os.listdir(p)}
-            chosen = choose_engine(links_bytes(files), spark)
-            self._queries = SparkFrames(spark) if chosen == "spark" else DuckFrames()
+        self.write_frames()
         return self._queries
+
+    def write_frames(self, stop: threading.Event | None = None) -> None:
+        """Write every traced operator's frame not written yet, then choose the engine
+        (``spark_engine.choose_engine`` by their size). One writer at a time per run: a
+        trace waits for the frames a writer ahead of it (``frames_ahead.py``) is writing.
+        ``stop`` set: Stopped before the next frame, and a frame whose job fails then is
+        left for the next writer (not named untraced)."""
+        if self._queries is not None:
+            return
+        lock = run_lock(self.run.path)
+        while not lock.acquire(timeout=0.1):
+            if stop is not None and stop.is_set():
+                raise Stopped("the frames' writing was stopped")
+        try:
+            if self._queries is None:
+                self._write_all(stop)
+        finally:
+            lock.release()
+
+    def _write_all(self, stop: threading.Event | None) -> None:
+        from .spark_engine import _active_session, choose_engine, links_bytes
+
+        spark = _active_session()
+        try:
+            with coalesced_like_the_run(self.graph.outputs[self.output].sparkSession):
+                for node in self.graph.how:
+                    if stop is not None and stop.is_set():
+                        raise Stopped("the frames' writing was stopped")
+                    try:
+                        self._path(node, stop)
+                    except Untraced:  # said in the notes of the traces that reach it
+                        continue
+        finally:
+            self.graph.release()
+        files = {n: os.path.join(p, f) for n, p in self._paths.items()
+                 for f in os.listdir(p)}
+        chosen = choose_engine(links_bytes(files), spark)
+        self._queries = SparkFrames(spark) if chosen == "spark" else DuckFrames()
 
     @property
     def engine_name(self) -> str:
         return str(self.queries.name)
 
-    def _path(self, node: int) -> str:
+    def _path(self, node: int, stop: threading.Event | None = None) -> str:
         """The folder of ``node``'s frame, written the first time; Untraced (the reason)
         if it cannot be made again."""
         if node in self._failed:
@@ -135,6 +174,8 @@ class DataFrameLineage:
                 self._failed[node] = str(exc)
                 raise
             except Exception as exc:  # Spark refused the call made again (AnalysisException)
+                if stop is not None and stop.is_set():  # its job was cancelled
+                    raise Stopped(f"the frames' writing was stopped: {exc}") from None
                 name = self.graph.dag.node(node).name
                 self._failed[node] = (f"{name!r} could not be made again with hidden id "
                                       f"columns ({type(exc).__name__}: {str(exc)[:300]})")

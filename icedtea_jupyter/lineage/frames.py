@@ -62,6 +62,7 @@ class FrameGraph:
         for node in dag.operators:
             self._add(node.id)
         self._frames: dict[int, tuple[Any, list[str]]] = {}
+        self._hidden: dict[int, list[str]] = {}  # kept after ``release``
 
     def _add(self, node: int) -> None:
         op, call = self.dag.node(node), self.calls.get(node)
@@ -98,7 +99,9 @@ class FrameGraph:
 
     def hidden(self, node: int) -> list[str]:
         """The hidden id columns ``node``'s frame carries (its sources', its aggregations' keys)."""
-        return self.frame(node)[1]
+        if node not in self._hidden:
+            self._hidden[node] = self.frame(node)[1]
+        return self._hidden[node]
 
     def frame(self, node: int) -> tuple[Any, list[str]]:
         """``node``'s output with its hidden columns, and their names (kept by Spark
@@ -111,9 +114,12 @@ class FrameGraph:
         return self._frames[node]
 
     def release(self) -> None:
-        """Spark no longer keeps the frames (once written)."""
-        for df, _ in self._frames.values():
+        """Spark no longer keeps the frames (once written, or their writing stopped: a
+        frame asked for again is made and kept again)."""
+        for node, (df, hidden) in self._frames.items():
             df.unpersist()
+            self._hidden.setdefault(node, hidden)
+        self._frames.clear()
 
     def _made(self, node: int) -> tuple[Any, list[str]]:
         from pyspark.sql import functions as F
@@ -128,11 +134,14 @@ class FrameGraph:
             return self.outputs[node].withColumn(column, F.monotonically_increasing_id()), [column]
         call = self.calls[node]
         if how == "key":
-            out = self.outputs[node]
-            n_keys = len(self.groups[node][1])
+            source, keys = self.groups[node]
+            n_keys = len(keys)
             hidden = [key_column(node, i) for i in range(n_keys)]
             if call.api == "applyInPandas":
                 return self._grouped_apply(node, call, hidden), hidden
+            # grouped from its input's kept frame: not the cell's pipeline computed again
+            grouped = self.frame(source)[0].groupBy(*keys)
+            out = getattr(grouped, call.api)(*call.args, **call.kwargs)
             return out.select("*", *[F.col(f"`{c}`").alias(h)
                                      for c, h in zip(out.columns[:n_keys], hidden)]), hidden
         parent, hidden = self.frame(self.parents[node][0])

@@ -21,6 +21,7 @@ from ..executor.skew import AGENT
 from ..instrument import recording
 from ..instrument.connect import NeedsClassicSession
 from ..instrument.recorder import InterestingNotFound
+from ..lineage.frames_ahead import stop_writing_ahead
 from ..snapshots.pinned import parse_interact_at
 from ..store import layout
 from ..store.run_store import RunStore, new_run_id
@@ -166,6 +167,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     connect = is_connect()
     notes = (connect_notes(options.lineage, options.bind, options.reuse) if connect
              else point_workers_here(_spark_context()))  # or refused, before any job
+    stop_writing_ahead()  # an earlier run's lineage frames: never ahead of this run's jobs
     root = options.store or layout.default_root()
     run_id = new_run_id()
     store = RunStore.create(root, run_id)
@@ -250,6 +252,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         else:
             run.end("failed" if cell_error is not None else "finished", error, warnings)
         _prepare_time_travel(run)
+        _prepare_lineage(run)
     except Exception as exc:  # never leave a run "running" forever
         run.end("failed", {"operator": None, "exception": type(exc).__name__,
                            "message": f"icedtea failed to conclude the run: {exc}",
@@ -279,6 +282,20 @@ def _prepare_time_travel(run: LiveRun) -> None:
             run.debugger()
     except Exception as exc:  # the run is recorded either way; jumps start it again
         run.warnings.append(f"time travel could not be prepared: {type(exc).__name__}: {exc}")
+
+
+def _prepare_lineage(run: LiveRun) -> None:
+    """Start writing a DataFrame run's lineage frames in the background
+    (``lineage/frames_ahead.py``)."""
+    try:
+        if run.status == "finished" and run.options.get("prepare", True) and \
+                run.options.get("lineage"):
+            run.prepare_lineage()
+    except LookupError:  # an operator not traced: the run's traces say which
+        pass
+    except Exception as exc:  # the run is recorded either way; the first trace writes them
+        run.warnings.append(f"lineage frames could not be written ahead: "
+                            f"{type(exc).__name__}: {exc}")
 
 
 def _take_checkpoints(run: LiveRun) -> list[str]:

@@ -27,6 +27,7 @@ from ..lineage.frame_trace import (
     frame_trace_back,
     frame_trace_forward,
 )
+from ..lineage.frames_ahead import WriteAhead, write_ahead
 from ..lineage.trace import Lineage, Trace, output_rows, trace_back, trace_forward
 from ..replay.cursor import StepRefused  # the refusal the views show
 from ..snapshots.history import History, Interaction
@@ -77,6 +78,7 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
         self._actions = ActionLog(store.path, lambda action: self.emit("action", action))
         self.panel: object | None = None  # the cell's run panel (ui/panel.py), once shown
         self._lineage_cache: Lineage | None = None
+        self.lineage_writer: WriteAhead | None = None  # prepare_lineage()
 
     @property
     def coordinator(self) -> Coordinator | None:
@@ -366,6 +368,16 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
         if frames is None or operator is None:
             return frames
         return frames if self.dag.node(operator).id in frames.graph.how else None
+
+    def prepare_lineage(self) -> WriteAhead | None:
+        """Start writing a DataFrame run's lineage frames on a kernel thread (when the run
+        ends, unless ``--no-prepare``): the first trace waits only for what is not written
+        yet. The writer, or None (the cell's last operator is not a DataFrame)."""
+        frames = self._frame_lineage()
+        if frames is None:
+            return None
+        self.lineage_writer = write_ahead(frames)
+        return self.lineage_writer
 
     def _lineage(self) -> Lineage:
         if self.manifest.get("session") == "connect":  # reopened runs too

@@ -154,7 +154,12 @@ class LiveControl(WorkerPlugin):
     # --- the host's hooks ----------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
         """``--on-error pause`` guards a per-record function; breakpoints wrap the input
-        of the per-record loop or, in blocks, the host's feed (``feed_input``)."""
+        of the per-record loop or, in blocks, the host's feed (``feed_input``). A UDF's
+        or grouped map's calls are guarded where they are made (``udf_errors.py``): its
+        rows go through ``records`` (``calls.CallFeed``, a generator step a row) only
+        for breakpoints armed on it before its first call, as before."""
+        if host.per_call:
+            return self.on_error and bool(self.watches)
         return self.on_error
 
     def records(self, host: Any, records: Iterable) -> Iterable:

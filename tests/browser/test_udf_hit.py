@@ -12,7 +12,7 @@ import re
 
 import pytest
 from conftest import notebook_json
-from test_sidebar import RUN_FINISHED, open_notebook, show_sidebar, widen_left_area
+from test_sidebar import RUN_FINISHED, collapse, open_notebook, show_sidebar, widen_left_area
 from test_time_travel import run_cells, run_code
 
 pytestmark = pytest.mark.browser
@@ -54,7 +54,10 @@ def test_a_udf_row_that_raises_is_shown_with_its_arguments_and_skipped_to_null(
     where = control.locator(".jp-icedtea-hit-where")
     expect(where).to_contain_text("error (ZeroDivisionError) on share, partition 0",
                                   timeout=RUN_FINISHED)
+    for section in ("interactions", "steps", "snapshot"):  # room for the hit
+        collapse(sidebar, section)
     shown = control.locator(".jp-icedtea-hit-record")
+    expect(shown).to_be_visible()
     expect(shown).to_have_text(f"record: (1000, {BAD_ID})")  # the row's arguments
     expect(control.locator(".jp-icedtea-control-status")).to_have_text("Paused")
     page.screenshot(path=str(artifacts / "udf-hit.png"))

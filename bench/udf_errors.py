@@ -4,7 +4,8 @@
 1. The row path: a row ``@udf``'s function called per row as Spark's worker calls it,
    plain, hosted (``CallFunction``, as a recorded run ships it) and hosted with
    ``--tolerate`` (its agent on the host): rows that do not raise should cost the same
-   with and without the flag. Repetitions interleaved; medians and paired ratios.
+   with and without the flag; and hosted under ``--on-error pause`` (live control on the
+   host). Repetitions interleaved; medians and paired ratios.
 2. The group path: an ``applyInPandas`` function called per group (``--groups`` frames
    of 8 rows), hosted with and without ``--tolerate``: groups that do not raise should
    cost the same (``executor/group_errors.py`` runs only after an exception).
@@ -14,6 +15,7 @@
 
     PYTHONPATH=$PWD .venv/bin/python bench/udf_errors.py [--records 1000000]
     valgrind --tool=callgrind .venv/bin/python bench/udf_errors.py --only tolerate
+    valgrind --tool=callgrind .venv/bin/python bench/udf_errors.py --only pause --records 100000
 """
 from __future__ import annotations
 
@@ -50,9 +52,10 @@ def plain(values: list) -> int:
     return total
 
 
-def hosted(values: list, tolerate: bool) -> int:
+def hosted(values: list, tolerate: bool, on_error: str = "fail") -> int:
     agents = (Quarantine.with_options(limit=1),) if tolerate else ()
-    run = RunSpec("bench-udf", ("127.0.0.1", 1), b"", "/nonexistent", agents)
+    run = RunSpec("bench-udf", ("127.0.0.1", 1), b"", "/nonexistent", agents,
+                  on_error=on_error)
     call = CallFunction(OperatorSpec(0, run, "udf", "parse_amount"), parse_amount,
                                  "row")
     total = 0
@@ -63,7 +66,8 @@ def hosted(values: list, tolerate: bool) -> int:
 
 
 RUNS = {"plain": plain, "hosted": lambda v: hosted(v, False),
-        "tolerate": lambda v: hosted(v, True)}
+        "tolerate": lambda v: hosted(v, True),
+        "pause": lambda v: hosted(v, False, on_error="pause")}
 
 
 def row_path(records: int, repeats: int) -> None:
@@ -82,9 +86,9 @@ def row_path(records: int, repeats: int) -> None:
         print(f"{name:9s} {statistics.median(seconds) * 1e9 / records:7.1f} ns/row  "
               f"ratio of medians {statistics.median(seconds) / statistics.median(base):.3f}  "
               f"median paired ratio {paired:.3f}")
-    hosted_times, tolerant = times["hosted"], times["tolerate"]
-    print(f"tolerate / hosted: median paired ratio "
-          f"{statistics.median(t / h for t, h in zip(tolerant, hosted_times)):.3f}")
+    for flag in ("tolerate", "pause"):
+        paired = statistics.median(t / h for t, h in zip(times[flag], times["hosted"]))
+        print(f"{flag} / hosted: median paired ratio {paired:.3f}")
 
 
 def group_path(groups: int, repeats: int) -> None:

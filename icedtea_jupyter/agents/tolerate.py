@@ -21,6 +21,7 @@ from typing import Any
 from ..coordinator.agent import CoordinatorAgent
 from ..executor.agent import Agent
 from ..executor.records import describe_record
+from ..executor.state import encode
 
 MAX_STATE_REPR = 500
 ANSWER_TIMEOUT = 30.0  # seconds a worker waits for the coordinator's grant
@@ -105,7 +106,8 @@ class Quarantine(Agent):
         self.send_to_coordinator({
             "ask": ask, "index": context.taken() - 1 if context else -1,
             "record": described["repr"], "value": described["value"],
-            "describe": described, "exception": type(exception).__name__,
+            "describe": described, "encoded": _encoded(record),
+            "exception": type(exception).__name__,
             "message": str(exception)[:2000],
             "traceback": "".join(traceback.format_exception(exception))[-8000:],
             "state": _state_reprs(context.state() if context else {})})
@@ -121,6 +123,15 @@ class Quarantine(Agent):
         else:
             self.mine += 1
         return bool(granted)
+
+
+def _encoded(record: Any) -> Any:
+    """The record as tagged JSON (``executor/state.py``): a tuple reads back a tuple, as
+    a record skipped at a hit does (``value`` is plain JSON, for pandas readers)."""
+    try:
+        return encode(record)
+    except Exception:  # never fail the task for a view of its record
+        return None
 
 
 def _state_reprs(state: dict) -> dict:

@@ -184,16 +184,19 @@ class Coordinator:
             self.emit("snapshot", {"index": reports[-1]["index"]})
 
     def _interact_request(self, message: dict) -> None:
-        """A worker's condition (--interact-when) held on a record: interact (unless
-        recording stopped, or the run is concluding: the worker goes on unanswered)."""
-        if self.book.stopped:
-            return
+        """A worker's condition (--interact-when) held on a record: interact, unless
+        recording stopped or the run is concluding; then the worker is told at once
+        (``interact_refused``) and goes on."""
+        origin = message["worker"]["task"]
         try:
-            self.book.request(CONDITION, record=message.get("record"),
-                              origin=message["worker"]["task"], request=message["request"])
-        except RunFinishing:
-            log.info("icedtea: run %s: a worker's --interact-when hit after the run began "
-                     "to conclude: no interaction", self.run_id)
+            self.book.request(CONDITION, record=message.get("record"), origin=origin,
+                              request=message["request"])
+            return
+        except (RecordingStopped, RunFinishing) as exc:
+            reason = str(exc)
+        log.info("icedtea: run %s: a worker's --interact-when hit: %s", self.run_id, reason)
+        self.server.broadcast({"type": "interact_refused", "request": message["request"],
+                               "origin": origin, "reason": reason})
 
     def _name(self, op_id: int) -> str:
         return self.dag.names().get(op_id, str(op_id))

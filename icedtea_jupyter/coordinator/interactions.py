@@ -45,6 +45,7 @@ class InteractionBook:
         self.on_full: Callable[[OSError], None] | None = None  # the store could not be written
         self.stopped = False  # recording stopped: the store is full
         self.closed = False  # the run is concluding: no new interaction (``close``)
+        self.saved = False  # the final list is written (``save``)
         self.interactions: list[dict] = []
         self.entries: list[dict] = []
         self._expected: dict[int, set] = {}
@@ -205,6 +206,8 @@ class InteractionBook:
         interaction["latency"] = time.time() - interaction["time"]
         self._append(layout.interactions_log_path(self.path),  # a killed kernel's run
                      {"index": index, "complete": True, "latency": interaction["latency"]})
+        if self.saved:  # a late report: the saved list says so too
+            self._write_final()
         return True
 
     def _announce(self, indices: list[int]) -> None:
@@ -236,12 +239,16 @@ class InteractionBook:
 
     def save(self) -> None:
         """The final list, with latencies, beside the append-only log; the book is
-        closed (``close``) from then on."""
+        closed (``close``) from then on. A report that completes an interaction later
+        (a worker's, before the server closes) writes the list again (``_complete``)."""
         with self._cond:
-            self.closed = True
-            data = list(self.interactions)
+            self.closed = self.saved = True
+            self._write_final()
+
+    def _write_final(self) -> None:
+        """Write the final list (the book's lock held: the last write has the last word)."""
         try:
-            write_json(layout.interactions_path(self.path), data)
+            write_json(layout.interactions_path(self.path), self.interactions)
         except OSError as exc:
             if not is_full(exc):
                 raise

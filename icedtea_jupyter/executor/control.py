@@ -31,22 +31,19 @@ import itertools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
 from itertools import filterfalse
-from operator import is_
 from typing import Any
 
-from .breakpoint_scan import ScannedInput, compile_scan
+from .breakpoint_scan import ScannedInput
 from .control_state import CONTROL_TYPES as _HANDLED
-from .control_state import TaskControl, compile_expression, state_for
+from .control_state import TaskControl, state_for
 from .feeds import Counter, from_spark
 from .plugin import WorkerPlugin
 from .records import describe_record
 from .state import bounded_state, decode, encode, encode_state
+from .watches import _IS_SKIP, _SKIP, Watch
 
 _HITS = itertools.count(1)
-_SKIP = object()  # a watch's "drop this record"
-_IS_SKIP = partial(is_, _SKIP)  # in C
 ACTIONS = ("skip", "replace", "resume", "stop")  # a hit's actions (control/hits.py)
 MAX_STATE_BYTES = 256 * 1024  # a hit's state beyond this travels as names only
 HOLD_POLL = 0.25  # seconds between two looks while holding (a wake-up comes sooner)
@@ -72,65 +69,6 @@ def _row(fields: dict) -> Any:
     return Row(**fields)
 
 
-class Watch:
-    """One armed breakpoint on this worker's operator; ``handler(record)`` (one Python
-    call a record) gives the record, its replacement or _SKIP."""
-
-    def __init__(self, item: dict, control: LiveControl) -> None:
-        self.item, self.control = item, control
-        self.id: int = item["id"]
-        self.kind: str = item["kind"]  # condition | count | sum
-        self.armed = True  # False once removed, hit (global) or broken
-        self.value: float = 0  # a global breakpoint: this worker's count or sum so far
-        self.target: float = 0.0  # ... and its local target (0: report at once)
-        self.seq = 0  # the coordinator's target message last applied
-        self.fn: Callable[[Any], Any] | None = None
-        self.handler: Callable[[Any], Any]
-        if self.kind == "condition":
-            self.handler = _condition_handler(item.get("when") or "False", self, control)
-            self.scan = compile_scan(item.get("when") or "False")
-        elif self.kind == "count":  # counted by the host: checked at its checks
-            self.handler = _identity
-        else:
-            self.fn = compile_expression(item.get("sum_of") or "0", "breakpoint")
-            self.handler = self.sum_step
-
-    def sum_step(self, record: Any) -> Any:
-        if self.armed:
-            try:
-                self.value += self.fn(record)  # type: ignore[misc]
-            except Exception as exc:
-                return self.control.broken(self, record, exc)
-            if self.value >= self.target:
-                self.control.reach(self)
-        return record
-
-
-def _identity(record: Any) -> Any:
-    return record
-
-
-_HANDLER = """
-def handler(row):
-    if _watch.armed:
-        try:
-            hit = ({expression})
-        except Exception as exc:
-            return _broken(_watch, row, exc)
-        if hit:
-            return _hit(_watch, row)
-    return row
-"""
-
-
-def _condition_handler(expression: str, watch: Watch, control: LiveControl) -> Callable:
-    """A conditional breakpoint's test, its expression inlined: one call a record."""
-    compile_expression(expression, "breakpoint")  # a SyntaxError names the expression
-    names: dict = {"_watch": watch, "_hit": control.hit, "_broken": control.broken}
-    exec(compile(_HANDLER.format(expression=expression), "<breakpoint>", "exec"), names)
-    return names["handler"]
-
-
 class LiveControl(WorkerPlugin):
     name = "live control"
     essential = True  # a stop must end the task; its own failures become alerts
@@ -154,7 +92,12 @@ class LiveControl(WorkerPlugin):
     # --- the host's hooks ----------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
         """``--on-error pause`` guards a per-record function; breakpoints wrap the input
-        of the per-record loop or, in blocks, the host's feed (``feed_input``)."""
+        of the per-record loop or, in blocks, the host's feed (``feed_input``). A UDF's
+        or grouped map's calls are guarded where they are made (``udf_errors.py``): its
+        rows go through ``records`` (``calls.CallFeed``, a generator step a row) only
+        for breakpoints armed on it before its first call, as before."""
+        if host.per_call:
+            return self.on_error and bool(self.watches)
         return self.on_error
 
     def records(self, host: Any, records: Iterable) -> Iterable:

@@ -57,6 +57,7 @@ COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
     "live_state": {"request": int, "operator": int, "partition": int},
     "stop": {},
     "g_theta": {"operators": list},  # G(θ)'s operator ids, when a UDF after θ joined it
+    "interact_refused": {"request": int, "origin": int, "reason": str},  # --interact-when
 }
 WORKER_FIELDS = {"operator": int, "partition": int, "stage": int, "attempt": int, "task": int}
 

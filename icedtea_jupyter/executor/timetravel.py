@@ -43,6 +43,7 @@ MAX_REPORT_BYTES = 256 * 1024  # a report's state beyond this travels in summary
 SPLICED_REPORT_BYTES = 16 * 1024  # a change this large is encoded once, not again to send
 _REQUESTS = itertools.count(1)
 BATCH_SUM_PERIOD = 0.05  # θ sums one input batch about this often (and always the first)
+ANSWER_TIMEOUT = 2.0  # seconds an --interact-when hit waits for the coordinator's answer
 
 
 class TimeTravel(WorkerPlugin):
@@ -151,9 +152,14 @@ class TimeTravel(WorkerPlugin):
     def accepts(self, host: Any, message: dict) -> bool:
         """An interaction: θ takes its chain's snapshot, so the G(θ) workers of its task
         leave it to θ; the others report how far they had got."""
+        if message["type"] == "interact_refused":  # θ's --interact-when: no interaction
+            return self.theta
         return message["type"] == "interact" and (self.theta or not self.theta_in_task())
 
     def control(self, host: Any, message: dict) -> bool:
+        if message["type"] == "interact_refused":
+            self.answered(message)
+            return True
         if message["type"] != "interact":
             return False
         if host.worker["task"] in self.control_state.error_holds:
@@ -338,8 +344,8 @@ class TimeTravel(WorkerPlugin):
         self.host.channel.send({"type": "interact_request", "worker": self.host.worker,
                                 "trigger": "condition", "request": request,
                                 "record": describe_record(record)})
-        # the coordinator answers in milliseconds
-        self.host.hold(lambda: self._waiting is None, 2.0)
+        # the coordinator answers in milliseconds: ``interact``, or ``interact_refused``
+        self.host.hold(lambda: self._waiting is None, ANSWER_TIMEOUT)
 
     def answered(self, message: dict) -> None:
         if message.get("request") == self._waiting and \

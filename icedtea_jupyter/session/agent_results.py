@@ -12,6 +12,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..executor.state import decode
+from ..store.control_files import spark_row
+
 ALERT_COLUMNS = ("time", "tool", "level", "operator", "partition", "check", "count",
                  "message", "record", "value", "traceback")
 GROUP_RECORDS = 20  # records shown per group of alerts
@@ -76,7 +79,7 @@ class AgentResults:
         raised = self.agent_table("quarantine")
         if not raised.empty:
             raised = raised.drop_duplicates(["operator", "partition", "index"], keep="last")
-            raised = raised.assign(reason="raised")
+            raised = raised.assign(reason="raised", value=_values(raised))
         skipped = pd.DataFrame([dict(row, reason="skipped", value=row["record"],
                                      record=repr(row["record"]))
                                 for row in self._skipped()])
@@ -107,6 +110,19 @@ class AgentResults:
             ["seconds", "calls", "records"]].sum()
         totals["us_per_record"] = totals["seconds"] * 1e6 / totals["records"].clip(lower=1)
         return totals[columns].sort_values("seconds", ascending=False).reset_index(drop=True)
+
+
+def _values(raised: pd.DataFrame) -> list:
+    """The quarantined records' values with their types (a tuple a tuple), decoded from
+    the tagged JSON kept beside the plain ``value`` (rows kept before it: ``value``)."""
+    if "encoded" not in raised:
+        return list(raised["value"])
+    return [value if _missing(encoded) else decode(encoded, spark_row)
+            for value, encoded in zip(raised["value"], raised["encoded"])]
+
+
+def _missing(encoded: Any) -> bool:
+    return encoded is None or (isinstance(encoded, float) and encoded != encoded)
 
 
 def _alert_row(alert: dict) -> dict:

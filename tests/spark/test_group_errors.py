@@ -34,6 +34,22 @@ def cell(code, bad_a=13, bad_b=-1):
     return GROUPS.replace("BAD_A", str(bad_a)).replace("BAD_B", str(bad_b)) + code
 
 
+def reopen(run):
+    """``run`` as a new kernel reads it from its store."""
+    from icedtea_jupyter.dag import Dag
+    from icedtea_jupyter.session.run import Run
+    from icedtea_jupyter.store.run_store import RunStore
+
+    store = RunStore.open(run.path)
+    manifest = store.read_manifest()
+    return Run(store, manifest, Dag.from_json(manifest["dag"]))
+
+
+def keys(quarantine):
+    """The quarantined groups' keys as kept, with their types."""
+    return sorted((type(v["key"]).__name__, v["key"]) for v in quarantine["value"])
+
+
 def totals(run):
     return {row["g"]: row["total"] for row in run.namespace["out"]}
 
@@ -58,6 +74,8 @@ def test_pause_then_skip_gives_the_group_no_rows_and_quarantines_it(live):  # no
     assert list(quarantine["reason"]) == ["skipped"]
     [kept] = quarantine["value"]
     assert kept["key"] == (3,) and sorted(r["id"] for r in kept["rows"]) == group_of(3)
+    [reopened] = reopen(run).quarantine()["value"]
+    assert reopened == kept
 
 
 def test_pause_then_replace_calls_the_function_with_the_replacement_group(live):  # noqa: F811
@@ -83,7 +101,8 @@ def test_tolerate_quarantines_failing_groups_with_their_keys(record):
     assert run.status == "finished", run.error
     assert totals(run) == {g: sum(group_of(g)) for g in (0, 2, 4)}
     quarantine = run.quarantine()
-    assert sorted(tuple(v["key"]) for v in quarantine["value"]) == [(1,), (3,)]
+    assert keys(quarantine) == [("tuple", (1,)), ("tuple", (3,))]  # as the user's data has it
+    assert keys(reopen(run).quarantine()) == keys(quarantine)
     for row in quarantine.itertuples():
         assert (row.reason, row.operator, row.exception) == ("raised", "total",
                                                             "ValueError")

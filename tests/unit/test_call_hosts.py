@@ -79,3 +79,16 @@ def test_a_shipped_udf_carries_no_host(channel):
     udf(1)
     shipped = pickle.loads(pickle.dumps(udf))
     assert shipped._host is None and shipped(3) == 6
+
+
+def test_a_row_udf_under_on_error_pause_takes_its_rows_without_a_feed(channel):
+    """``--on-error pause`` guards a UDF's calls where they are made: with no breakpoint
+    on it, its rows do not also go one by one through a generator (``CallFeed``)."""
+    spec = make_spec(api="udf")
+    spec.run.on_error = "pause"
+    udf = calls.CallFunction(spec, Tally(), "row")
+    _task(0)
+    assert [udf(v) for v in range(5)] == [0, 2, 4, 6, 8]
+    host = calls._CALL_HOSTS[("run-1", 0)]
+    assert host.udf_errors is not None  # the rows are guarded ...
+    assert host.call_feed is None  # ... and not fed through the plugins' records hooks

@@ -1,13 +1,24 @@
 """The end of a run, against a real Coordinator and its store's files: an interaction
-asked for while the run concludes is refused, never listed without being stored; one
-taken before is stored; workers that never reported are stored as ``lost``."""
+asked for while the run concludes is refused, never listed without being stored (and a
+worker whose ``--interact-when`` is refused is told at once); one taken before is stored
+complete, even when its last report comes after the book was saved; workers that never
+reported are stored as ``lost``."""
+import dataclasses
+import time
+
 import pytest
 
 from icedtea_jupyter.coordinator.coordinator import Coordinator
 from icedtea_jupyter.dag import Dag
+from icedtea_jupyter.executor import channel as channel_module
+from icedtea_jupyter.executor import host as host_module
+from icedtea_jupyter.executor import timetravel
+from icedtea_jupyter.executor.spec import OperatorSpec
+from icedtea_jupyter.executor.wrappers import PartitionFunction
 from icedtea_jupyter.session.run import Run
 from icedtea_jupyter.snapshots.history import History
 from icedtea_jupyter.store.run_store import RunStore
+from tests.unit.live_wire import FakeTask
 
 
 def theta_worker(partition):
@@ -97,9 +108,7 @@ def test_an_interaction_taken_before_the_end_is_stored_complete(coordinator, tmp
     assert not coordinator.book.interactions[index]["complete"]  # θ's worker is asked
 
     def worker_reports_then_ends():
-        coordinator._on_message({"type": "snapshot", "worker": theta_worker(0),
-                                 "index": index, "count": 3, "status": "running",
-                                 "delta": {}}, b"", None)
+        snapshot(coordinator, 0, index, count=3)
         end(coordinator, 0)
     on_flush(coordinator, worker_reports_then_ends)
     coordinator.finish(timeout=1.0)
@@ -108,6 +117,49 @@ def test_an_interaction_taken_before_the_end_is_stored_complete(coordinator, tmp
     history = History.from_store(coordinator.store, coordinator.dag,
                                  coordinator.store.worker_table().to_pylist())
     assert history.snapshot(index).worker("parse", 0).count == 3
+
+
+def snapshot(coordinator, partition, index, count):
+    coordinator._on_message({"type": "snapshot", "worker": theta_worker(partition),
+                             "index": index, "count": count, "status": "running",
+                             "delta": {}}, b"", None)
+
+
+def test_a_report_arriving_after_the_book_was_saved_completes_the_stored_interaction(
+        coordinator):
+    start(coordinator, 0)
+    index = coordinator.interact()
+    save = coordinator.book.save
+
+    def save_then_report():  # the race: θ's worker reports after finish() saved
+        save()
+        snapshot(coordinator, 0, index, count=3)
+        end(coordinator, 0)
+    coordinator.book.save = save_then_report
+    coordinator.finish(timeout=0.05)
+    listed = coordinator.book.copies()[0]
+    assert listed[index]["complete"]  # the live run's list
+    assert coordinator.store.interactions() == listed  # as the store keeps it
+    history = History.from_store(coordinator.store, coordinator.dag,
+                                 coordinator.store.worker_table().to_pylist())
+    assert history.snapshot(index).worker("parse", 0).count == 3
+
+
+def test_a_worker_whose_interact_when_is_refused_goes_on_at_once(coordinator, monkeypatch):
+    """A straggling θ worker's condition holds while the run concludes: the coordinator
+    refuses the interaction and says so, and the worker goes on without waiting."""
+    monkeypatch.setattr(timetravel, "ANSWER_TIMEOUT", 60.0)  # unanswered, it waits this
+    monkeypatch.setattr(channel_module, "_CHANNELS", {})  # a real channel to it
+    monkeypatch.setattr(host_module, "_task_context", lambda: FakeTask(10, 0))
+    run = dataclasses.replace(coordinator.run_spec, condition="row == 2")
+    theta = OperatorSpec(0, run, "map", "parse", theta=True, in_g=True)
+    coordinator.book.close()  # the run concludes while this worker still runs
+    started = time.monotonic()
+    outputs = list(PartitionFunction(theta, "map", lambda x: x * 10)(0, iter(range(5))))
+    waited = time.monotonic() - started
+    assert outputs == [x * 10 for x in range(5)]
+    assert waited < timetravel.ANSWER_TIMEOUT / 2, f"the worker waited {waited:.1f} s"
+    assert listed_indices(coordinator) == [0]
 
 
 def test_workers_that_never_reported_are_stored_as_lost(coordinator):

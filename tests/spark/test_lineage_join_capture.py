@@ -55,20 +55,6 @@ def test_the_run_keeps_each_join_inputs_keys_a_pandas_user_can_read(record):
             assert keys.astype(str).tolist() == [key for key, _ in half]
 
 
-def test_a_trace_through_a_join_runs_no_job_for_its_keys(record, monkeypatch):
-    run = record(JOIN, NS, lineage=True)
-    _no_job(monkeypatch)
-    back = run.trace_back(("ann", (30, "Ann A.")))
-    # key-based links (Titian): the join's output of "ann" comes from every "ann"
-    assert rows(back.to_pandas()) == [("parallelize", 0, 0, ("ann", 10)),
-                                      ("parallelize", 1, 0, ("ann", 30)),
-                                      ("parallelize#2", 0, 0, ("ann", "Ann A."))]
-    forward = run.trace_forward(("bob", "Bob B."))
-    assert [r[3] for r in rows(forward.to_pandas())] == [("bob", (20, "Bob B."))]
-    assert len(run.trace_forward(("eve", 40))) == 0  # no "eve" among the names
-    assert len(run.trace_forward(("cid", "Cid C."))) == 0  # nor "cid" among the orders
-
-
 def test_a_reopened_run_traces_through_a_join_both_ways_with_no_trace_before(
         record, monkeypatch):
     run = record(JOIN, NS, lineage=True)

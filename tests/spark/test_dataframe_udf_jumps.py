@@ -7,11 +7,13 @@ import pytest
 from tests.spark.test_dataframe_time_travel import (  # noqa: F401 (sql_conf: a fixture)
     BATCH,
     GROUPED,
+    PANDAS_UDF,
     ROW_UDF,
     ROWS,
     group_mean,
     oracle_total,
     sql_conf,
+    udf_state,
 )
 
 pytestmark = pytest.mark.spark
@@ -40,6 +42,18 @@ def test_jump_to_a_traced_row_stands_before_a_row_udf_is_called_on_it(record, sq
     assert f.first().theta_input() == (1, 130)
     moved = dbg.jump_to(f.first()).state("Running", 1)
     assert (moved["rows"], moved["total"]) == (130, oracle_total(1, 130))
+
+
+def test_jump_to_a_traced_row_stands_before_a_pandas_udfs_batch_holding_it(
+        record, sql_conf):  # noqa: F811
+    sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
+    run = record(PANDAS_UDF, {"ROWS": ROWS}, lineage=True, interact_every=0.1)
+    assert run.status == "finished", run.error
+    f = run.trace_forward(lambda r: r.id == HALF + 130, operator="range")
+    assert f.first().theta_input() == (1, 130)
+    state = run.debugger().jump_to(f.first()).state("running", 1)
+    seen = 130 // BATCH * BATCH  # the batches before the one holding row 130
+    assert udf_state(state) == (seen, oracle_total(1, seen))
 
 
 APPLY = GROUPED.replace('.applyInPandas(Centre(), "k long, v double").count()',

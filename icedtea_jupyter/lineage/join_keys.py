@@ -20,8 +20,8 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..executor.lineage import JOINS, PARTITIONS, write_links
 from ..executor.lineage import KEY_COLUMN as KEY
-from ..executor.lineage import PARTITIONS  # the node's partition count, in its metadata
 from ..store import layout
 from .records import Positions, key_columns
 
@@ -93,6 +93,7 @@ class JoinKeys:
                 found.update(column.take(pa.array(inside, pa.int64())).to_pylist())
             elif column is not None:
                 found.update(column[p] for p in inside)
+        found.discard(None)  # a captured key no join output (nulled at the run's end)
         return found
 
     def with_keys(self, node: int, keys: set) -> Positions:
@@ -138,6 +139,56 @@ class JoinKeys:
         except OSError:
             pass
         return column
+
+
+def keep_joined_keys(store_path: str, dag: Any, files: dict[tuple[int, int], str]) -> None:
+    """At a run's end: each join input's captured keys kept only for the keys some join
+    reading it output (``files``: the chosen lineage files, the joins' with their
+    outputs' keys); the others, which no trace can reach, become nulls. A Zipf text's
+    keys cost their entropy (about 10 bits a record): only the joined records pay it."""
+    wanted: dict[int, set | None] = {}  # input -> keys its joins output (None: unknown)
+    for node in dag.operators:
+        if node.kind != "python" or node.api not in JOINS or not node.inputs:
+            continue
+        keys = _output_keys([path for (op, _), path in files.items() if op == node.id])
+        for source in node.inputs:
+            before = wanted.get(source, set())
+            wanted[source] = None if keys is None or before is None else before | keys
+    for source, keys in wanted.items():
+        if keys is not None:
+            for path in layout.derived_keys_files(store_path, source):
+                _null_others(path, keys)
+
+
+def _output_keys(paths: list[str]) -> set | None:
+    """The keys a join output, from its reduce side's files (None: some not captured)."""
+    found: set = set()
+    for path in paths:
+        with pa.memory_map(path) as source:
+            table = pa.ipc.open_file(source).read_all()
+        if KEY not in table.schema.names:
+            return None
+        column = table.column(KEY).combine_chunks()
+        found.update(column.dictionary.to_pylist() if isinstance(column, pa.DictionaryArray)
+                     else column.to_pylist())
+    return found if paths else None
+
+
+def _null_others(path: str, keys: set) -> None:
+    with pa.memory_map(path) as source:
+        table = pa.ipc.open_file(source).read_all()
+    column = table.column(KEY).combine_chunks()
+    if not isinstance(column, pa.DictionaryArray):
+        return
+    try:
+        value_set = pa.array(list(keys), column.dictionary.type)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        value_set = pa.array([], column.dictionary.type)
+    kept = pc.take(pc.is_in(column.dictionary, value_set=value_set), column.indices)
+    values = pc.if_else(kept, column.dictionary_decode(), pa.scalar(None, column.dictionary.type))
+    pruned = pa.table({KEY: values.dictionary_encode()}).replace_schema_metadata(
+        table.schema.metadata)
+    write_links(path, pruned)
 
 
 def _positions_of(column: Column, keys: set) -> set[int]:

@@ -8,7 +8,7 @@ import pytest
 
 from icedtea_jupyter.executor import lineage as executor_lineage
 from icedtea_jupyter.executor.lineage import SideKeys, key_column
-from icedtea_jupyter.lineage.join_keys import JoinKeys
+from icedtea_jupyter.lineage.join_keys import JoinKeys, keep_joined_keys
 from icedtea_jupyter.store import layout
 
 RECORDS = [("ann", 1), ("bob", 2), ("ann", 3), ("eve", 4)]
@@ -93,3 +93,27 @@ def test_join_keys_read_captured_columns_both_ways(tmp_path):
     assert join_keys.with_keys(9, join_keys.keys_at(5, {0: {0}})) == {0: {2}}  # "b"
     assert join_keys.with_keys(9, join_keys.keys_at(5, {0: {1}})) == {}  # "x": none
     assert join_keys.with_keys(5, {1}) == {}  # a key of another type matches nothing
+
+
+def test_a_runs_end_keeps_only_the_keys_its_joins_output(tmp_path):
+    # input 5 feeds join 9, whose outputs have keys "a" and "c": "b" and "x" become nulls
+    store = str(tmp_path)
+    for part, keys in enumerate([["b", "x", "a", "b"], ["c", "x"]]):
+        numbers = array("I", [sorted(set(keys)).index(k) for k in keys])
+        executor_lineage.write_links(layout.derived_keys_path(store, 5, part),
+                                     executor_lineage.keys_table(
+                                         key_column(numbers, sorted(set(keys))), 2))
+    reduce_side = str(tmp_path / "join-0.arrow")
+    executor_lineage.write_links(reduce_side, executor_lineage.by_key(array("I", [0, 0, 1]),
+                                                                      ["a", "c"]))
+    dag = SimpleNamespace(operators=[SimpleNamespace(id=9, kind="python", api="join",
+                                                     inputs=[5])])
+    keep_joined_keys(store, dag, {(9, 0): reduce_side})
+    join_keys = JoinKeys(store, lambda node: None, {(9, 0): reduce_side})
+    assert join_keys.prepare({5: None, 9: None})
+    assert join_keys.with_keys(5, {"a", "c"}) == {0: {2}, 1: {0}}
+    assert join_keys.keys_at(5, {0: {0, 1, 2, 3}, 1: {1}}) == {"a"}  # the others: none
+    with pa.memory_map(layout.derived_keys_path(store, 5, 0)) as source:
+        pruned = pa.ipc.open_file(source).read_all()
+    assert pruned.column("key").to_pylist() == [None, None, "a", None]
+    assert pruned.schema.metadata[executor_lineage.PARTITIONS] == b"2"

@@ -7,7 +7,8 @@ seventh word's rank, then counted by rank's last digit); each repetition runs th
 recorded with ``--lineage`` in the same process and Spark session, rotating which goes
 first. Prints the medians of wall time and of the Python workers' CPU time, their
 ratios to the plain run and the median of the paired ratios (each repetition's run
-against the plain run of the same repetition: the machine's load moves both), the lineage's bytes against the input's, and the time of one
+against the plain run of the same repetition: the machine's load moves both), the lineage's bytes
+(with a join inputs' keys captured in ``lineage/derived/``) against the input's, and the time of one
 backward trace in DuckDB: the first (loading the links), its records (a Spark job over
 the source partitions concerned), later ones. Titian's figures: capture 1.10-1.29x,
 lineage within 30% of the input.
@@ -111,6 +112,11 @@ def lineage_bytes(run, input_bytes: int) -> None:
     for name, path in layout.lineage_files(run.path):
         label = names.get(name.operator, str(name.operator))
         by_operator[label] = by_operator.get(label, 0) + os.path.getsize(path)
+    derived = os.path.join(run.path, "lineage", "derived")  # a join inputs' captured keys
+    for name in os.listdir(derived) if os.path.isdir(derived) else ():
+        label = f"{names.get(int(name.split('-op')[1].split('-')[0]), name)} keys"
+        by_operator[label] = by_operator.get(label, 0) + os.path.getsize(
+            os.path.join(derived, name))
     total = sum(by_operator.values())
     print(f"lineage {total / 1e6:.2f} MB for {input_bytes / 1e6:.1f} MB of input "
           f"({total / input_bytes:.1%}): " + ", ".join(
@@ -126,9 +132,12 @@ def timed(meter: WorkerCpu, run_once) -> tuple[float, float]:
     return wall, meter.total() - cpu
 
 
-def arguments(repeat: int) -> argparse.Namespace:
-    """The workload's options (``--words``, ``--partitions``, ``--repeat``, ``--pipeline``)."""
+def arguments(repeat: int, extra: list[tuple[str, int]] = ()) -> argparse.Namespace:
+    """The workload's options (``--words``, ``--partitions``, ``--repeat``, ``--pipeline``,
+    and ``extra`` integer options with their defaults)."""
     parser = argparse.ArgumentParser()
+    for flag, default in extra:
+        parser.add_argument(flag, type=int, default=default)
     parser.add_argument("--words", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=repeat)

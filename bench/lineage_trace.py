@@ -10,6 +10,9 @@ derived key links and a join's keys kept in the store are read, not fetched agai
 after the first).
 
     flock /tmp/icedtea-bench.lock .venv/bin/python bench/lineage_trace.py --words 1000000
+
+``--capture-pairs N`` (with ``--pipeline join``): instead, the join's first trace
+alternated N times with and without the keys the run captured (``capture_pairs``).
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the
 # isort: split
 
 import os
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -51,8 +56,39 @@ def traces(run, selector, words: list[str]) -> None:
               lambda word=word: run.trace_back(lambda row: row[0] == word))
 
 
+def capture_pairs(run, selector, pairs: int) -> None:
+    """A join's first trace, alternated in this process: with the keys the run captured
+    (now) and without them (before: the join's and its inputs' keys fetched with Spark),
+    each on a fresh ``Lineage`` whose ``lineage/derived/`` holds only what the run
+    captured; the Lineage's set-up timed apart."""
+    derived = os.path.join(run.path, "lineage", "derived")
+    kept = tempfile.mkdtemp(prefix="icedtea-captured-")
+    for name in os.listdir(derived):
+        shutil.copy(os.path.join(derived, name), kept)
+    times: dict[str, list[float]] = {"before": [], "captured": []}
+    for k in range(pairs):
+        for variant in ("before", "captured") if k % 2 == 0 else ("captured", "before"):
+            shutil.rmtree(derived)
+            shutil.copytree(kept, derived) if variant == "captured" else os.makedirs(derived)
+            run._lineage_cache = None
+            setup = time.perf_counter()
+            lineage = run._lineage()
+            if variant == "before":
+                lineage.join_keys.captured = {}
+            start = time.perf_counter()
+            found = len(run.trace_back(selector))
+            times[variant].append(time.perf_counter() - start)
+            print(f"  pair {k + 1} {variant}: set-up {start - setup:.3f} s, first trace "
+                  f"{times[variant][-1]:.3f} s ({found} source records, load "
+                  f"{os.getloadavg()[0]:.1f})")
+    ratios = sorted(c / b for c, b in zip(times["captured"], times["before"]))
+    print(f"medians: before {statistics.median(times['before']):.3f} s, captured "
+          f"{statistics.median(times['captured']):.3f} s; median paired ratio "
+          f"{statistics.median(ratios):.2f}x")
+
+
 def main() -> None:
-    args = arguments(repeat=2)
+    args = arguments(repeat=2, extra=[("--capture-pairs", 0)])
     pipeline, selector = PIPELINES[args.pipeline]
     selector = selector or (lambda row: True)
     spark = local_session()
@@ -65,6 +101,10 @@ def main() -> None:
     run.wait(1800)
     assert run.status == "finished", run.error
     print(f"run with --lineage: {time.perf_counter() - start:.2f} s")
+    if args.capture_pairs:
+        capture_pairs(run, selector, args.capture_pairs)
+        spark.stop()
+        return
     words = ["w40000", "w7"] if args.pipeline == "wordcount" else []
     for k in range(args.repeat):
         print(f"traces {k + 1} (load {os.getloadavg()[0]:.1f}):")

@@ -105,7 +105,8 @@ class Coordinator:
     def _welcome(self) -> dict:
         """What a worker process learns on connecting: operator names, live control."""
         return {"operators": {str(k): v for k, v in self.dag.names().items()},
-                "control": self.control.sticky(), "g": self._g_theta()}
+                "control": self.control.sticky(), "g": self._g_theta(),
+                "theta": getattr(self.dag.interesting, "id", None)}
 
     def _g_theta(self) -> list[int]:
         return [n.id for n in self.dag.g_theta]

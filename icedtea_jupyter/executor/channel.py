@@ -57,6 +57,7 @@ class ControlChannel(_HostRegistry):
         self._lock = threading.Lock()
         self.operator_names = {int(k): v for k, v in welcome.get("operators", {}).items()}
         self.g_theta = {int(i) for i in welcome.get("g", [])}
+        self.theta = welcome.get("theta")  # θ's id as the cell named it (theta_now)
         self._fallback: LocalChannel | NullChannel | None = None
         control_state.state_for(run.run_id).observe_welcome(welcome.get("control"))
         threading.Thread(target=self._read_loop, name="icedtea-control", daemon=True).start()
@@ -174,6 +175,12 @@ def in_g_now(spec: Any, channel: Channel) -> bool:
     now (a UDF's spec is pickled with its column, before the column is applied to θ's
     output)."""
     return spec.in_g or spec.op_id in getattr(channel, "g_theta", ())
+
+
+def theta_now(spec: Any, channel: Channel) -> bool:
+    """Whether ``spec``'s operator is θ: as pickled, or as the coordinator says now (an
+    aggregation's map side is pickled before the cell's ``.setName`` names it θ)."""
+    return spec.theta or spec.op_id == getattr(channel, "theta", None)
 
 
 def channel_for(run: RunSpec) -> Channel:

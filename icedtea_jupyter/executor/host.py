@@ -26,7 +26,7 @@ from time import perf_counter
 from typing import Any
 
 from . import blocks, features, observed, task_failures
-from .channel import channel_for, in_g_now
+from .channel import channel_for, in_g_now, theta_now
 from .lineage import LineageCapture
 from .loops import record_loop
 from .plugin import PluginSet
@@ -69,6 +69,7 @@ class WorkerHost:
         self.task = task
         self.channel = channel_for(spec.run)
         spec.in_g = in_g_now(spec, self.channel)  # before the plugins start
+        spec.theta = theta_now(spec, self.channel)
         self.records_in = 0
         self.records_out = 0
         self.bytes_in = 0

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter, not_
 from typing import Any
 
-from ..store.layout import lineage_path
+from ..store.layout import derived_keys_path, lineage_path
 from .plugin import WorkerPlugin
 
 JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
@@ -61,6 +61,8 @@ KEY_ORDER = b"key_order"  # a map side's file's metadata: FIRST_SEEN or SPILLED
 FIRST_SEEN, SPILLED = b"first_seen", b"spilled"
 LINKED_BY, KEY = b"linked_by", b"key"  # a join's reduce side's file's metadata
 KEPT, OUT_COUNTS = "kept", "out_counts"  # a filter's and a flatMap's one column
+KEY_COLUMN = "key"  # a join's or its inputs' records' keys, in position order
+PARTITIONS = b"partitions"  # a join input's key file: the input's partition count
 _KEY, _VALUE, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
@@ -93,6 +95,8 @@ class LineageCapture(WorkerPlugin):
         return self.captured and host.loop_kind not in ("map", "flatMap", "filter")
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
+        if self.role == "join":  # each output's key, numbered as first seen
+            return _keys_passing(outputs, self.out_keys.append, self.keys.__getitem__)
         if self.role != "merge":
             return outputs
         return _keys_passing(outputs, self.out_keys.append, self._output_key)
@@ -131,7 +135,7 @@ class LineageCapture(WorkerPlugin):
             return None
         try:
             table = key_order(host.state_source) if self.role == "combine" else \
-                by_key() if self.role == "join" else self.links(host.worker["partition"], message["records_in"],
+                by_key(self.out_keys, list(self.keys)) if self.role == "join" else self.links(host.worker["partition"], message["records_in"],
                            message["records_out"])
             write_links(lineage_path(host.spec.run.store_path, host.worker), table)
         except Exception as exc:  # the run goes on; its traces say what is missing
@@ -335,12 +339,99 @@ def key_order(merger: Any) -> Any:
     return schema.empty_table()
 
 
-def by_key() -> Any:
-    """A join's or cogroup's reduce side's file: no rows, its metadata that its outputs
-    link by key (an output of key K to every record of key K on each input)."""
+def by_key(numbers: array | None = None, keys: list | None = None) -> Any:
+    """A join's or cogroup's reduce side's file: its metadata says that its outputs link
+    by key (an output of key K to every record of key K on each input); its one column,
+    ``key``, each output's key (``key_column``), or no rows if the keys are not plain
+    strings or integers."""
     import pyarrow as pa
 
-    return pa.schema([], metadata={LINKED_BY: KEY}).empty_table()
+    column = key_column(numbers, keys) if numbers is not None and keys is not None else None
+    if column is None:
+        return pa.schema([], metadata={LINKED_BY: KEY}).empty_table()
+    return pa.table({KEY_COLUMN: column}).replace_schema_metadata({LINKED_BY: KEY})
+
+
+def key_column(numbers: array, keys: list) -> Any:
+    """Records' keys as an Arrow dictionary column: ``numbers`` (each record's key
+    numbered as first seen) the indices into ``keys`` (first-seen order); None unless
+    every key is a ``str`` or an ``int`` within 64 bits. Built from buffers (Python
+    scalars would make pyarrow import pandas in the worker)."""
+    import pyarrow as pa
+
+    dictionary = _plain_array(pa, keys)
+    if dictionary is None:
+        return None
+    code = next(code for code in ("B", "H", "I") if len(keys) <= 1 << 8 * array(code).itemsize)
+    kind = {"B": pa.uint8(), "H": pa.uint16(), "I": pa.uint32()}[code]
+    packed = numbers if numbers.typecode == code else array(code, numbers)
+    indices = pa.Array.from_buffers(kind, len(numbers), [None, pa.py_buffer(packed)])
+    return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+
+def _plain_array(pa: Any, keys: list) -> Any:
+    """``keys`` as an Arrow large_string or int64 array, or None (other values)."""
+    if all(type(key) is str for key in keys):
+        try:
+            data = [key.encode() for key in keys]
+        except UnicodeEncodeError:
+            return None
+        offsets = array("q", itertools.accumulate(map(len, data), initial=0))
+        return pa.Array.from_buffers(pa.large_string(), len(keys),
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+    if keys and all(type(key) is int for key in keys):
+        try:
+            values = array("q", keys)
+        except OverflowError:
+            return None
+        return pa.Array.from_buffers(pa.int64(), len(keys), [None, pa.py_buffer(values)])
+    return None
+
+
+class SideKeys:
+    """``(partition, records) -> records``: a join's input under ``--lineage`` (before
+    its values are tagged), its ``(key, value)`` records passed on unchanged, each
+    one's key numbered as first seen (C calls only). When the partition's records run
+    out, their keys in position order are written to the store
+    (``layout.derived_keys_path``: one dictionary column ``key``, the input's partition
+    count in the metadata), where a trace through the join reads them (Titian's
+    key-based links: every record of the join's keys on each input) without
+    regenerating the input."""
+
+    def __init__(self, run: Any, node: int, partitions: int) -> None:
+        self.run, self.node, self.partitions = run, node, partitions
+
+    def __call__(self, split: int, records: Iterable) -> Iterator:
+        number: dict = defaultdict(itertools.count().__next__)
+        numbers = array("I")
+        passing = _keys_passing(records, numbers.append, number.__getitem__)
+        return itertools.chain(passing, _then(self._write, split, numbers, number))
+
+    def _write(self, split: int, numbers: array, number: dict) -> None:
+        from .channel import _run_has_ended
+
+        if _run_has_ended(self.run):  # a trace or replay regenerating the input
+            return
+        column = key_column(numbers, list(number))
+        if column is not None:
+            table = keys_table(column, self.partitions)
+            path = derived_keys_path(self.run.store_path, self.node, split)
+            write_links(path, table)
+
+
+def keys_table(column: Any, partitions: int) -> Any:
+    """A one-column ``key`` table, the node's partition count in its metadata."""
+    import pyarrow as pa
+
+    table = pa.table({KEY_COLUMN: column})
+    return table.replace_schema_metadata({PARTITIONS: str(partitions).encode()})
+
+
+def _then(call: Callable, *args: Any) -> Iterator:
+    """No items: ``call(*args)`` once the iterator chained before it has run out."""
+    call(*args)
+    return
+    yield  # a generator
 
 
 def write_links(path: str, table: Any) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from pyspark.core.rdd import RDD
 
 from ..executor import wrappers as w
+from ..executor.lineage import SideKeys
 from ..executor.shuffle_read import OriginMerge, tag_positions
 from .patching import active, node_of, register
 
@@ -33,8 +34,8 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
     node, spec = recorder.python(api, None, inputs, name=api)
     node.inputs = inputs
     with recorder.inside():
-        union = functools.reduce(RDD.union, [rdd.mapPartitions(w.TagValues(i), True)
-                                             for i, rdd in enumerate(rdds)])
+        union = functools.reduce(RDD.union, [_keys_kept(recorder, rdd, node_id).mapPartitions(
+            w.TagValues(i), True) for i, (rdd, node_id) in enumerate(zip(rdds, inputs))])
         if num_partitions is None:
             num_partitions = union._defaultReducePartitions()
         memory, serializer = union._memory_limit(), union._jrdd_deserializer
@@ -59,6 +60,15 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
                                  else shuffled)
         result = shuffled.mapPartitionsWithIndex(merge, True)
     return recorder.produced(result, node)
+
+
+def _keys_kept(recorder: Any, rdd: RDD, node_id: int) -> RDD:
+    """``rdd``, its records' keys written to the store as it goes under ``--lineage``
+    (``SideKeys``: a trace through the join reads them instead of regenerating it)."""
+    if not recorder.run.lineage:
+        return rdd
+    return rdd.mapPartitionsWithIndex(SideKeys(recorder.run, node_id, rdd.getNumPartitions()),
+                                      True)
 
 
 def after_theta(rdd: RDD, recorder: Any) -> bool:

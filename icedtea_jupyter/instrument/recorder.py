@@ -147,8 +147,11 @@ class Recorder:
         now, before its first task, unless the name is in the cell's code (a later job
         of the cell may create it; the run's warnings say so at its end)."""
         wanted, theta = self.interesting, self.dag.interesting
+        # a map side's name, "count (combine)", is its reduce side's and its phase: an
+        # aggregation ships its map side (partitionBy) before the cell's .setName("count")
+        named = re.sub(r" \((combine|merge)\)$", "", wanted or "")
         if wanted is None or (theta is not None and theta.name == wanted) or \
-                re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", self.cell):
+                re.search(rf"(?<!\w){re.escape(named)}(?!\w)", self.cell):
             return
         names = ", ".join(n.name for n in self.dag.python_operators) or "none"
         raise InterestingNotFound(
@@ -204,12 +207,13 @@ class Recorder:
         if node is None:
             return
         self.dag.rename(node, name)
-        if self.interesting is not None and name == self.interesting and \
-                self.dag.node(node).kind == "python":
-            self._make_interesting(node)
         for other in self.companions.get(node, []):
             phase = self.dag.node(other).phase
             self.dag.rename(other, f"{name} ({phase})" if phase else name)
+        for renamed in (node, *self.companions.get(node, [])):  # "count (combine)" too
+            if self.interesting is not None and self.interesting == self.dag.node(renamed).name \
+                    and self.dag.node(renamed).kind == "python":
+                self._make_interesting(renamed)
         for renamed in (node, *self.companions.get(node, [])):
             if renamed in self.specs:  # shipped with the next job: agents see the name
                 self.specs[renamed].name = self.dag.node(renamed).name

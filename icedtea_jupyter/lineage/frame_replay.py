@@ -3,8 +3,7 @@ calls made again as called (``FrameCall``), on only the source rows a backward t
 at, and the rows of its last DataFrame collected. Each source keeps the rows whose id
 (``monotonically_increasing_id``, as its lineage frame numbered them) the trace reached;
 an aggregation or ``applyInPandas`` groups them again, a join joins them: the rows that
-come out are what those source rows alone make. ``theta_feed``: where a
-``dbg.jump_to`` of a DataFrame trace finds θ's input.
+come out are what those source rows alone make.
 """
 from __future__ import annotations
 
@@ -58,15 +57,3 @@ def _remade(graph: FrameGraph, node: int, sources: dict[int, Positions], made: A
     if call.function is not None:  # mapInPandas: the user's function, hosting nothing
         return getattr(parent, call.api)(call.function, *call.args, **call.kwargs)
     return getattr(parent, call.api)(*call.args, **call.kwargs)
-
-
-def theta_feed(graph: FrameGraph) -> int:
-    """The traced DataFrame whose rows θ's batches hold, in order (θ: a ``mapInPandas``
-    of the cell); LookupError naming θ otherwise."""
-    theta = graph.dag.require_interesting()
-    call = graph.calls.get(theta.id)
-    if call is None or call.api != "mapInPandas" or theta.id not in graph.how:
-        raise LookupError(f"jump_to from a DataFrame trace needs θ to be a mapInPandas the "
-                          f"trace goes through; θ ({theta.name!r}) is a {theta.kind} "
-                          f"{theta.api}: jump to an interaction (dbg.jump(i)) instead")
-    return graph.parents[theta.id][0]

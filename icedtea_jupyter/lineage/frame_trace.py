@@ -1,6 +1,6 @@
 """DataFrame traces (``run.trace_back(row)`` / ``trace_forward(record)`` on a cell whose
 last operator is a DataFrame): their rows at every operator, ``dbg.jump_to(t.first())``
-when θ is a ``mapInPandas`` (to the batch holding the record) and ``t.replay()``
+(``frame_jumps.py``: to θ's batch, row or group holding the record) and ``t.replay()``
 (``frame_replay.py``)."""
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class FrameTrace:
     def theta_input(self, traced: Any) -> tuple[int, int]:
         """(partition, row) of θ's input row linked with ``traced`` on this trace: the
         first, if several (θ: a ``mapInPandas``; its batches hold rows in this order)."""
-        from .frame_replay import theta_feed
+        from .frame_jumps import theta_feed
 
         feeding = theta_feed(self._lineage.graph)
         node = self._lineage.graph.dag.node(traced.operator).id
@@ -76,6 +76,13 @@ class FrameTrace:
             raise LookupError(f"{traced.record!r} at {traced.operator!r} is linked with no "
                               "input row of θ")
         return first
+
+    def theta_group(self, traced: Any) -> dict[str, Any] | None:
+        """The grouping columns' values of θ's input group holding ``traced`` (θ: an
+        applyInPandas, its record a group), None for another θ (``frame_jumps.py``)."""
+        from .frame_jumps import theta_group
+
+        return theta_group(self._lineage, self.theta_input(traced))
 
     def first(self) -> TracedRecord:
         rows = self._rows(self._ends)

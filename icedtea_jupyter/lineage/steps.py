@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
+from ..executor.lineage import KeyNumbers
 from .graph import KEY, LINKS, NONE, UNION, VALUE, LineageGraph, Step
 from .join_keys import JoinKeys
 from .records import (
@@ -48,7 +51,7 @@ class Lineage:
         links, self.keys = load_links(run.store)
         self.keys.derive = self._key_numbers
         self.engine = engine_for(run.store, links)  # DuckDB, or Spark SQL when large
-        self.join_keys = JoinKeys(run.store.path, run.output_rdd)
+        self.join_keys = JoinKeys(run.store.path, run.output_rdd, self.keys.join_files)
         self.notes: list[str] = []
         self._records: dict[int, dict[tuple[int, int], Any]] = {}
         self._whole: set[int] = set()
@@ -150,8 +153,10 @@ class Lineage:
         run (the links an earlier trace derived are read from the store instead)."""
         rdd = self.run.output_rdd(self.graph.steps[node].inputs[0])
         if rdd is None:
-            self._note(self._map_side_note(node))
-            return {}
+            recorded = self._recorded_key_numbers(node, parts)
+            if recorded is None:
+                self._note(self._map_side_note(node))
+            return recorded or {}
         after_join = self._after_join(self.graph.steps[node].inputs[0])
         if after_join is None:
             return key_numbers(rdd, parts)
@@ -160,6 +165,22 @@ class Lineage:
         for part, (_, keys) in found.items():  # the join's keys, kept in the same pass
             self.join_keys.add(join, part, keys)
         return {part: numbers for part, (numbers, _) in found.items()}
+
+    def _recorded_key_numbers(self, node: int, parts: list[int]) -> dict | None:
+        """A map side's links on ``parts`` from its inputs recorded in the run (θ, with
+        --record-inputs), no Spark job; None if they were not recorded."""
+        theta = self.graph.dag.interesting
+        if theta is None or theta.id != node:
+            return None
+        found = {}
+        for part in parts:
+            records = self.run.store.recorded_inputs(node, part)
+            if records is None:
+                return None
+            _, numbers = next(KeyNumbers()(part, records))
+            found[part] = pa.Array.from_buffers(pa.uint32(), len(numbers),
+                                                [None, pa.py_buffer(numbers)])
+        return found
 
     def _after_join(self, node: int) -> tuple[Any, Any, int] | None:
         """(the join's output RDD, ``node``'s partition function, the join) when
@@ -176,9 +197,10 @@ class Lineage:
         return (f"the trace stops at {name!r}, an aggregation's map side: it links its inputs "
                 "to their combiners by key, derived from its inputs, and this reopened run has "
                 "neither those links (no trace crossed it in the kernel that recorded the run) "
-                "nor its inputs (--record-inputs keeps θ's inputs, not a map side's); what "
-                "works: a trace through it in the kernel that recorded the run keeps its links "
-                "in the store (lineage/derived/) for every later trace, reopened runs too")
+                "nor its inputs (--record-inputs keeps θ's inputs only); what works: a trace "
+                "through it in the kernel that recorded the run keeps its links in the store "
+                "(lineage/derived/) for every later trace, reopened runs too, and a run "
+                f"recorded with --record-inputs --interesting {name!r} keeps its inputs")
 
     def _note(self, note: str) -> None:
         if note not in self.notes:

@@ -8,7 +8,8 @@ filter's ``kept`` and a flatMap's ``out_counts`` (one value an input) are expand
 links here. A map side's links are its inputs' key numbers (``KeyLinks``): derived by
 one job over its regenerated inputs the first time a trace crosses a partition, or
 read from its ``key_out`` column in runs recorded before. A join's or cogroup's file,
-no rows, says it links by key (``KeyLinks.joins``): a trace finds the keys by value.
+says it links by key (``KeyLinks.joins``), its column the keys of its outputs (runs
+recorded before: no rows): a trace finds the keys by value (``join_keys.py``).
 """
 from __future__ import annotations
 
@@ -143,11 +144,13 @@ class KeyLinks:
         self.derive: Callable[[int, list[int]], dict[int, pa.Array]] | None = None
         self._columns: dict[tuple[int, int], pa.Array] = {}
         self.joins: set[int] = set()  # joins and cogroups linked by key
+        self.join_files: dict[tuple[int, int], str] = {}
 
     def add(self, op: int, part: int, path: str, schema: pa.Schema) -> bool:
         """Whether the file at ``path`` is a map side's or a join's by key (noted here)."""
         if LINKED_BY in (schema.metadata or {}):
             self.joins.add(op)
+            self.join_files[(op, part)] = path  # its outputs' keys, if captured
             return True
         if KEY_OUT in schema.names:
             self.files[(op, part)] = path

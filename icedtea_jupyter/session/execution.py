@@ -247,6 +247,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         if cell_error is None and run.options.get("checkpoint", "none") != "none" \
                 and not run.store.full:
             warnings.extend(_take_checkpoints(run))
+        _joined_keys_only(run, warnings)
         if coordinator.control.stopped:  # run.stop(): the cancelled job is no failure
             run.end("stopped", None, warnings)
         else:
@@ -257,6 +258,19 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         run.end("failed", {"operator": None, "exception": type(exc).__name__,
                            "message": f"icedtea failed to conclude the run: {exc}",
                            "traceback": traceback.format_exc()}, [])
+
+
+def _joined_keys_only(run: LiveRun, warnings: list[str]) -> None:
+    """--lineage: the join inputs' captured keys kept for the keys the joins output."""
+    if not run.options.get("lineage"):
+        return
+    from ..lineage.join_keys import keep_joined_keys
+    from ..lineage.tables import chosen_files
+
+    try:
+        keep_joined_keys(run.path, run.dag, chosen_files(run.store))
+    except Exception as exc:  # the keys are kept whole: traces read them as they are
+        warnings.append(f"lineage: a join's keys kept whole: {type(exc).__name__}: {exc}")
 
 
 def _versions(run: LiveRun) -> None:

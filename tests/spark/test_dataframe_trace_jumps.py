@@ -49,13 +49,6 @@ def test_jump_to_a_traced_row_stands_before_the_batch_that_holds_it(record, sql_
     before_row(dbg, dbg.jump_to(f.first()), 1, 731)
 
 
-def test_jump_to_names_a_theta_it_cannot_place(record):
-    run = record(PIPELINE, {"SALES": SALES, "SHOPS": SHOPS}, lineage=True)
-    t = run.trace_back(lambda r: r.shop == "a")
-    with pytest.raises(LookupError, match=r"needs θ to be a mapInPandas.*\(dbg.jump\(i\)\)"):
-        run.debugger().jump_to(t.first())
-
-
 def test_replay_makes_the_traced_row_again_from_its_sources_only(record):
     run = record(PIPELINE, {"SALES": SALES, "SHOPS": SHOPS}, lineage=True)
     for shop, city in SHOPS:  # one shop's sales and its city: that shop's row alone

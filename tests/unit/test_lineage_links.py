@@ -143,18 +143,21 @@ def test_a_reduce_side_links_every_output_of_a_key_to_each_combiner_of_it():
     assert expand(plugin.links(0, 3, 1)) == {(0, 0, 0, 4), (0, 0, 1, 2)}  # "j": no output
 
 
-def test_a_joins_reduce_side_records_nothing_per_record_and_says_it_links_by_key():
+def test_a_joins_reduce_side_keeps_its_outputs_keys_and_says_it_links_by_key():
     from types import SimpleNamespace
 
     from icedtea_jupyter.executor.lineage import KEY, LINKED_BY, LineageCapture, by_key
 
     plugin = LineageCapture(SimpleNamespace(spec=SimpleNamespace(api="join", phase="")))
-    outputs = [("k", ("x", "z"))]
+    outputs = [("k", ("x", "z")), ("k", ("y", "z")), ("j", ("w", "v"))]
     assert not plugin.needs_records(None)
     assert list(plugin.partition_outputs(None, iter(outputs))) == outputs
-    assert len(plugin.out_keys) == 0 and len(plugin.in_keys) == 0
-    file = by_key()
-    assert len(file) == 0 and file.schema.metadata[LINKED_BY] == KEY
+    assert list(plugin.out_keys) == [0, 0, 1] and len(plugin.in_keys) == 0
+    file = by_key(plugin.out_keys, list(plugin.keys))
+    assert file.column("key").to_pylist() == ["k", "k", "j"]
+    assert file.schema.metadata[LINKED_BY] == KEY
+    tuples = by_key(plugin.out_keys, [("k", 1), ("j", 2)])  # not plain: no rows
+    assert len(tuples) == 0 and tuples.schema.metadata[LINKED_BY] == KEY
 
 
 def test_writing_links_in_a_worker_does_not_import_pandas(tmp_path):
@@ -165,6 +168,9 @@ def test_writing_links_in_a_worker_does_not_import_pandas(tmp_path):
             "from icedtea_jupyter.executor.lineage import Links, one_column, write_links; "
             "one_column('out_counts', array('q', [2, 0, 1])); "
             "links = Links(0); links.kept(array('q', [1]), 3); "
+            "from icedtea_jupyter.executor.lineage import key_column; "
+            "key_column(array('I', [0, 1, 0]), ['a', 'b']); "
+            "key_column(array('I', [0, 1]), [7, 8]); "
             f"write_links({str(tmp_path / 'l.arrow')!r}, links.table()); "
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,0 +1,76 @@
+"""The cost of capturing a join input's keys (issue 12): a join's map side as
+``%%icedtea --lineage`` runs it in a worker, without Spark, with and without the tap
+that numbers each record's key and writes the keys at the end (``SideKeys``).
+
+Zipf words paired as ``(word, 1)`` (``bench/lineage_capture.py``'s join input) go
+through ``TagValues`` and the join's ``TaggedCombine`` (the map side of every join of a
+recorded run), ``--only plain``, or through ``SideKeys`` first, ``--only tapped``
+(``setup``: the records only, to subtract). One run a process, for instruction counts
+that do not depend on the machine's load::
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
+        .venv/bin/python bench/join_keys_tap.py --only tapped --records 200000
+
+Without ``--only``: wall time per million records of each, alternated ``--repeat`` times.
+"""
+from __future__ import annotations
+
+import repo_paths  # noqa: F401 - this checkout's modules
+
+# isort: split
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from types import SimpleNamespace
+
+from lineage_capture import zipf_lines
+
+from icedtea_jupyter.executor import channel
+from icedtea_jupyter.executor.lineage import SideKeys
+from icedtea_jupyter.executor.wrappers import TaggedCombine, TagValues
+
+
+def pairs(records: int) -> list[tuple[str, int]]:
+    return [(word, 1) for line in zipf_lines(records) for word in line.split()]
+
+
+def map_side(records: list, tapped: bool, store: str) -> int:
+    """The join's map side over ``records`` (tapped: its keys captured); its combiners."""
+    source = iter(records)
+    if tapped:
+        source = SideKeys(SimpleNamespace(store_path=store), 1, 4)(0, source)
+    combined = TaggedCombine(2 ** 30, None, False)(TagValues(0)(source))
+    return sum(1 for _ in combined)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", choices=["plain", "tapped", "setup"])
+    args = parser.parse_args()
+    channel._run_has_ended = lambda run: False  # a run recording
+    store = tempfile.mkdtemp(prefix="icedtea-tap-bench-")
+    records = pairs(args.records)
+    if args.only:
+        if args.only != "setup":
+            map_side(records, args.only == "tapped", store)
+        return
+    times: dict[str, list[float]] = {"plain": [], "tapped": []}
+    for k in range(args.repeat):
+        for name in ("plain", "tapped") if k % 2 == 0 else ("tapped", "plain"):
+            start = time.perf_counter()
+            map_side(records, name == "tapped", store)
+            times[name].append((time.perf_counter() - start) / len(records) * 1e6)
+    ratios = [t / p for t, p in zip(times["tapped"], times["plain"])]
+    print(f"{len(records):,} records, load {os.getloadavg()[0]:.1f}: plain "
+          f"{statistics.median(times['plain']):.2f} s/M, tapped "
+          f"{statistics.median(times['tapped']):.2f} s/M; median paired ratio "
+          f"{statistics.median(ratios):.3f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -38,6 +38,7 @@ from . import task_failures
 from .block_outputs import RESUMABLE, outputs, outputs_ran_out
 from .culprits import NOT_HERE, code_of, culprit_finder, frames_of
 from .feeds import RUN, BlockFeed, Counter, TappedOutputs, from_spark
+from .map_feed import MapFeed
 from .records import NO_RECORD as _NO_RECORD
 
 __all__ = ["RESUMABLE", "RUN", "Counter", "HostChain", "TappedOutputs", "chain_for",
@@ -66,6 +67,8 @@ class HostChain:
         self.in_worker = task_failures.hook_worker_main()
         self.done = False  # ended, one way or another
         self._dropped: weakref.finalize | None = None
+        # (f, its feed): the chain is one map reading Spark's input ahead, nothing else
+        self._map_alone: tuple[Callable, BlockFeed] | None = None
 
     def add(self, host: Any, kind: str, f: Callable, iterator: Iterable,
             own_feed: bool) -> Iterator:
@@ -73,9 +76,12 @@ class HostChain:
         watched = _feed_input(host, iterator)  # a plugin that sees each input (breakpoints)
         if self.feed is None or own_feed or watched is not None:
             read_ahead = watched is None and self._may_read_ahead(iterator)  # else: in step
-            self.feed = host.feed = BlockFeed(iterator if watched is None else watched, host,
-                                              keep_last=kind == "partition",
-                                              read_ahead=read_ahead)
+            if read_ahead and self._map_alone is not None:
+                self.feed = host.feed = self._map_feed(host, keep_last=kind == "partition")
+            else:
+                self.feed = host.feed = BlockFeed(iterator if watched is None else watched,
+                                                  host, keep_last=kind == "partition",
+                                                  read_ahead=read_ahead)
             host.count_in = self.feed.count
             inputs: Iterable = iter(self.feed)
         else:
@@ -83,7 +89,11 @@ class HostChain:
             host.count_in = self.hosts[-1].count_out
             inputs = iterator
         self.outputs, counter = outputs(kind, f, inputs, host)
+        plain = self.outputs
         self.outputs = host.tap_outputs(self.outputs)  # agents' output rows, if any
+        self._map_alone = (f, self.feed) if not self.hosts and kind == "map" \
+            and type(self.outputs) is map and self.outputs is plain \
+            and self.feed.read_ahead else None
         host.count_out = counter.value if counter is not None else host.outputs_of_map
         host.culprit = culprit_finder(kind, f, host)
         self.hosts.append(host)
@@ -91,6 +101,16 @@ class HostChain:
         guard = self._guard()
         _GUARDS[guard] = self
         return guard
+
+    def _map_feed(self, owner: Any, keep_last: bool) -> MapFeed:
+        """``owner``'s feed reading the chain's one map ahead itself (``map_feed.py``): the
+        map's host rides on it, its own feed is dropped before it started."""
+        assert self._map_alone is not None
+        f, dropped = self._map_alone
+        mapper = self.hosts[0]
+        feed = MapFeed(mapper, f, dropped.source, owner, keep_last=keep_last)
+        mapper.feed, mapper.count_in = feed.map_input, feed.made
+        return feed
 
     def _may_read_ahead(self, iterator: Iterable) -> bool:
         """Whether a new feed may read its input ahead: Spark's input, or the outputs of
@@ -204,9 +224,15 @@ class HostChain:
                 record = host.culprit(frame, frames[depth + 1:])
                 if record is not NOT_HERE:
                     found = (i, record)
-                elif frame.f_code is _BLOCKS_CODE and frame.f_locals.get("self") is host.feed:
+                elif frame.f_code is _BLOCKS_CODE and host is _puller(frame.f_locals["self"]):
                     found = (i, _NO_RECORD)
         return found
+
+
+def _puller(feed: BlockFeed) -> Any:
+    """The host that takes a feed's input records: a map riding on it, else its owner (a
+    failure reading the input is blamed on it)."""
+    return feed.upstream[0] if feed.upstream else feed.owner
 
 
 def registered_hosts() -> list[Any]:

@@ -37,13 +37,14 @@ class InBlocks:
         self.check(pulled, self._outputs_so_far(), first)
         return self._step
 
-    def block_boundary(self, ended: bool = False) -> None:
-        """A host that joined a feed, between blocks (``ended``: the feed's input ran out).
+    def block_boundary(self, ended: bool = False, sample: Any = _NO_RECORD) -> None:
+        """A host that joined a feed, or rides on it upstream of its owner (``sample``: an
+        input of its own), between blocks (``ended``: the feed's input ran out).
         Checked from the feed's first boundary on, before its own first record: a
         block can hand it all its records, and its first check is its initial snapshot."""
         n_in = self._inputs_so_far()
         if not ended:
-            self.check(n_in, self._outputs_so_far(), _NO_RECORD, processed=n_in)
+            self.check(n_in, self._outputs_so_far(), sample, processed=n_in)
         else:
             self.keep_final_locals()  # its input ran out: a generator's last state
             self.plugins.run("boundary", n_in, self._outputs_so_far())

@@ -30,20 +30,21 @@ from __future__ import annotations
 import inspect
 import weakref
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
 from itertools import chain
 from types import FrameType, GeneratorType
 from typing import Any
 
-from . import resumed, task_failures
+from . import task_failures
+from .block_outputs import RESUMABLE, outputs, outputs_ran_out
+from .culprits import NOT_HERE, code_of, culprit_finder, frames_of
 from .feeds import RUN, BlockFeed, Counter, TappedOutputs, from_spark
+from .map_feed import MapFeed
 from .records import NO_RECORD as _NO_RECORD
 
-__all__ = ["RUN", "Counter", "HostChain", "TappedOutputs", "chain_for", "code_of",
-           "host_calling", "registered_hosts", "run_in_blocks", "run_partition_in_blocks",
-           "runs_in_blocks"]
+__all__ = ["RESUMABLE", "RUN", "Counter", "HostChain", "TappedOutputs", "chain_for",
+           "code_of", "host_calling", "registered_hosts", "run_in_blocks",
+           "run_partition_in_blocks", "runs_in_blocks"]
 
-_NOT_HERE = object()  # a culprit finder's "this frame is not my host's function"
 _GUARDS: weakref.WeakKeyDictionary[Any, HostChain] = weakref.WeakKeyDictionary()
 
 
@@ -66,6 +67,8 @@ class HostChain:
         self.in_worker = task_failures.hook_worker_main()
         self.done = False  # ended, one way or another
         self._dropped: weakref.finalize | None = None
+        # (f, its feed): the chain is one map reading Spark's input ahead, nothing else
+        self._map_alone: tuple[Callable, BlockFeed] | None = None
 
     def add(self, host: Any, kind: str, f: Callable, iterator: Iterable,
             own_feed: bool) -> Iterator:
@@ -73,24 +76,41 @@ class HostChain:
         watched = _feed_input(host, iterator)  # a plugin that sees each input (breakpoints)
         if self.feed is None or own_feed or watched is not None:
             read_ahead = watched is None and self._may_read_ahead(iterator)  # else: in step
-            self.feed = host.feed = BlockFeed(iterator if watched is None else watched, host,
-                                              keep_last=kind == "partition",
-                                              read_ahead=read_ahead)
+            if read_ahead and self._map_alone is not None:
+                self.feed = host.feed = self._map_feed(host, keep_last=kind == "partition")
+            else:
+                self.feed = host.feed = BlockFeed(iterator if watched is None else watched,
+                                                  host, keep_last=kind == "partition",
+                                                  read_ahead=read_ahead)
             host.count_in = self.feed.count
             inputs: Iterable = iter(self.feed)
         else:
             self.feed.hosts.append(host)
             host.count_in = self.hosts[-1].count_out
             inputs = iterator
-        self.outputs, counter = _outputs(kind, f, inputs, host)
+        self.outputs, counter = outputs(kind, f, inputs, host)
+        plain = self.outputs
         self.outputs = host.tap_outputs(self.outputs)  # agents' output rows, if any
+        self._map_alone = (f, self.feed) if not self.hosts and kind == "map" \
+            and type(self.outputs) is map and self.outputs is plain \
+            and self.feed.read_ahead else None
         host.count_out = counter.value if counter is not None else host.outputs_of_map
-        host.culprit = _culprit_finder(kind, f, host)
+        host.culprit = culprit_finder(kind, f, host)
         self.hosts.append(host)
         self.kinds.append(kind)
         guard = self._guard()
         _GUARDS[guard] = self
         return guard
+
+    def _map_feed(self, owner: Any, keep_last: bool) -> MapFeed:
+        """``owner``'s feed reading the chain's one map ahead itself (``map_feed.py``): the
+        map's host rides on it, its own feed is dropped before it started."""
+        assert self._map_alone is not None
+        f, dropped = self._map_alone
+        mapper = self.hosts[0]
+        feed = MapFeed(mapper, f, dropped.source, owner, keep_last=keep_last)
+        mapper.feed, mapper.count_in = feed.map_input, feed.made
+        return feed
 
     def _may_read_ahead(self, iterator: Iterable) -> bool:
         """Whether a new feed may read its input ahead: Spark's input, or the outputs of
@@ -160,7 +180,7 @@ class HostChain:
             while self.hosts[first].feed is None and self.kinds[first - 1] != "partition":
                 first -= 1
             feed = self.hosts[first].feed
-            if not (feed.ended if feed is not None else _outputs_ran_out(self.hosts[first - 1])):
+            if not (feed.ended if feed is not None else outputs_ran_out(self.hosts[first - 1])):
                 names = ", ".join(repr(h.spec.name or h.spec.op_id)
                                   for h in self.hosts[first:i + 1])
                 error = RuntimeError(
@@ -198,15 +218,21 @@ class HostChain:
             return exc._icedtea_culprit, _NO_RECORD  # type: ignore[attr-defined]
         found: tuple[int | None, Any] = (len(self.hosts) - 1 if blame_last else None,
                                          _NO_RECORD)
-        frames = _frames(exc)
+        frames = frames_of(exc)
         for depth, frame in enumerate(frames):
             for i, host in enumerate(self.hosts):
                 record = host.culprit(frame, frames[depth + 1:])
-                if record is not _NOT_HERE:
+                if record is not NOT_HERE:
                     found = (i, record)
-                elif frame.f_code is _BLOCKS_CODE and frame.f_locals.get("self") is host.feed:
+                elif frame.f_code is _BLOCKS_CODE and host is _puller(frame.f_locals["self"]):
                     found = (i, _NO_RECORD)
         return found
+
+
+def _puller(feed: BlockFeed) -> Any:
+    """The host that takes a feed's input records: a map riding on it, else its owner (a
+    failure reading the input is blamed on it)."""
+    return feed.upstream[0] if feed.upstream else feed.owner
 
 
 def registered_hosts() -> list[Any]:
@@ -223,12 +249,12 @@ def host_calling(frame: FrameType, inner: list[FrameType], registered: list[Any]
         hosts = frame.f_locals["self"].hosts
         for depth, candidate in enumerate(inner):
             for host in hosts:
-                if host.culprit(candidate, inner[depth + 1:]) is not _NOT_HERE:
+                if host.culprit(candidate, inner[depth + 1:]) is not NOT_HERE:
                     return host
         return None
     outer_first = inner[::-1] if registered else inner
     for host in registered:
-        if host.culprit(frame, outer_first) is not _NOT_HERE:
+        if host.culprit(frame, outer_first) is not NOT_HERE:
             return host
     return None
 
@@ -266,18 +292,6 @@ def run_partition_in_blocks(host: Any, fn: Callable, iterator: Iterable) -> Iter
     return chain_.add(host, "partition", fn, source, own_feed=True)
 
 
-def code_of(f: Any) -> Any:
-    """The code object a traceback shows for ``f`` (a function, method, ``partial`` or
-    object with a Python ``__call__``), or None (a builtin: nothing to name)."""
-    while isinstance(f, partial):
-        f = f.func
-    if inspect.ismethod(f):
-        f = f.__func__
-    if not inspect.isfunction(f):
-        f = getattr(type(f), "__call__", None)  # noqa: B004 - the method, not a callable test
-    return f.__code__ if inspect.isfunction(f) else None
-
-
 def runs_in_blocks(f: Any) -> bool:
     """Whether a traceback names ``f``: a Python function or method, or an ``Operator``."""
     from .operator import Operator
@@ -285,127 +299,6 @@ def runs_in_blocks(f: Any) -> bool:
     if isinstance(f, Operator):
         return type(f).__call__ is Operator.__call__
     return inspect.isfunction(f) or (inspect.ismethod(f) and inspect.isfunction(f.__func__))
-
-
-RESUMABLE = ("map", "filter", "operator")  # kinds whose loop resumes after a taken record
-
-
-def _outputs(kind: str, f: Callable, inputs: Iterable,
-             host: Any) -> tuple[Iterator, Counter | None]:
-    on_failure = getattr(host, "on_failure", None)
-    if on_failure is not None and kind in RESUMABLE:  # --tolerate (resumed.py)
-        counter = Counter()
-        if kind == "operator":
-            return counter.tap(resumed.resumed_operator(f, inputs, on_failure)), counter
-        return counter.tap(resumed.resumed(kind, f, inputs, partial(_culprit_record, host),
-                                            on_failure)), counter
-    sampled = getattr(host, "sampled", None)
-    if sampled is not None and kind in ("map", "filter", "flatMap", "operator"):
-        # an agent times one record in 64
-        outputs = sampled.operator_outputs(f, inputs) if kind == "operator" \
-            else sampled.outputs(inputs)
-        if kind == "map":
-            return outputs, None
-        counter = Counter()
-        return counter.tap(outputs), counter
-    if kind == "map":
-        return map(f, inputs), None
-    counter = Counter()
-    if kind == "partition":
-        return counter.tap(_partition_outputs(host, f, inputs)), counter
-    if kind == "filter":
-        return counter.tap(filter(f, inputs)), counter
-    if kind == "flatMap":
-        return counter.tap(chain.from_iterable(map(f, inputs))), counter
-    return counter.tap(f(inputs)), counter  # an Operator: its own __call__
-
-
-def _partition_outputs(host: Any, f: Callable, inputs: Iterable) -> Iterator:
-    """A whole-partition function's outputs. A generator function is called at once (that
-    runs none of its code) and its generator handed on as it is, with no layer of ours
-    per output (unless a plugin wraps it); any other function is called when its outputs
-    are first pulled."""
-    if not inspect.isgeneratorfunction(f):
-        return chain.from_iterable(_partition(host, f, inputs))
-    outputs = host.started_partition(f(inputs))
-    if outputs is not None and outputs is host.user_generator:
-        return outputs  # its end is its frame's (``_outputs_ran_out``)
-    return chain(() if outputs is None else outputs, _noting_the_end(host))
-
-
-def _noting_the_end(host: Any) -> Iterator:
-    host.outputs_ended = True
-    return
-    yield
-
-
-def _outputs_ran_out(host: Any) -> bool:
-    """Whether a whole-partition host's outputs ran out: noted at their end, or its
-    generator, handed on as it is, has returned."""
-    generator = host.user_generator
-    return host.outputs_ended or (generator is not None and generator.gi_frame is None)
-
-
-def _partition(host: Any, f: Callable, inputs: Iterable) -> Iterator[Iterable]:
-    """The outputs of a whole-partition function, as one item: ``f`` is called when they
-    are first pulled (as a generator would start), and their end is noted."""
-    outputs = host.started_partition(f(inputs))
-    yield () if outputs is None else outputs
-    host.outputs_ended = True
-
-
-def _culprit_finder(kind: str, f: Any, host: Any) -> Callable[[FrameType, list], Any]:
-    """``(frame, inner frames) -> record``: the record being processed if ``frame`` runs
-    this host's function, else ``_NOT_HERE``."""
-    if kind == "operator":
-        return lambda frame, inner: _operator_record(f, frame, inner)
-    if kind == "partition":
-        code, feed = code_of(host.user_function), host.feed
-
-        def last_pulled(frame: FrameType, inner: list) -> Any:
-            return _NOT_HERE if frame.f_code is not code else feed.last_pulled()
-        return last_pulled
-    function = f.__func__ if inspect.ismethod(f) else f
-    code, position = function.__code__, 1 if inspect.ismethod(f) else 0
-
-    def record_of(frame: FrameType, inner: list) -> Any:
-        if frame.f_code is not code:
-            return _NOT_HERE
-        if code.co_argcount <= position:
-            return _NO_RECORD
-        return frame.f_locals.get(code.co_varnames[position], _NO_RECORD)
-    return record_of
-
-
-def _culprit_record(host: Any, exc: BaseException) -> Any:
-    """The record ``host``'s function raised ``exc`` on (its innermost frame in the
-    traceback), or NO_RECORD."""
-    frames, record = _frames(exc), _NO_RECORD
-    for depth, frame in enumerate(frames):
-        found = host.culprit(frame, frames[depth + 1:])
-        if found is not _NOT_HERE:
-            record = found
-    return record
-
-
-def _operator_record(op: Any, frame: FrameType, inner: list) -> Any:
-    """In ``Operator.__call__`` of ``op`` (or its resumed loop under ``--tolerate``): its
-    loop's record, unless the frame inside it is ``open`` or ``close`` (no record then)."""
-    from .observed import SampledTiming
-    from .operator import Operator
-
-    if frame.f_code is Operator.__call__.__code__:
-        owner = frame.f_locals.get("self")
-    elif frame.f_code in (resumed.resumed_operator.__code__, SampledTiming.operator_outputs.__code__):
-        owner = frame.f_locals.get("op")
-    else:
-        return _NOT_HERE
-    if owner is not op:
-        return _NOT_HERE
-    if inner and inner[0].f_code.co_name in ("open", "close") \
-            and inner[0].f_locals.get("self") is op:
-        return _NO_RECORD
-    return frame.f_locals.get("record", _NO_RECORD)
 
 
 class _Guard(chain):
@@ -418,10 +311,3 @@ class _Guard(chain):
 _BLOCKS_CODE = BlockFeed._blocks.__code__
 _GUARDED_CODE = HostChain._guarded.__code__
 
-
-def _frames(exc: BaseException) -> list[FrameType]:
-    frames, tb = [], exc.__traceback__
-    while tb is not None:
-        frames.append(tb.tb_frame)
-        tb = tb.tb_next
-    return frames

@@ -54,10 +54,11 @@ class BlockFeed:
                  read_ahead: bool = False) -> None:
         self.read_ahead = read_ahead
         self.last: deque = deque(maxlen=1)
-        self.source = filterfalse(self.last.append, source) if keep_last and not read_ahead \
-            else iter(source)
+        self._source: Iterator = filterfalse(self.last.append, source) \
+            if keep_last and not read_ahead else iter(source)
         self.owner = owner  # its record rate sets the block size
         self.hosts = [owner]  # upstream first: the owner, then the hosts that joined
+        self.upstream: list = []  # hosts upstream of the owner whose function it runs
         self.started = False  # its first record was asked for
         self.ended = False  # its input ran out
         self._base = 0  # records pulled up to the current block's first
@@ -66,8 +67,18 @@ class BlockFeed:
         self._first: Any = _NO_RECORD  # read ahead: the block's first record, pulled alone
         self._rest: list = []  # read ahead: the block's other records
 
+    @property
+    def source(self) -> Iterator:
+        """What the feed pulls (live control wraps it in a breakpoint's watches)."""
+        return self._source
+
+    @source.setter
+    def source(self, source: Iterator) -> None:
+        self._source = source
+
     def count(self) -> int:
-        """Records pulled so far, exact at any moment."""
+        """Records pulled so far, exact at any moment (while a block's boundary is checked,
+        its first record, pulled, is not counted yet)."""
         return self._base + self._block_len - length_hint(self._block)
 
     def last_pulled(self) -> Any:
@@ -82,16 +93,16 @@ class BlockFeed:
 
     def _blocks(self) -> Iterator:
         self.started = True
-        source = self.source
+        source = self._source
         while True:
             try:
-                first = next(source)
+                first = self._pull_first(source)
             except StopIteration:
                 break
             self._base = self.count()  # ``first`` is not counted yet: nobody has it
             self._start_block(first)
             step = min(self._boundary(first), RUN + 1)
-            source = self.source  # a check may have wrapped it (a breakpoint armed live)
+            source = self._source  # a check may have wrapped it (a breakpoint armed live)
             self._base += 1
             yield (first,)
             if step > 1 and (yield from self._rest_of_block(source, step - 1)):
@@ -99,8 +110,16 @@ class BlockFeed:
         self._base = self.count()
         self._block, self._block_len = iter(()), 0
         self.ended = True
-        for host in self.hosts:
+        for host in (*self.upstream, *self.hosts):
             host.block_boundary(ended=True)
+
+    def _pull_first(self, source: Iterator) -> Any:
+        """A block's first record (StopIteration: the source ran out)."""
+        return next(source)
+
+    def _read(self, source: Iterator, size: int) -> list:
+        """Up to ``size`` records read ahead."""
+        return list(islice(source, size))
 
     def _start_block(self, first: Any) -> None:
         self._first, self._rest = first, []
@@ -116,8 +135,9 @@ class BlockFeed:
             return self._block_len - length_hint(self._block) < size
         while size > 0:
             self._base = self.count()
+            self._block, self._block_len = iter(()), 0  # nothing counted twice while reading
             part = min(size, READ_AHEAD)
-            self._rest = rest = list(islice(source, part))
+            self._rest = rest = self._read(source, part)
             self._block, self._block_len = iter(rest), len(rest)
             yield self._block
             if len(rest) < part:

@@ -9,11 +9,12 @@ The per-record path is a local counter and one comparison against ``box[0]``; ev
 so often (about every 50 ms, adapted to the record rate) the host checks: syncs its
 counts, samples a record's size, delivers control messages and calls its plugins'
 hooks. The control reader thread sets ``box[0] = 0`` to make the very next record check.
-The host's status is a ``status.WorkerStatus``, changed only by ``advance``.
+The host's status is a ``status.WorkerStatus``, changed only by ``advance``. Its side of
+running in blocks is ``host_blocks.InBlocks``; its plugins' taps on its records,
+``host_taps.PluginTaps``.
 """
 from __future__ import annotations
 
-import inspect
 import os
 import pickle
 import threading
@@ -27,12 +28,12 @@ from typing import Any
 
 from . import blocks, features, observed, task_failures
 from .channel import channel_for, in_g_now, theta_now
-from .lineage import LineageCapture
+from .host_blocks import InBlocks
+from .host_taps import PluginTaps
 from .loops import record_loop
 from .plugin import PluginSet
 from .records import NO_RECORD as _NO_RECORD
 from .records import describe_record
-from .skew import SkewCounter
 from .spec import OperatorSpec
 from .state import capture
 from .status import ENDED_EVENT, EXHAUSTED_EVENT, FAILED_EVENT, WorkerStatus
@@ -58,7 +59,7 @@ def _worker_key(spec: OperatorSpec, partition: int, task: Any) -> dict:
             "attempt": task.attemptNumber(), "task": task.taskAttemptId()}
 
 
-class WorkerHost:
+class WorkerHost(InBlocks, PluginTaps):
     """One operator on one partition: counts, failure capture, control, plugins."""
 
     def __init__(self, spec: OperatorSpec, partition: int, task: Any = None) -> None:
@@ -191,70 +192,9 @@ class WorkerHost:
         self.outputs_log("partition", in_blocks=True)
         return blocks.run_partition_in_blocks(self, fn, iterator)
 
-    def tap_outputs(self, outputs: Iterator) -> Iterator:
-        """``outputs`` appended as they pass to the plugins' ``output_rows`` lists."""
-        for rows in self.plugins.results("output_rows"):
-            if rows is not None:
-                outputs = blocks.TappedOutputs(rows.append, outputs)
-        return outputs
-
-    def keyed(self, records: Iterable) -> Iterable:
-        """A map side's ``(key, value)`` input, tapped by the skew counter (``--skew``):
-        C iterators only. (Lineage links it by key at trace time: nothing here.)"""
-        counter = self.plugins.get(SkewCounter)
-        return records if counter is None else counter.tap(records)
-
-    def merged(self, combiners: Iterable) -> Iterable:
-        """A reduce side's untagged ``(key, combiner)`` input, tapped by the lineage
-        capture (``--lineage``: its keys numbered by C calls)."""
-        capture = self.plugins.get(LineageCapture)
-        return combiners if capture is None else capture.tap_merge(combiners, self.order)
-
-    def keyed_groups(self, groups: Iterable) -> Iterable:
-        """A reduce side's ``(key, values)`` groups, counted by the skew counter, if any."""
-        counter = self.plugins.get(SkewCounter)
-        return groups if counter is None else counter.count_groups(groups)
-
     def _needs_records(self) -> bool:
         """Whether a plugin must see every input record (the per-record loop)."""
         return any(self.plugins.results("needs_records"))
-
-    def observed(self, iterator: Iterable) -> Iterable:
-        """The per-record loop's input, wrapped by the plugins that see every record."""
-        for plugin in self.plugins.by_hook["records"]:
-            wrapped = self.plugins.call(plugin, "records", iterator)
-            iterator = iterator if wrapped is None else wrapped
-        return iterator
-
-    def outputs_log(self, kind: str, in_blocks: bool) -> Callable | None:
-        """The loop of ``kind`` starts: the plugins' log of outputs per input, if any."""
-        logs = [log for log in self.plugins.results("outputs_log", kind, in_blocks)
-                if log is not None]
-        if len(logs) <= 1:
-            return logs[0] if logs else None
-
-        def log_all(*args: Any) -> None:
-            for log in logs:
-                log(*args)
-        return log_all
-
-    def started_partition(self, outputs: Any) -> Any:
-        """What a whole-partition function returned: a generator's frame is its state
-        (unless it is the input it was given: ``lambda rows: rows`` has no state)."""
-        if inspect.isgenerator(outputs) and outputs is not self.inputs_gen \
-                and not _is_operator(self.user_function):
-            self.user_generator = outputs
-        for plugin in self.plugins.by_hook["partition_outputs"]:
-            wrapped = self.plugins.call(plugin, "partition_outputs", outputs)
-            outputs = outputs if wrapped is None else wrapped
-        return outputs
-
-    def keep_final_locals(self) -> None:
-        """A generator's locals when its input runs out, before its frame closes: the
-        state of a finished worker (the frame is gone once the generator returns)."""
-        frame = getattr(self.user_generator, "gi_frame", None)
-        if frame is not None:
-            self.final_locals = dict(frame.f_locals)
 
     # --- per-call operators (UDFs, applyInPandas) ----------------------------------------
     def count_call(self, rows_in: int, rows_out: int, sample: Any = _NO_RECORD,
@@ -385,47 +325,6 @@ class WorkerHost:
         self.mail.set()
         self.box[0] = 0
 
-    # --- in blocks (blocks.py) -----------------------------------------------------------
-    def block_check(self, pulled: int, first: Any) -> int:
-        """A feed's owner between blocks, ``first`` pulled and not yet processed; returns
-        the next block's size."""
-        self.check(pulled, self._outputs_so_far(), first)
-        return self._step
-
-    def block_boundary(self, ended: bool = False) -> None:
-        """A host that joined a feed, between blocks (``ended``: the feed's input ran out).
-        Checked from the feed's first boundary on, before its own first record: a
-        block can hand it all its records, and its first check is its initial snapshot."""
-        n_in = self._inputs_so_far()
-        if not ended:
-            self.check(n_in, self._outputs_so_far(), _NO_RECORD, processed=n_in)
-        else:
-            self.keep_final_locals()  # its input ran out: a generator's last state
-            self.plugins.run("boundary", n_in, self._outputs_so_far())
-
-    def outputs_of_map(self) -> int:
-        return self._inputs_so_far() - self._lost
-
-    def fail_in_blocks(self, exc: BaseException, record: Any, culprit: bool) -> None:
-        if culprit:
-            self.records_in = self._inputs_so_far()
-            if self.count_out == self.outputs_of_map:
-                self._lost = 1  # the record it failed on has no output
-        self.fail(exc, record)
-
-    def end_in_blocks(self, exhausted: bool) -> None:
-        if exhausted:
-            self.advance(EXHAUSTED_EVENT)
-        self.end(self._inputs_so_far(), self._outputs_so_far())
-
-    def _inputs_so_far(self) -> int:
-        assert self.count_in is not None  # in blocks: set by blocks.HostChain.add
-        return self.count_in()
-
-    def _outputs_so_far(self) -> int:
-        assert self.count_out is not None  # in blocks: set by blocks.HostChain.add
-        return self.count_out()
-
     # --- status, the end -----------------------------------------------------------------
     def advance(self, event: str) -> bool:
         """The one place the status changes (status.py's table); False, and the status
@@ -474,9 +373,3 @@ class WorkerHost:
             message["log"], body = self.order.replay_log(message["log"], n_in)
         self.channel.end_worker(message, body)
         self.channel.unregister(self)
-
-
-def _is_operator(f: Any) -> bool:
-    from .operator import Operator
-
-    return isinstance(f, Operator)

@@ -10,15 +10,17 @@ from .fakes import RecordingChannel
 IN_WORKER = {"on": False}  # set by the ``task_modes`` fixture (conftest.py)
 
 
-def hosted_chain(monkeypatch, functions, agents=(), theta=None, n=10_000, in_worker=None):
+def hosted_chain(monkeypatch, functions, agents=(), theta=None, n=10_000, in_worker=None,
+                 source=None):
     """``functions``: (api, f) in chain order, each in its own host of one task; built
-    and pulled as PySpark's worker does (inside ``main``) if ``in_worker``, else directly."""
+    and pulled as PySpark's worker does (inside ``main``) if ``in_worker``, else directly;
+    their input ``range(n)``, or ``source`` (Spark's input)."""
     channel = RecordingChannel()
     monkeypatch.setattr(host_module, "channel_for", lambda run: channel)
     run = RunSpec("run-1", ("127.0.0.1", 1), b"", "/nonexistent", tuple(agents))
 
     def build():
-        stream = iter(range(n))
+        stream = iter(range(n) if source is None else source)
         for i, (api, f) in enumerate(functions):
             spec = OperatorSpec(i, run, api, f"op{i}", theta=i == theta,
                                 in_g=theta is not None and i >= theta)

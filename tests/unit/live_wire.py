@@ -86,13 +86,23 @@ class Wire:
                 if not h.status.ended and (op is None or h.worker["operator"] == op)}
 
     def run(self, kind: str, f, records, partition: int, op: int = 0) -> None:
-        spec = OperatorSpec(op, self.run_spec, kind, self.dag.node(op).name)
+        self.run_chain([(kind, f)], records, partition, first_op=op)
+
+    def run_chain(self, functions: list, records, partition: int, first_op: int = 0) -> None:
+        """``functions`` ((kind, f), operators ``first_op`` on) chained in one task."""
         out = self.outputs.setdefault(partition, [])
+
+        def build():
+            stream = iter(records)
+            for op, (kind, f) in enumerate(functions, first_op):
+                spec = OperatorSpec(op, self.run_spec, kind, self.dag.node(op).name)
+                stream = PartitionFunction(spec, kind, f)(partition, stream)
+            return stream
 
         def task() -> None:
             self.local.task = FakeTask(100 + partition, partition)
             try:
-                for value in PartitionFunction(spec, kind, f)(partition, iter(records)):
+                for value in build():
                     out.append(value)
             except BaseException as exc:  # noqa: BLE001 - the test reads it
                 self.errors[partition] = exc

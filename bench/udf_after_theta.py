@@ -205,10 +205,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--compare", choices=["bare", "outside"], default="bare",
                         help="the third run: the UDF shipped bare, or outside G(θ)")
+    parser.add_argument("--check-period", type=float, default=0.05,
+                        help="with --only: seconds between checks; under valgrind pass a "
+                             "large one (1000): the steps then grow to their maximum, as "
+                             "they do at full speed, not 50x more checks a row")
     parser.add_argument("--only", choices=["plain", "outside", "in_g", "setup"])
     parser.add_argument("--skip-spark", action="store_true")
     args = parser.parse_args()
     if args.only:
+        from icedtea_jupyter.executor import host
+
+        host.CHECK_PERIOD = args.check_period
         per_call(args.only, [float(i) for i in range(args.calls)])
         return
     result = {"per_call": per_call_side_by_side(args)}

@@ -79,12 +79,16 @@ def spark_side_by_side(args) -> dict:
     def plain():
         exec(CODE, dict(names))  # noqa: S102 - the same cell without %%icedtea
 
-    def recorded():
+    def record():
         run = start_run(CODE, dict(names), RunOptions(
             store=tempfile.mkdtemp(prefix="icedtea-udf-bench-"), interesting="running",
             prepare=False))
         run.wait()
         assert run.status == "finished", run.error
+        return run
+
+    def recorded():
+        run = record()
         assert run.dag.node("Tally").in_g and run.partitions("Tally")
 
     def recorded_outside():
@@ -95,14 +99,9 @@ def spark_side_by_side(args) -> dict:
         attach = Dag.attach
         Dag.attach = lambda dag, node_id, parent: dag.node(node_id).parents.append(parent) or []
         try:
-            run = start_run(CODE, dict(names), RunOptions(
-                store=tempfile.mkdtemp(prefix="icedtea-udf-bench-"), interesting="running",
-                prepare=False))
-            run.wait()
+            assert not record().dag.node("Tally").in_g
         finally:
             Dag.attach = attach
-        assert run.status == "finished", run.error
-        assert not run.dag.node("Tally").in_g
 
     def recorded_bare():
         """Recorded with the UDF shipped bare (its workers host nothing): what the rest
@@ -112,13 +111,9 @@ def spark_side_by_side(args) -> dict:
         reduce = calls.CallFunction.__reduce__
         calls.CallFunction.__reduce__ = lambda call: (wrappers.identity, (call.f,))
         try:
-            run = start_run(CODE, dict(names), RunOptions(
-                store=tempfile.mkdtemp(prefix="icedtea-udf-bench-"), interesting="running",
-                prepare=False))
-            run.wait()
+            record()
         finally:
             calls.CallFunction.__reduce__ = reduce
-        assert run.status == "finished", run.error
 
     third = recorded_bare if args.compare == "bare" else recorded_outside
     plain()  # the workers' start

@@ -127,13 +127,8 @@ def row_function(spec: OperatorSpec, f: Callable) -> Callable:
             return _checked_row(host, f, args)
         try:
             result = f(*args)
-        except Exception as exc:
-            h.records_in = n
-            result = _row_failed(h, f, exc, args)
         except BaseException as exc:
-            h.records_in = n
-            h.fail_call(exc, args[0] if len(args) == 1 else args)
-            raise
+            result = _row_raised(h, n, f, exc, args)
         h.records_in = h.records_out = n
         return result
     return row
@@ -157,13 +152,8 @@ def _checked_row(host: WorkerHost, f: Callable, args: tuple) -> Any:
         host.check(n, host.records_out, args)
     try:
         result = f(*args)
-    except Exception as exc:
-        host.records_in = n
-        result = _row_failed(host, f, exc, args)
     except BaseException as exc:
-        host.records_in = n
-        host.fail_call(exc, args[0] if len(args) == 1 else args)
-        raise
+        result = _row_raised(host, n, f, exc, args)
     host.records_in = n
     host.records_out += 1
     for listed in host.call_rows:  # the agents' output rows, if any
@@ -171,11 +161,13 @@ def _checked_row(host: WorkerHost, f: Callable, args: tuple) -> Any:
     return result
 
 
-def _row_failed(host: WorkerHost, f: Callable, exc: Exception, args: tuple) -> Any:
-    """A row's call raised: with ``--on-error pause`` or ``--tolerate``, the row's value
-    (``udf_errors.py``); else the task fails."""
+def _row_raised(host: WorkerHost, n: int, f: Callable, exc: BaseException,
+                args: tuple) -> Any:
+    """Row ``n``'s call raised: with ``--on-error pause`` or ``--tolerate``, the row's
+    value (``udf_errors.py``); else the task fails."""
+    host.records_in = n
     try:
-        if host.udf_errors is None:
+        if host.udf_errors is None or not isinstance(exc, Exception):
             raise exc
         return host.udf_errors.row(f, args, exc)
     except BaseException as final:

@@ -5,7 +5,7 @@ replay runs them (``UdfFunction``, ``GroupFunction``).
 A per-call operator has one host per task (``call_host``), kept between calls and looked
 up again only when PySpark's current ``TaskContext`` changes or the host stops running.
 A row UDF is shipped as a plain function (``row_function``): between two checks a row
-pays a counter and three identity tests around the user's call.
+pays a counter and two identity tests around the user's call.
 """
 from __future__ import annotations
 
@@ -108,11 +108,11 @@ _UNSTARTED: Any = _Unstarted()
 def row_function(spec: OperatorSpec, f: Callable) -> Callable:
     """The function a Python worker calls per row of a row ``@udf`` in place of ``f``.
 
-    PySpark unpickles a UDF anew for each task, so this is built once a task. A row that
-    needs no check pays a counter and three identity tests (the check of the step, the
-    host still running, the same task) around the call; everything else — the first
-    row, a check, a new task, ``--record-inputs`` or the agents' output rows, an
-    exception — goes through ``_checked_row``.
+    PySpark unpickles a UDF anew for each task, so this is built once a task and its
+    task is looked at only at checks. A row that needs no check pays a counter and two
+    identity tests (the check of the step, the host still running) around the call;
+    everything else — the first row, a check, ``--record-inputs`` or the agents' output
+    rows, an exception — goes through ``_checked_row``.
     """
     host: Any = _UNSTARTED  # this task's host, once a row has started it
     fast: Any = _UNSTARTED  # the host while its rows need only the counter, else _UNSTARTED
@@ -121,7 +121,7 @@ def row_function(spec: OperatorSpec, f: Callable) -> Callable:
         nonlocal host, fast
         h = fast
         n = h.records_in + 1
-        if n >= h.box[0] or h.status is not _RUNNING or h.task is not _TASKS._taskContext:
+        if n >= h.box[0] or h.status is not _RUNNING:
             host = _current_host(spec, f, host)
             fast = host if host.call_feed is None and not host.call_rows else _UNSTARTED
             return _checked_row(host, f, args)
@@ -189,6 +189,7 @@ class CallFunction:
         self.spec, self.f, self.mode = spec, f, mode
         self._host: WorkerHost | None = None  # this task's, in a worker
         self._row: Callable | None = None  # a row UDF called where it was made
+        self._row_task: Any = None  # the task ``_row`` counts rows of
 
     def __reduce__(self) -> tuple:
         if self.mode == "row":
@@ -197,10 +198,12 @@ class CallFunction:
 
     def __call__(self, *args: Any) -> Any:
         """A row: ``row_function``'s. A batch or a group: ``_whole``."""
-        if self.mode == "row":
-            if self._row is None:
+        if self.mode == "row":  # one row_function a task, as PySpark ships it
+            if self._row is None or self._row_task is not _TASKS._taskContext:
                 self._row = row_function(self.spec, self.f)
-            return self._row(*args)
+            result = self._row(*args)
+            self._row_task = _TASKS._taskContext  # PySpark's, once a row has run
+            return result
         host = self._host
         if host is None or host.task is not _TASKS._taskContext or host.status is not _RUNNING:
             host = self._host = call_host(self.spec, self.f)

@@ -3,12 +3,14 @@
 Two measurements, both side by side in one process:
 
 - ``spark``: ``df.mapInPandas(θ).withColumn("y", tally("v"))`` summed, run plain,
-  recorded (θ the ``mapInPandas``, so the UDF is in G(θ)) and recorded with the UDF
-  kept out of G(θ) as before this change, alternating, ``--repeat`` times: wall seconds
+  recorded (θ the ``mapInPandas``, so the UDF is in G(θ)) and a third run, alternating,
+  ``--repeat`` times: ``--compare bare`` (default) records with the UDF shipped bare
+  (what the rest of the recording costs the workers), ``--compare outside`` with the
+  UDF kept out of G(θ) as before h18f; wall seconds
   and the Python workers' CPU seconds, medians, the ratio of medians and the median of
   paired ratios.
 - ``per-call``: the UDF's per-row path without Spark, as ``CallFunction`` runs it in a
-  worker: the plain function, hosted outside G(θ) (what a UDF column after θ cost
+  worker (shipped: pickled and loaded): the plain function, hosted outside G(θ) (what a UDF column after θ cost
   before: no time-travel plugin) and hosted in G(θ), alternating; seconds per million
   rows. ``--only plain|outside|in_g|setup`` runs one once, for instruction counts
   (``valgrind --tool=callgrind``; subtract ``setup``).
@@ -26,6 +28,7 @@ import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the
 import argparse
 import json
 import os
+import pickle
 import statistics
 import sys
 import tempfile
@@ -76,12 +79,16 @@ def spark_side_by_side(args) -> dict:
     def plain():
         exec(CODE, dict(names))  # noqa: S102 - the same cell without %%icedtea
 
-    def recorded():
+    def record():
         run = start_run(CODE, dict(names), RunOptions(
             store=tempfile.mkdtemp(prefix="icedtea-udf-bench-"), interesting="running",
             prepare=False))
         run.wait()
         assert run.status == "finished", run.error
+        return run
+
+    def recorded():
+        run = record()
         assert run.dag.node("Tally").in_g and run.partitions("Tally")
 
     def recorded_outside():
@@ -92,38 +99,48 @@ def spark_side_by_side(args) -> dict:
         attach = Dag.attach
         Dag.attach = lambda dag, node_id, parent: dag.node(node_id).parents.append(parent) or []
         try:
-            run = start_run(CODE, dict(names), RunOptions(
-                store=tempfile.mkdtemp(prefix="icedtea-udf-bench-"), interesting="running",
-                prepare=False))
-            run.wait()
+            assert not record().dag.node("Tally").in_g
         finally:
             Dag.attach = attach
-        assert run.status == "finished", run.error
-        assert not run.dag.node("Tally").in_g
 
+    def recorded_bare():
+        """Recorded with the UDF shipped bare (its workers host nothing): what the rest
+        of the run (θ's hosts, the driver's side) costs the workers."""
+        from icedtea_jupyter.executor import calls, wrappers
+
+        reduce = calls.CallFunction.__reduce__
+        calls.CallFunction.__reduce__ = lambda call: (wrappers.identity, (call.f,))
+        try:
+            record()
+        finally:
+            calls.CallFunction.__reduce__ = reduce
+
+    third = recorded_bare if args.compare == "bare" else recorded_outside
     plain()  # the workers' start
     rows = []
     for _ in range(args.repeat):
         rows.append({"plain": measured(plain), "recorded": measured(recorded),
-                     "outside": measured(recorded_outside), "load": os.getloadavg()[0]})
+                     args.compare: measured(third), "load": os.getloadavg()[0]})
     spark.stop()
-    return summarise(rows)
+    return summarise(rows, args.compare)
 
 
-def summarise(rows: list[dict]) -> dict:
+def summarise(rows: list[dict], third: str) -> dict:
     out: dict = {"repetitions": rows}
     for i, what in enumerate(("wall", "cpu")):
         plain = [r["plain"][i] for r in rows]
         recorded = [r["recorded"][i] for r in rows]
-        outside = [r["outside"][i] for r in rows]
+        other = [r[third][i] for r in rows]
         out[what] = {"plain": statistics.median(plain),
                      "recorded": statistics.median(recorded),
-                     "recorded_udf_outside_g": statistics.median(outside),
+                     f"recorded_udf_{third}": statistics.median(other),
                      "ratio_of_medians": statistics.median(recorded) / statistics.median(plain),
                      "median_paired_ratio": statistics.median(
                          r / p for r, p in zip(recorded, plain)),
-                     "in_g_vs_outside_paired": statistics.median(
-                         r / o for r, o in zip(recorded, outside))}
+                     f"recorded_vs_{third}_paired": statistics.median(
+                         r / o for r, o in zip(recorded, other)),
+                     f"{third}_vs_plain_paired": statistics.median(
+                         o / p for o, p in zip(other, plain))}
     return out
 
 
@@ -141,7 +158,7 @@ def udf_of(kind: str):
     run = RunSpec("bench", ("127.0.0.1", 1), b"s" * 32, tempfile.mkdtemp())
     spec = OperatorSpec(1, run, "udf", "Tally", in_g=kind == "in_g")
     calls._CALL_HOSTS.clear()
-    return calls.CallFunction(spec, tally, "row")
+    return pickle.loads(pickle.dumps(calls.CallFunction(spec, tally, "row")))  # as shipped
 
 
 def per_call(kind: str, values: list[float]) -> float:
@@ -181,10 +198,19 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=400_000)
     parser.add_argument("--calls", type=int, default=300_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--compare", choices=["bare", "outside"], default="bare",
+                        help="the third run: the UDF shipped bare, or outside G(θ)")
+    parser.add_argument("--check-period", type=float, default=0.05,
+                        help="with --only: seconds between checks; under valgrind pass a "
+                             "large one (1000): the steps then grow to their maximum, as "
+                             "they do at full speed, not 50x more checks a row")
     parser.add_argument("--only", choices=["plain", "outside", "in_g", "setup"])
     parser.add_argument("--skip-spark", action="store_true")
     args = parser.parse_args()
     if args.only:
+        from icedtea_jupyter.executor import host
+
+        host.CHECK_PERIOD = args.check_period
         per_call(args.only, [float(i) for i in range(args.calls)])
         return
     result = {"per_call": per_call_side_by_side(args)}

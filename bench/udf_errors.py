@@ -25,10 +25,12 @@ import repo_paths  # noqa: F401 - this checkout's modules, in the driver and the
 
 import argparse
 import os
+import pickle
 import statistics
 import sys
 import time
 from types import SimpleNamespace
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -56,13 +58,18 @@ def hosted(values: list, tolerate: bool, on_error: str = "fail") -> int:
     agents = (Quarantine.with_options(limit=1),) if tolerate else ()
     run = RunSpec("bench-udf", ("127.0.0.1", 1), b"", "/nonexistent", agents,
                   on_error=on_error)
-    call = CallFunction(OperatorSpec(0, run, "udf", "parse_amount"), parse_amount,
-                                 "row")
+    call = shipped(CallFunction(OperatorSpec(0, run, "udf", "parse_amount"), parse_amount,
+                                "row"))
     total = 0
     for x in values:
         total += call(x)
     _CALL_HOSTS.clear()
     return total
+
+
+def shipped(call: CallFunction) -> Any:
+    """What a Python worker calls: the UDF as Spark pickles it (a row UDF: a function)."""
+    return pickle.loads(pickle.dumps(call))
 
 
 RUNS = {"plain": plain, "hosted": lambda v: hosted(v, False),

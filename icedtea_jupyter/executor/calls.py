@@ -2,10 +2,10 @@
 functions: UDFs and ``applyInPandas`` (``CallFunction``), and the same functions as
 replay runs them (``UdfFunction``, ``GroupFunction``).
 
-A per-call operator has one host per task (``call_host``). A Python worker runs one
-task at a time, so a ``CallFunction`` keeps the host it got and looks it up again only
-when PySpark's current ``TaskContext`` changes or the host stops running: a row's call
-pays two attribute reads for it, not an import and a dictionary lookup.
+A per-call operator has one host per task (``call_host``), kept between calls and looked
+up again only when PySpark's current ``TaskContext`` changes or the host stops running.
+A row UDF is shipped as a plain function (``row_function``): between two checks a row
+pays a counter and two identity tests around the user's call.
 """
 from __future__ import annotations
 
@@ -93,51 +93,121 @@ def _rows(value: Any) -> int:
         return 1
 
 
+class _Unstarted:
+    """The host a row function has before its first row: every check fails on it."""
+
+    records_in = 0
+    box = (0,)
+    status = None
+    task = None
+
+
+_UNSTARTED: Any = _Unstarted()
+
+
+def row_function(spec: OperatorSpec, f: Callable) -> Callable:
+    """The function a Python worker calls per row of a row ``@udf`` in place of ``f``.
+
+    PySpark unpickles a UDF anew for each task, so this is built once a task and its
+    task is looked at only at checks. A row that needs no check pays a counter and two
+    identity tests (the check of the step, the host still running) around the call;
+    everything else — the first row, a check, ``--record-inputs`` or the agents' output
+    rows, an exception — goes through ``_checked_row``.
+    """
+    host: Any = _UNSTARTED  # this task's host, once a row has started it
+    fast: Any = _UNSTARTED  # the host while its rows need only the counter, else _UNSTARTED
+
+    def row(*args: Any) -> Any:
+        nonlocal host, fast
+        h = fast
+        n = h.records_in + 1
+        if n >= h.box[0] or h.status is not _RUNNING:
+            host = _current_host(spec, f, host)
+            fast = host if host.call_feed is None and not host.call_rows else _UNSTARTED
+            return _checked_row(host, f, args)
+        try:
+            result = f(*args)
+        except BaseException as exc:
+            result = _row_raised(h, n, f, exc, args)
+        h.records_in = h.records_out = n
+        return result
+    return row
+
+
+def _current_host(spec: OperatorSpec, f: Callable, host: Any) -> WorkerHost:
+    """``host`` if it still runs this task's rows, else the task's (``call_host``)."""
+    if host.task is _TASKS._taskContext and host.status is _RUNNING:
+        return host
+    return call_host(spec, f)
+
+
+def _checked_row(host: WorkerHost, f: Callable, args: tuple) -> Any:
+    """One row, checked before the call as a per-record loop checks (the row taken, not
+    yet processed; its arguments sampled), handed to ``--record-inputs`` and to the
+    agents' output rows."""
+    n = host.records_in + 1
+    if host.call_feed is not None:
+        host.call_feed.take(args)
+    if n >= host.box[0]:
+        host.check(n, host.records_out, args)
+    try:
+        result = f(*args)
+    except BaseException as exc:
+        result = _row_raised(host, n, f, exc, args)
+    host.records_in = n
+    host.records_out += 1
+    for listed in host.call_rows:  # the agents' output rows, if any
+        listed.append(result)
+    return result
+
+
+def _row_raised(host: WorkerHost, n: int, f: Callable, exc: BaseException,
+                args: tuple) -> Any:
+    """Row ``n``'s call raised: with ``--on-error pause`` or ``--tolerate``, the row's
+    value (``udf_errors.py``); else the task fails."""
+    host.records_in = n
+    try:
+        if host.udf_errors is None or not isinstance(exc, Exception):
+            raise exc
+        return host.udf_errors.row(f, args, exc)
+    except BaseException as final:
+        host.fail_call(final, args[0] if len(args) == 1 else args)
+        raise
+
+
 class CallFunction:
     """A function Spark calls per row, per batch or per group (UDFs, applyInPandas).
 
     ``mode``: ``row`` (one row in, one out), ``batch`` (Series in, Series out),
     ``agg`` (a group's Series in, one value out), ``group`` (a DataFrame in, a DataFrame
     out). A batch, an aggregate's group or a group is one record, processed whole.
+    A row UDF is shipped as ``row_function``: a plain function, cheaper to call per row
+    than this object.
     """
 
     def __init__(self, spec: OperatorSpec, f: Callable, mode: str) -> None:
         self.spec, self.f, self.mode = spec, f, mode
         self._host: WorkerHost | None = None  # this task's, in a worker
+        self._row: Callable | None = None  # a row UDF called where it was made
+        self._row_task: Any = None  # the task ``_row`` counts rows of
 
-    def __getstate__(self) -> dict:
-        return {"spec": self.spec, "f": self.f, "mode": self.mode}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _host=None)
+    def __reduce__(self) -> tuple:
+        if self.mode == "row":
+            return row_function, (self.spec, self.f)
+        return CallFunction, (self.spec, self.f, self.mode)
 
     def __call__(self, *args: Any) -> Any:
-        """One row: checked before the call, as a per-record loop checks (the row taken,
-        not yet processed; its arguments sampled). A batch or a group: ``_whole``."""
+        """A row: ``row_function``'s. A batch or a group: ``_whole``."""
+        if self.mode == "row":  # one row_function a task, as PySpark ships it
+            if self._row is None or self._row_task is not _TASKS._taskContext:
+                self._row = row_function(self.spec, self.f)
+            result = self._row(*args)
+            self._row_task = _TASKS._taskContext  # PySpark's, once a row has run
+            return result
         host = self._host
         if host is None or host.task is not _TASKS._taskContext or host.status is not _RUNNING:
             host = self._host = call_host(self.spec, self.f)
-        if self.mode != "row":
-            return self._whole(host, args)
-        n = host.records_in + 1
-        if host.call_feed is not None:
-            host.call_feed.take(args)
-        if n >= host.box[0]:
-            host.check(n, host.records_out, args)
-        try:
-            result = self.f(*args)
-        except Exception as exc:
-            host.records_in = n
-            result = self._failed(host, exc, args)
-        except BaseException as exc:
-            host.records_in = n
-            host.fail_call(exc, args[0] if len(args) == 1 else args)
-            raise
-        host.records_in = n
-        host.records_out += 1
-        for listed in host.call_rows:  # the agents' output rows, if any
-            listed.append(result)
-        return result
+        return self._whole(host, args)
 
     def _whole(self, host: WorkerHost, args: tuple) -> Any:
         """A batch, an aggregate's group or a group: one record, processed whole."""
@@ -170,8 +240,7 @@ class CallFunction:
                 raise exc
             if mode in ("group", "agg"):
                 return errors.group(self.f, args, exc, aggregate=mode == "agg")
-            return errors.row(self.f, args, exc) if mode == "row" \
-                else errors.batch(self.f, args, exc)
+            return errors.batch(self.f, args, exc)
         except BaseException as final:
             host.fail_call(final, args[0] if len(args) == 1 else args)
             raise

@@ -74,11 +74,38 @@ def test_a_flushed_host_is_replaced_within_the_task(channel):
     assert calls._CALL_HOSTS[("run-1", 0)].records_in == 1
 
 
-def test_a_shipped_udf_carries_no_host(channel):
+def test_a_shipped_row_udf_is_a_function_with_a_host_of_its_own(channel):
+    """A row UDF is shipped as a plain function (cheaper per row than an object's
+    ``__call__``): it carries no host, and counts its task's rows like the original."""
     udf = calls.CallFunction(make_spec(api="udf"), Tally(), "row")
+    _task(0)
     udf(1)
     shipped = pickle.loads(pickle.dumps(udf))
-    assert shipped._host is None and shipped(3) == 6
+    assert not isinstance(shipped, calls.CallFunction) and shipped.__closure__ is not None
+    _task(1)
+    assert [shipped(v) for v in (3, 4)] == [6, 8]
+    assert [end["records_in"] for end in channel.ended] == [1]
+    assert calls._CALL_HOSTS[("run-1", 0)].records_in == 2
+
+
+def test_a_check_at_its_step_sees_the_row_taken_not_processed(channel):
+    """Rows between two checks pay no check; the row at the step is checked before its
+    call, with the rows before it processed."""
+    udf = pickle.loads(pickle.dumps(calls.CallFunction(make_spec(api="udf"), Tally(), "row")))
+    _task(0)
+    udf(0)
+    host = calls._CALL_HOSTS[("run-1", 0)]
+    seen = []
+
+    def check(n_in: int, n_out: int, record: tuple) -> None:
+        seen.append((n_in, n_out, record))
+        host.box[0] = n_in + 100  # the next step
+
+    host.check = check
+    host.box[0] = 4
+    assert [udf(v) for v in range(1, 6)] == [2, 4, 6, 8, 10]
+    assert seen == [(4, 3, (3,))]
+    assert (host.records_in, host.records_out) == (6, 6)
 
 
 def test_a_row_udf_under_on_error_pause_takes_its_rows_without_a_feed(channel):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..dag import Dag
+from ..executor.control import ROW_UDF, ROW_UDF_REFUSAL
 from ..executor.control_state import compile_expression
 from ..executor.group_errors import plain_record
 from ..executor.state import decode, encode
@@ -153,6 +154,8 @@ class LiveController:
             if node.kind != "python":
                 raise BadBreakpoint(f"{operator!r} is a JVM operator: breakpoints are checked "
                                     "in Python workers")
+            if node.api == ROW_UDF:
+                raise BadBreakpoint(ROW_UDF_REFUSAL.format(op=operator))
         for text, what in ((when, "the condition"), (sum_of, "the sum's expression")):
             if text is not None:
                 try:

@@ -47,6 +47,11 @@ _HITS = itertools.count(1)
 ACTIONS = ("skip", "replace", "resume", "stop")  # a hit's actions (control/hits.py)
 MAX_STATE_BYTES = 256 * 1024  # a hit's state beyond this travels as names only
 HOLD_POLL = 0.25  # seconds between two looks while holding (a wake-up comes sooner)
+ROW_UDF = "udf"  # a row @udf column's operator (a pandas or Arrow UDF's is a batch's)
+ROW_UDF_REFUSAL = (
+    "a breakpoint on {op!r} is not checked: {op!r} is a row @udf column, which Spark calls "
+    "row by row from its own loop. Use --on-error pause to stop at a row that raises, or "
+    "put the condition on a mapInPandas or RDD operator before it")
 
 
 class RunStopped(BaseException):
@@ -87,6 +92,7 @@ class LiveControl(WorkerPlugin):
         self.scanner: ScannedInput | None = None  # tests conditions on lists read ahead ...
         self.scanned: set[int] = set()  # ... of these watches
         self.index_at: int | None = None  # the scanner's record being handled: its index
+        self.refused: set[int] = set()  # breakpoints this operator cannot check: said once
         self._refresh()
 
     # --- the host's hooks ----------------------------------------------------------------
@@ -205,6 +211,17 @@ class LiveControl(WorkerPlugin):
         return state
 
     # --- breakpoints -----------------------------------------------------------------------
+    def _refuse(self, item: dict) -> None:
+        """A breakpoint on a row ``@udf`` column: never armed (Spark calls the UDF row by
+        row from its own loop, where a paused row could not be skipped or replaced), and
+        the run told so once per worker instead of the breakpoint never hitting."""
+        if item["id"] in self.refused:
+            return
+        self.refused.add(item["id"])
+        self.host.channel.send({
+            "type": "alert", "worker": self.host.worker, "source": f"breakpoint {item['id']}",
+            "level": "warning", "message": ROW_UDF_REFUSAL.format(op=self.host.spec.name)})
+
     def _refresh(self) -> None:
         """The breakpoints on this operator, as armed now (a global one keeps its counts);
         one armed while the host runs in blocks wraps its feed's next blocks."""
@@ -213,6 +230,9 @@ class LiveControl(WorkerPlugin):
         watches = []
         for item in self.state.breakpoints.values():
             if item.get("operator") != self.host.spec.op_id:
+                continue
+            if self.host.spec.api == ROW_UDF:
+                self._refuse(item)
                 continue
             watch = old.pop(item["id"], None)
             if watch is None:

@@ -132,3 +132,18 @@ def test_tolerate_fails_the_run_at_n_plus_one_and_keeps_the_quarantined(record):
     assert run.status == "failed"
     assert "--tolerate 1 reached" in run.error["message"]
     assert list(run.quarantine()["value"]) == [3]
+
+
+@pytest.mark.parametrize("on_error", ["fail", "pause"])
+def test_a_breakpoint_on_a_row_udf_is_refused_in_an_alert_and_the_job_runs(record, on_error):
+    """Spark calls a row @udf from its own loop, where a paused row could not be skipped:
+    --break-when on one is never armed, and the run says so (it used to never hit, or
+    to fail the task at a skip under --on-error pause)."""
+    code = UDFS + "out = df.where('id > 0').select('id', ratio('id', 'id').alias('v')).collect()"
+    run = record(code, on_error=on_error, break_when=["ratio: row[0] == 13"])
+    assert run.status == "finished", run.error
+    assert rows_of(run) == {x: 1 for x in range(1, 40)} and run.breakpoints == []
+    alerts = run.alerts()
+    refused = alerts[alerts.message.str.contains("is a row @udf column")]
+    assert set(refused.level) == {"warning"} and set(refused.operator) == {"ratio"}
+    assert "--on-error pause" in refused.message.iloc[0]

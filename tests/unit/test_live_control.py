@@ -209,6 +209,9 @@ def test_bad_breakpoints_are_refused_and_change_nothing(wire, tmp_path):
         wire.controller.add("op0", when="row >")
     with pytest.raises(BadBreakpoint, match="target above 0"):
         wire.controller.add("op0", kind="count", target=0)
+    wire.dag.add("double", "python", "udf", [])
+    with pytest.raises(BadBreakpoint, match="'double' is a row @udf column.*--on-error pause"):
+        wire.controller.add("double", when="row[0] == 13")
     assert wire.controller.breakpoints == {}
     assert control_files.read(str(tmp_path), "breakpoints") == []
 

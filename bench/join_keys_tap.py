@@ -29,7 +29,7 @@ from types import SimpleNamespace
 from lineage_capture import zipf_lines
 
 from icedtea_jupyter.executor import channel
-from icedtea_jupyter.executor.lineage import SideKeys
+from icedtea_jupyter.executor.lineage_keys import SideKeys
 from icedtea_jupyter.executor.wrappers import TaggedCombine, TagValues
 
 

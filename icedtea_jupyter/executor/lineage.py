@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter, not_
 from typing import Any
 
-from ..store.layout import derived_keys_path, lineage_path
+from ..store.layout import lineage_path
 from .plugin import WorkerPlugin
 
 JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
@@ -388,52 +388,6 @@ def _plain_array(pa: Any, keys: list) -> Any:
     return None
 
 
-class SideKeys:
-    """``(partition, records) -> records``: a join's input under ``--lineage`` (before
-    its values are tagged), its ``(key, value)`` records passed on unchanged, each
-    one's key numbered as first seen (C calls only). When the partition's records run
-    out, their keys in position order are written to the store
-    (``layout.derived_keys_path``: one dictionary column ``key``, the input's partition
-    count in the metadata), where a trace through the join reads them (Titian's
-    key-based links: every record of the join's keys on each input) without
-    regenerating the input."""
-
-    def __init__(self, run: Any, node: int, partitions: int) -> None:
-        self.run, self.node, self.partitions = run, node, partitions
-
-    def __call__(self, split: int, records: Iterable) -> Iterator:
-        number: dict = defaultdict(itertools.count().__next__)
-        numbers = array("I")
-        passing = _keys_passing(records, numbers.append, number.__getitem__)
-        return itertools.chain(passing, _then(self._write, split, numbers, number))
-
-    def _write(self, split: int, numbers: array, number: dict) -> None:
-        from .channel import _run_has_ended
-
-        if _run_has_ended(self.run):  # a trace or replay regenerating the input
-            return
-        column = key_column(numbers, list(number))
-        if column is not None:
-            table = keys_table(column, self.partitions)
-            path = derived_keys_path(self.run.store_path, self.node, split)
-            write_links(path, table)
-
-
-def keys_table(column: Any, partitions: int) -> Any:
-    """A one-column ``key`` table, the node's partition count in its metadata."""
-    import pyarrow as pa
-
-    table = pa.table({KEY_COLUMN: column})
-    return table.replace_schema_metadata({PARTITIONS: str(partitions).encode()})
-
-
-def _then(call: Callable, *args: Any) -> Iterator:
-    """No items: ``call(*args)`` once the iterator chained before it has run out."""
-    call(*args)
-    return
-    yield  # a generator
-
-
 def write_links(path: str, table: Any) -> str:
     """One worker's links as an Arrow IPC file, zstd (atomically)."""
     from .worker_file import _write_atomically
@@ -445,90 +399,3 @@ def link_types(pa: Any) -> list[tuple[str, Any]]:
     return [("out_start", pa.int64()), ("out_count", pa.int64()), ("input", pa.int32()),
             ("in_part", pa.int32()), ("in_start", pa.int64()), ("in_count", pa.int64()),
             ("cross", pa.bool_())]
-
-
-class Picker:
-    """``(partition, records) -> [(partition, position, record)]`` for the wanted
-    positions (all of a partition's records where ``wanted`` maps it to None)."""
-
-    def __init__(self, wanted: dict[int, list[int] | None]) -> None:
-        self.wanted = wanted
-
-    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, int, Any]]:
-        want = self.wanted.get(split)
-        if want is None:
-            for position, record in enumerate(records):
-                yield split, position, record
-            return
-        keep, last = set(want), max(want, default=-1)
-        for position, record in enumerate(records):
-            if position > last:
-                return
-            if position in keep:
-                yield split, position, record
-
-
-class KeyIndex:
-    """``(partition, records) -> [(partition, {key: positions})]``: where each key
-    (``record[0]``) stands in a partition (a map side's key-based links)."""
-
-    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, dict]]:
-        index: dict = defaultdict(lambda: array("q"))
-        for position, record in enumerate(records):
-            index[record[0]].append(position)
-        yield split, dict(index)
-
-
-class KeyNumbers:
-    """``(partition, records) -> [(partition, numbers)]``: each record's key
-    (``record[0]``) numbered in the order first seen in the partition, as PySpark's
-    merger orders its combiners: input k of a map side is linked with its combiner
-    ``numbers[k]`` (an ``array('I')``, numbered by C calls only)."""
-
-    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, array]]:
-        number: dict = defaultdict(itertools.count().__next__)
-        yield split, array("I", map(number.__getitem__, map(_KEY, records)))
-
-
-class TappedKeyNumbers:
-    """``(partition, records) -> [(partition, numbers, keys)]``: ``KeyNumbers`` of what
-    ``function`` (an operator's partition function) outputs from ``records`` (a join's
-    outputs), and those records' keys in position order, in one pass over them."""
-
-    def __init__(self, function: Callable) -> None:
-        self.function = function
-
-    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, array, list]]:
-        records, keys = iter(records), []
-
-        def tapped() -> Iterator:
-            for record in records:
-                keys.append(record[0])
-                yield record
-        number: dict = defaultdict(itertools.count().__next__)
-        numbers = array("I", map(number.__getitem__, map(_KEY, self.function(split, tapped()))))
-        keys.extend(map(_KEY, records))  # what the function left unread
-        yield split, numbers, keys
-
-
-class KeyColumn:
-    """``(partition, records) -> [(tag, partition, keys)]``: each record's key
-    (``record[0]``) in position order, tagged (a join's or a join input's keys, fetched
-    by several RDDs in one job)."""
-
-    def __init__(self, tag: int) -> None:
-        self.tag = tag
-
-    def __call__(self, split: int, records: Iterable) -> Iterator[tuple[int, int, list]]:
-        yield self.tag, split, list(map(_KEY, records))
-
-
-class KeepPositions:
-    """``(partition, records) -> records`` at the wanted positions of each partition."""
-
-    def __init__(self, wanted: dict[int, set[int]]) -> None:
-        self.wanted = wanted
-
-    def __call__(self, split: int, records: Iterable) -> Iterator:
-        keep = self.wanted.get(split, set())
-        return (record for position, record in enumerate(records) if position in keep)

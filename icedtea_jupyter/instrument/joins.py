@@ -17,7 +17,7 @@ from typing import Any
 from pyspark.core.rdd import RDD
 
 from ..executor import wrappers as w
-from ..executor.lineage import SideKeys
+from ..executor.lineage_keys import SideKeys
 from ..executor.shuffle_read import OriginMerge, tag_positions
 from .patching import active, node_of, register
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..executor.lineage import KeyColumn, KeyIndex, KeyNumbers, Picker, TappedKeyNumbers
+from ..executor.lineage_jobs import KeyColumn, KeyIndex, KeyNumbers, Picker, TappedKeyNumbers
 
 Positions = dict[int, set[int]]  # partition -> positions
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..executor.lineage import KeepPositions
+from ..executor.lineage_jobs import KeepPositions
 from .graph import KEY, LINKS, SOURCE, UNION, LineageGraph
 from .records import Positions
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ..executor.lineage import KeyNumbers
+from ..executor.lineage_jobs import KeyNumbers
 from .graph import KEY, LINKS, NONE, UNION, VALUE, LineageGraph, Step
 from .join_keys import JoinKeys
 from .records import (

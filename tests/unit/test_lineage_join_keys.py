@@ -7,7 +7,8 @@ import pyarrow as pa
 import pytest
 
 from icedtea_jupyter.executor import lineage as executor_lineage
-from icedtea_jupyter.executor.lineage import SideKeys, key_column
+from icedtea_jupyter.executor.lineage import key_column
+from icedtea_jupyter.executor.lineage_keys import SideKeys, keys_table
 from icedtea_jupyter.lineage.join_keys import JoinKeys, keep_joined_keys
 from icedtea_jupyter.store import layout
 
@@ -82,7 +83,7 @@ def test_join_keys_read_captured_columns_both_ways(tmp_path):
     for part, keys in enumerate([["b", "x", "a"], ["a"], []]):
         numbers = array("I", [sorted(set(keys)).index(k) for k in keys])
         executor_lineage.write_links(layout.derived_keys_path(store, 5, part),
-                                     executor_lineage.keys_table(
+                                     keys_table(
                                          key_column(numbers, sorted(set(keys))), 3))
     join_keys = JoinKeys(store, lambda node: None, captured)
     assert join_keys.prepare({9: [0], 5: None})
@@ -101,7 +102,7 @@ def test_a_runs_end_keeps_only_the_keys_its_joins_output(tmp_path):
     for part, keys in enumerate([["b", "x", "a", "b"], ["c", "x"]]):
         numbers = array("I", [sorted(set(keys)).index(k) for k in keys])
         executor_lineage.write_links(layout.derived_keys_path(store, 5, part),
-                                     executor_lineage.keys_table(
+                                     keys_table(
                                          key_column(numbers, sorted(set(keys))), 2))
     reduce_side = str(tmp_path / "join-0.arrow")
     executor_lineage.write_links(reduce_side, executor_lineage.by_key(array("I", [0, 0, 1]),

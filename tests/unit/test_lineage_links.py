@@ -1,7 +1,8 @@
 """A worker's lineage links (executor/lineage.py) against links computed by hand."""
 from array import array
 
-from icedtea_jupyter.executor.lineage import KeyIndex, Links, Picker
+from icedtea_jupyter.executor.lineage import Links
+from icedtea_jupyter.executor.lineage_jobs import KeyIndex, Picker
 
 
 def expand(links) -> set[tuple[int, int, int, int]]:
@@ -77,7 +78,8 @@ def test_a_map_sides_key_numbers_name_the_combiners_in_the_order_pysparks_merger
 
     from pyspark.shuffle import Aggregator, ExternalMerger
 
-    from icedtea_jupyter.executor.lineage import FIRST_SEEN, KEY_ORDER, KeyNumbers, key_order
+    from icedtea_jupyter.executor.lineage import FIRST_SEEN, KEY_ORDER, key_order
+    from icedtea_jupyter.executor.lineage_jobs import KeyNumbers
 
     inputs = [("c", 1), ("a", 1), ("b", 1), ("a", 1), ("c", 1), ("d", 1)]
     merger = ExternalMerger(Aggregator(lambda v: v, add, add), 1 << 20)  # MB: no spill

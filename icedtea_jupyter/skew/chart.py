@@ -78,10 +78,14 @@ def stacked_rows(partitions: pd.DataFrame, keys: pd.DataFrame, load: str,
 
 
 def partitions_chart(rows: pd.DataFrame, title: str, load: str) -> Any:
-    """Bars per partition stacked by heavy key; a click selects a partition."""
+    """Bars per partition stacked by heavy key; a click selects a partition. A title
+    "operator: load per partition (state)" is drawn on two lines, which fit the sidebar."""
     alt = _altair()
     pick = alt.selection_point(name="partition", fields=["partition"], on="click")
-    return alt.Chart(rows, title=title).mark_bar().encode(
+    head, cut, tail = title.partition(" per partition")
+    shown = alt.TitleParams(head, subtitle="per partition" + tail, anchor="start") if cut \
+        else title
+    return alt.Chart(rows, title=shown).mark_bar().encode(
         x=alt.X("partition:O", title="partition"),
         y=alt.Y("load:Q", title=load.replace("_", " ")),
         color=alt.Color("segment:N", title="key", legend=alt.Legend(orient="bottom",

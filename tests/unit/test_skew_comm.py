@@ -101,7 +101,8 @@ def test_the_sidebars_charts_are_the_reports_altair_charts_with_the_current_data
            if r["segment"] == "'hot'"]
     assert hot == [{"partition": 2, "segment": "'hot'", "load": 4000.0, "skewed": True}]
     by_records = comm.request("skew.report", run="run-k", load="records")["result"]["spec"]
-    assert by_records["title"].startswith("sum: records per partition")  # not the cached one
+    assert by_records["title"]["text"] == "sum: records"  # not the cached one
+    assert by_records["title"]["subtitle"].startswith("per partition")
     assert {r["segment"] for r in one_dataset(by_records)[1]} == {"other"}
     comm.close()
 

@@ -7,6 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PY="${PYTHON:-$ROOT/.venv/bin/python}"
+export PATH="$(dirname "$PY"):$PATH"  # the extension's build scripts call jlpm
 (cd labextension && "$(dirname "$PY")/jlpm" build:prod)
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest tests/browser/docs_images.py \

@@ -179,14 +179,18 @@ def test_live_chart_latency_and_frames(page, lab_server):
 
 
 def wait_until_finished(page, timeout: float = RUN_FINISHED / 1000) -> None:
-    """Wait for the run's item to say finished, looking every 0.25 s with one selector.
-    Not Playwright's ``expect``: each of its failed polls builds an aria snapshot of the
-    whole page (``ariaSnapshotForExpectFailure``), thousands of SVG marks here, which
-    took ~20 s of the page's main thread in a 136 s run (the first profile)."""
+    """Wait for the Skew view to turn live, then final (the run has ended), looking every
+    0.25 s with one selector. Not the Run section's list: collapsed, it redraws only when
+    expanded. Not Playwright's ``expect``: each of its failed polls builds an aria snapshot
+    of the whole page (``ariaSnapshotForExpectFailure``), thousands of SVG marks here,
+    which took ~20 s of the page's main thread in a 136 s run (the first profile)."""
     deadline = time.monotonic() + timeout
+    seen_live = False
     while time.monotonic() < deadline:
-        if page.evaluate("() => document.querySelector('#icedtea-sidebar "
-                         ".jp-icedtea-run-item')?.dataset.status") == "finished":
+        live = page.evaluate("() => document.querySelector('#icedtea-sidebar "
+                             ".jp-icedtea-SkewView')?.dataset.live")
+        seen_live = seen_live or live == "true"
+        if seen_live and live == "false":
             return
         time.sleep(0.25)
     raise AssertionError("the run did not finish")

@@ -14,6 +14,7 @@ import {
 import type { RunsModel } from './model';
 import { OperatorsTable } from './operatorsTable';
 import { RunsList } from './runsList';
+import { RedrawWhenShown } from '../widgets/redrawWhenShown';
 import { errorTitle, shortPath } from './texts';
 import type { IAlert, IRunError, IRunSummary } from '../comm/protocol';
 import type { DebugModel } from '../timetravel/debugModel';
@@ -42,6 +43,7 @@ export class RunView extends Widget {
     this._runs = new RunsList(model);
     this._runs.onPicked = () => this._setPicking(false);
     this._header.toggle.addEventListener('click', () => this._setPicking(!this._picking));
+    this._redraw = new RedrawWhenShown(this, () => this._refresh());
     model.changed.connect(this._onChanged, this);
     this._onChanged();
   }
@@ -96,14 +98,23 @@ export class RunView extends Widget {
     this._operators.render(summary);
   }
 
+  protected onAfterShow(): void {
+    this._redraw.shown();
+  }
+
   private _onChanged(): void {
-    const summary = this._model.selected;
     const runId = this._model.selectedId;
     if (runId !== this._runId) {
       this._runId = runId;
       this._operators.reset();
       this._header.code.open = false;
     }
+    this._redraw.request(); // collapsed: on the next expand
+  }
+
+  /** Refetch the expanded operators' partitions as the status asks, and render. */
+  private _refresh(): void {
+    const summary = this._model.selected;
     if (summary && summary.status === 'running') {
       this._operators.refreshPartitions(false);
     } else if (summary && summary.status !== this._lastStatus) {
@@ -192,6 +203,7 @@ export class RunView extends Widget {
 
   private _model: RunsModel;
   private _debug: DebugModel | null;
+  private _redraw: RedrawWhenShown;
   private _runId: string | null = null;
   private _lastStatus: string | null = null;
   private _operators: OperatorsTable;

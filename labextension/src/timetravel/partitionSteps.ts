@@ -2,6 +2,7 @@ import { Widget } from '@lumino/widgets';
 
 import { IStepState, preparingText, stepCountsText } from './debugModel';
 import { el, setText } from '../widgets/format';
+import { RedrawWhenShown } from '../widgets/redrawWhenShown';
 import type { ISnapshotPartition } from './snapshotModel';
 import { pyRepr } from '../comm/tagged';
 import type { IReplayedFailure } from '../comm/protocol';
@@ -62,8 +63,8 @@ export class PartitionSteps extends Widget {
       this._action
     );
     this._list.node.addEventListener('click', this._onClick);
-    model.snapshot.changed.connect(this._render, this);
-    model.debug.changed.connect(this._render, this);
+    model.snapshot.changed.connect(this._onChanged, this);
+    model.debug.changed.connect(this._onChanged, this);
     this._render();
   }
 
@@ -76,15 +77,26 @@ export class PartitionSteps extends Widget {
     if (this.isDisposed) {
       return;
     }
-    this._model.snapshot.changed.disconnect(this._render, this);
-    this._model.debug.changed.disconnect(this._render, this);
+    this._model.snapshot.changed.disconnect(this._onChanged, this);
+    this._model.debug.changed.disconnect(this._onChanged, this);
     this._list.dispose();
     super.dispose();
   }
 
   protected onAfterShow(): void {
-    this._list.render();
+    if (this._redraw.stale) {
+      this._redraw.shown();
+    } else {
+      this._list.render();
+    }
   }
+
+  /** Redraw, or (its section collapsed) on the next expand. */
+  private _onChanged(): void {
+    this._redraw.request();
+  }
+
+  private readonly _redraw = new RedrawWhenShown(this, () => this._render());
 
   private _render(): void {
     const { snapshot, debug } = this._model;

@@ -1,6 +1,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { el, formatCount, plural, setChildren, setText } from '../widgets/format';
+import { RedrawWhenShown } from '../widgets/redrawWhenShown';
 import type { IPendingAt } from '../comm/protocol';
 import { IWorkerState, moreWaiting } from './snapshotModel';
 import { renderStateTree, TreeState } from './stateTree';
@@ -37,8 +38,8 @@ export class SnapshotView extends Widget {
       this._workers
     );
     this._workers.addEventListener('click', this._onClick);
-    model.snapshot.changed.connect(this._render, this);
-    model.debug.changed.connect(this._render, this);
+    model.snapshot.changed.connect(this._onChanged, this);
+    model.debug.changed.connect(this._onChanged, this);
     this._render();
   }
 
@@ -46,10 +47,21 @@ export class SnapshotView extends Widget {
     if (this.isDisposed) {
       return;
     }
-    this._model.snapshot.changed.disconnect(this._render, this);
-    this._model.debug.changed.disconnect(this._render, this);
+    this._model.snapshot.changed.disconnect(this._onChanged, this);
+    this._model.debug.changed.disconnect(this._onChanged, this);
     super.dispose();
   }
+
+  protected onAfterShow(): void {
+    this._redraw.shown();
+  }
+
+  /** Redraw, or (its section collapsed) on the next expand. */
+  private _onChanged(): void {
+    this._redraw.request();
+  }
+
+  private readonly _redraw = new RedrawWhenShown(this, () => this._render());
 
   private _render(): void {
     const { snapshot, debug } = this._model;

@@ -1,6 +1,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { el, plural, setText } from '../widgets/format';
+import { RedrawWhenShown } from '../widgets/redrawWhenShown';
 import { InteractionList } from './interactionList';
 import type { IInteraction } from '../comm/protocol';
 import { pyRepr } from '../comm/tagged';
@@ -85,6 +86,9 @@ export class TimelineView extends Widget {
     this._onChanged();
   }
 
+  /** The timeline's redraws, skipped while its section is collapsed. */
+  private readonly _redraw = new RedrawWhenShown(this, () => this._render());
+
   /** Milliseconds the last full redraw of the canvas took (the benchmark reads it). */
   get lastDrawMs(): number {
     return this._drawMs;
@@ -102,7 +106,11 @@ export class TimelineView extends Widget {
   }
 
   protected onAfterShow(): void {
-    this._draw();
+    if (this._redraw.stale) {
+      this._redraw.shown();
+    } else {
+      this._draw();
+    }
   }
 
   protected onResize(): void {
@@ -113,9 +121,14 @@ export class TimelineView extends Widget {
     const { timeline, runs } = this._model;
     const visible = timeline.runId !== null && runs.state === 'ready';
     this.setHidden(!visible);
-    if (!visible) {
-      return;
+    if (visible) {
+      this._redraw.request();
     }
+  }
+
+  /** The toolbar, the list and the canvas, from the latest timeline. */
+  private _render(): void {
+    const timeline = this._model.timeline;
     const n = timeline.interactions.length;
     this._interact.disabled = !timeline.running || timeline.interacting;
     this._interact.hidden = false;

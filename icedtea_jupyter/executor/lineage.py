@@ -362,10 +362,12 @@ def key_column(numbers: array, keys: list) -> Any:
     dictionary = _plain_array(pa, keys)
     if dictionary is None:
         return None
-    code = next(code for code in ("B", "H", "I") if len(keys) <= 1 << 8 * array(code).itemsize)
-    kind = {"B": pa.uint8(), "H": pa.uint16(), "I": pa.uint32()}[code]
-    packed = numbers if numbers.typecode == code else array(code, numbers)
-    indices = pa.Array.from_buffers(kind, len(numbers), [None, pa.py_buffer(packed)])
+    kinds = {"B": pa.uint8(), "H": pa.uint16(), "I": pa.uint32(), "q": pa.int64()}
+    code = next(code for code in "BHI" if len(keys) <= 1 << 8 * array(code).itemsize)
+    indices = pa.Array.from_buffers(kinds[numbers.typecode], len(numbers),
+                                    [None, pa.py_buffer(numbers)])
+    if numbers.typecode != code:  # narrowed in C++ (array(code, numbers) is a Python loop)
+        indices = indices.cast(kinds[code])
     return pa.DictionaryArray.from_arrays(indices, dictionary)
 
 

@@ -58,9 +58,11 @@ def test_a_partial_read_writes_nothing(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("keys, numbers", [(["a", "b"], [0, 1, 1, 0]), ([7, -2], [1, 0]),
                                            ([f"k{i}" for i in range(300)], list(range(300)))])
-def test_key_column_gives_each_record_its_key(keys, numbers):
-    column = key_column(array("I", numbers), keys)
+@pytest.mark.parametrize("typecode", ["I", "q"])  # a join input's tap, its reduce side
+def test_key_column_gives_each_record_its_key(keys, numbers, typecode):
+    column = key_column(array(typecode, numbers), keys)
     assert column.to_pylist() == [keys[n] for n in numbers]
+    assert column.type.index_type == (pa.uint8() if len(keys) <= 256 else pa.uint16())
 
 
 def test_key_column_refuses_keys_arrow_would_not_match_by_value():

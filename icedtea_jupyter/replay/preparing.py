@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import time
 from time import perf_counter
 from typing import Any
@@ -208,7 +207,7 @@ class Root:
 
     def _check_kernel(self) -> None:
         """Between interactions: the kernel may have closed the root or asked it to exit."""
-        if not select.select([self.conn.sock], [], [], 0)[0]:
+        if not self.conn.readable(0):
             return
         try:
             self.conn.reader._receive()

@@ -46,11 +46,18 @@ class Connection:
     def reply(self, request: dict, value: Any = None, fds: list[int] | None = None) -> None:
         self.send({"id": request.get("id"), "ok": value}, fds)
 
+    def readable(self, timeout: float) -> bool:
+        """Whether the kernel's end has sent something (or closed) within ``timeout``
+        seconds. ``poll``, not ``select``: a kernel with many files open hands its replay
+        processes socket numbers past 1023, which ``select`` refuses."""
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        return bool(poller.poll(int(timeout * 1000)))
+
     def next_request(self, idle: Callable[[], None] | None = None) -> dict:
         """The next request; ``idle`` runs about once a second while none comes."""
         while not self.reader.pending():
-            ready, _, _ = select.select([self.sock], [], [], 1.0)
-            if ready:
+            if self.readable(1.0):
                 self.reader._receive()
             elif idle is not None:
                 idle()

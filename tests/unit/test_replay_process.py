@@ -184,3 +184,19 @@ def test_a_root_process_that_dies_says_why_from_its_log(tmp_path):
             hub.request(root, "info").result(30)
     finally:
         hub.close()
+
+
+def test_a_kernel_with_more_than_1024_files_open_still_jumps(kernel):
+    """A long notebook session holds many files and sockets: its replay processes get
+    socket numbers past 1023, where ``select`` raised and the root died at start."""
+    held = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        k = kernel("small")
+        process = k.active(0)
+        view = apply_view(k.ask(process, "jump", index=2), None, True)
+        assert view.state("best", 0) == {"best": {1: 9, 2: 7}, "seen": 4}
+    finally:
+        for fd in held:
+            os.close(fd)

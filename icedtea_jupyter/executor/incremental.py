@@ -81,8 +81,8 @@ class _EncodedDict:
             self.plain.pop(key, None)
             self.tagged.discard(key)
         candidates = list(self._candidates(value))
-        items = list(map(value.__getitem__, candidates))
-        if len(candidates) >= LONG and _plain_scalars(candidates, items):
+        items = list(map(value.__getitem__, candidates)) if len(candidates) >= LONG else None
+        if items is not None and _plain_scalars(candidates, items):
             changed = self._update_plain_scalars(candidates, items)
         else:
             changed = self._update_entries(candidates, value)

@@ -11,6 +11,8 @@ import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 
+from .merge_order import HASH_PROBE, SPILLED
+
 KIND = "order"  # the replay-log kind of a worker that logs its input order
 
 
@@ -63,9 +65,10 @@ def run_lengths(starts: Iterable[int], total: int) -> array:
 ORIGINS = "origins"  # the replay-log kind of an aggregation's reduce side
 
 
-def tag_origins(split: int, items: Iterable[tuple]) -> Iterator[tuple]:
-    """The map side's combiners, each tagged with its map partition and position."""
-    for position, (key, combiner) in enumerate(items):
+def tag_origins(split: int, items: Iterable[tuple], spilled: bool = False) -> Iterator[tuple]:
+    """The map side's combiners, each tagged with its map partition and position (marked
+    ``merge_order.SPILLED`` if the merger spilled: replay then reorders them)."""
+    for position, (key, combiner) in enumerate(items, SPILLED if spilled else 0):
         yield key, (split, position, combiner)
 
 
@@ -86,7 +89,8 @@ class Origins:
             yield key, combiner
 
     def replay_log(self, log: dict | None, consumed: int) -> tuple[dict, bytes]:
-        log = dict(log or {"results": []}, kind=ORIGINS)
+        # how the worker hashed (the buckets of a spilled map side: ``merge_order``)
+        log = dict(log or {"results": []}, kind=ORIGINS, hash_probe=hash(HASH_PROBE))
         pairs = self.pairs[:2 * consumed]
         return log, zlib.compress(pairs.tobytes(), 1) if len(pairs) else b""
 

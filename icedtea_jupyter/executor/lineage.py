@@ -47,7 +47,10 @@ from operator import itemgetter, not_
 from typing import Any
 
 from ..store.layout import lineage_path
+from .merge_order import SPILLED as SPILLED_MARK
 from .plugin import WorkerPlugin
+
+_POSITION_BITS = SPILLED_MARK - 1
 
 JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
                    "groupWith"})
@@ -188,7 +191,9 @@ class LineageCapture(WorkerPlugin):
         starts = array("q", map(first.get, in_keys, itertools.repeat(-1)))
         counts = array("q", map(count.get, in_keys, itertools.repeat(0)))
         pairs = self.merge_origins.pairs[:2 * len(in_keys)]  # (partition, position), input 0
-        inputs, parts, positions = itertools.repeat(0), pairs[0::2], pairs[1::2]
+        # positions without the mark of a map side that spilled (``merge_order.SPILLED``)
+        positions = map(_POSITION_BITS.__and__, pairs[1::2])
+        inputs, parts = itertools.repeat(0), pairs[0::2]
         rows.extend(itertools.compress(zip(starts, counts, positions, inputs, parts), counts))
 
 

@@ -20,19 +20,21 @@ from typing import Any
 
 from .host import WorkerHost
 from .input_order import InputOrder, Origins
+from .merge_order import HASH_PROBE, SPILLED
 from .shipping import Shipped
 from .spec import OperatorSpec
 from .wrappers import GroupMerge, TaggedCombine
 
 SHUFFLE_RUNS = "shuffle_runs"  # the replay-log kind of a ShuffleRead worker
-HASH_PROBE = "icedtea-jupyter hash probe"  # hashed in the workers and in replay
 _KEY, _VALUE = itemgetter(0), itemgetter(1)
 
 
 def tag_positions(split: int, records: Iterable) -> Iterator[tuple]:
-    """``(key, value)`` records to ``(key, (split, position, value))``, in C."""
+    """``(key, value)`` records to ``(key, (split, position, value))``, in C; positions
+    marked ``SPILLED`` if the map side's merger spilled (``wrappers.Combined``)."""
+    start = SPILLED if getattr(records, "spilled", False) else 0
     keys, values = tee(records)
-    return zip(map(_KEY, keys), zip(repeat(split), count(), map(_VALUE, values)))
+    return zip(map(_KEY, keys), zip(repeat(split), count(start), map(_VALUE, values)))
 
 
 class Marker:

@@ -19,6 +19,7 @@ from .error_guard import guard, guard_operator
 from .host import WorkerHost, _task_context
 from .input_order import InputOrder, Origins, tag_origins
 from .loops import LOOP_CODES
+from .merge_order import REPLAY_RUN_ID, has_spilled, new_merger
 from .observed import SampledTiming, observe, observe_operator
 from .operator import Operator
 from .shipping import Shipped
@@ -138,18 +139,16 @@ class CombineFunction(Shipped):
         from pyspark.shuffle import Aggregator, ExternalGroupBy, ExternalMerger
 
         host = WorkerHost(self.spec, split)
-        aggregator = Aggregator(*self.functions)
-        merger: Any  # PySpark's spilling merger: grouping (groupByKey) or combining
-        if self.phase == "merge" and self.group:
-            merger = ExternalGroupBy(aggregator, self.memory, self.serializer)
-        else:
-            merger = ExternalMerger(aggregator, self.memory, self.serializer)
+        # PySpark's spilling merger: grouping (groupByKey) or combining
+        kind = ExternalGroupBy if self.phase == "merge" and self.group else ExternalMerger
+        merger = new_merger(kind, Aggregator(*self.functions), self.memory, self.serializer,
+                            self.spec.run.run_id == REPLAY_RUN_ID)
         host.state_source = merger
 
         def combine(records: Iterator) -> Iterator:
             if self.phase == "combine":
                 merger.mergeValues(host.keyed(records))
-                return tag_origins(split, merger.items())
+                return tag_origins(split, merger.items(), has_spilled(merger))
             host.order = Origins()
             merger.mergeCombiners(host.merged(host.order.tap(records)))
             return merger.items()
@@ -176,7 +175,8 @@ class GroupMerge(Shipped):
         from pyspark.shuffle import Aggregator, ExternalGroupBy
 
         host = WorkerHost(self.spec, split)
-        merger: Any = ExternalGroupBy(Aggregator(*_LISTS), self.memory, self.serializer)
+        merger = new_merger(ExternalGroupBy, Aggregator(*_LISTS), self.memory, self.serializer,
+                            self.spec.run.run_id == REPLAY_RUN_ID)
         host.state_source = merger
         host.order = order
         dispatch = self.dispatch
@@ -198,16 +198,35 @@ class TaggedCombine:
 
     def __init__(self, memory: float, serializer: Any, mixed: bool) -> None:
         self.memory, self.serializer, self.mixed = memory, serializer, mixed
+        self.replaying = False  # replay merges in memory (``merge_order``)
 
-    def __call__(self, records: Iterator) -> Iterator:
+    def __call__(self, records: Iterator) -> Iterable:
         from pyspark.shuffle import Aggregator, ExternalMerger
 
-        merger: Any = ExternalMerger(Aggregator(*_LISTS), self.memory, self.serializer)
+        merger = new_merger(ExternalMerger, Aggregator(*_LISTS), self.memory, self.serializer,
+                            getattr(self, "replaying", False))
         if not self.mixed:
             merger.mergeValues(records)
-            return merger.items()
+            return Combined(merger.items(), has_spilled(merger))
         merger.mergeValues(((key, tagged[0]), tagged) for key, tagged in records)
-        return ((key, values) for (key, _), values in merger.items())
+        return Combined(((key, values) for (key, _), values in merger.items()),
+                        has_spilled(merger))
+
+    def in_memory(self) -> TaggedCombine:
+        """This map side as replay runs it: merging in memory."""
+        combine = TaggedCombine(self.memory, self.serializer, self.mixed)
+        combine.replaying = True
+        return combine
+
+
+class Combined:
+    """A map side's combiners, and whether its merger spilled (``merge_order``)."""
+
+    def __init__(self, items: Iterable, spilled: bool) -> None:
+        self.items, self.spilled = iter(items), spilled
+
+    def __iter__(self) -> Iterator:
+        return self.items  # the merger's own iterator: nothing of ours runs per combiner
 
 
 class TagValues:

@@ -68,14 +68,17 @@ def source_of(fed: Fed, q: int, logs: Any, inputs: Any) -> Any:
         log = logs.log(where[1], q)
         if log is not None and log.kind == SHUFFLE_RUNS:  # a partitionBy's reduce side
             return ShuffleRuns(log, where[0], q, logs.operator(where[1])().route)
-        return OriginOrder(getattr(log, "order", None), where[0])
+        return OriginOrder(getattr(log, "order", None), where[0],
+                           getattr(log, "hash_probe", None))
     if kind == "regenerated":
         name = where[0]
         return OwnCounts(name, q, lambda index: own_target(logs, index, name, q),
                          lambda: inputs.regenerated(name, q))
     if kind == "join":
         reader = where[0]
-        return JoinFeed(getattr(logs.log(reader, q), "order", None), fed.sources[q],
-                        logs.operator(reader)().combine, lambda m: inputs.side(reader, m))
+        log = logs.log(reader, q)
+        return JoinFeed(getattr(log, "order", None), fed.sources[q],
+                        logs.operator(reader)().combine.in_memory(),
+                        lambda m: inputs.side(reader, m), getattr(log, "hash_probe", None))
     return StraightFeed(where[0], where[1])
 

@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..executor.merge_order import bucket, position, spilled_order
 from ..executor.state import decode
+from .shuffle_feed import HashedAsWorkers
 from .worker import ReplayError
 
 
@@ -97,22 +99,41 @@ class OriginOrder:
     (map partition, position) pairs into what the map sides — the ``leaf`` worker of
     θ's cursor on each partition — emitted. ``next_records`` hands over the longest next
     run whose records have been emitted, and stops at the first that has not: nothing
-    is reordered."""
+    is reordered. A map partition whose merger spilled in the run (its positions marked,
+    ``merge_order``) gave its combiners bucket by bucket: replay, merging in memory,
+    puts them in that order once the partition has ended (``hashing`` the keys as the
+    run's workers did: ``HashedAsWorkers`` of ``merge_order.bucket``)."""
 
-    def __init__(self, origins: Any, leaf: str) -> None:
-        self.origins = [] if origins is None else [(int(m), int(j)) for m, j in origins]
+    def __init__(self, origins: Any, leaf: str, probe: int | None = None) -> None:
+        pairs = [] if origins is None else [(int(m), position(int(j))) for m, j in origins]
+        self.origins = [(m, j) for m, (j, _) in pairs]
+        self.spilled = {m for m, (_, spilled) in pairs if spilled}
         self.leaf = leaf
         self.position = 0
+        self.hashing = HashedAsWorkers(bucket, probe)
+        self.reordered: dict[int, list] = {}
 
     def emitted(self, m: int, cursors: dict) -> Any:
         """What map partition ``m`` has emitted so far."""
         return cursors[m].sinks[self.leaf] if m in cursors else ()
 
+    def in_run_order(self, m: int, cursors: dict) -> Any:
+        """What map partition ``m`` has emitted, in the order it did in the run."""
+        if m not in self.spilled:
+            return self.emitted(m, cursors)
+        if m not in self.reordered:
+            if m not in cursors or not cursors[m].ended:
+                return ()
+            emitted = list(self.emitted(m, cursors))
+            order = spilled_order(self.hashing.routes([r[0] for r in emitted]))
+            self.reordered[m] = [emitted[i] for i in order]
+        return self.reordered[m]
+
     def next_records(self, cursors: dict) -> list:
         records = []
         while self.position < len(self.origins):
             m, j = self.origins[self.position]
-            emitted = self.emitted(m, cursors)
+            emitted = self.in_run_order(m, cursors)
             if j >= len(emitted):
                 break
             records.append(emitted[j])
@@ -127,11 +148,13 @@ class JoinFeed(OriginOrder):
     """The combiners a join's or cogroup's reduce side read, in the logged order of their
     origins (map partition of the inputs' union, position). An input of θ's tree gives
     its combiners once θ's partition has ended (the map side combines a whole
-    partition), rebuilt with the run's ``combine`` from what the leaf emitted; any other
-    input's come from ``side(map partition)`` (its map side, regenerated)."""
+    partition), rebuilt with the run's ``combine`` (merging in memory) from what the
+    leaf emitted; any other input's come from ``side(map partition)`` (its map side,
+    regenerated)."""
 
-    def __init__(self, origins: Any, source: tuple, combine: Any, side: Any) -> None:
-        super().__init__(origins, "")
+    def __init__(self, origins: Any, source: tuple, combine: Any, side: Any,
+                 probe: int | None = None) -> None:
+        super().__init__(origins, "", probe)
         _, _, self.sides, self.offsets = source
         self.combine, self.side = combine, side
         self.built: dict[int, list] = {}
@@ -149,6 +172,17 @@ class JoinFeed(OriginOrder):
                 tagged = ((key, (index, value)) for key, value in cursor.sinks[leaf])
                 self.built[m] = list(self.combine(tagged))
         return self.built[m]
+
+    def in_run_order(self, m: int, cursors: dict) -> Any:
+        if m not in self.spilled:
+            return self.emitted(m, cursors)
+        if m not in self.reordered:
+            emitted = self.emitted(m, cursors)
+            if not emitted and m not in self.built:
+                return ()
+            order = spilled_order(self.hashing.routes([r[0] for r in emitted]))
+            self.reordered[m] = [emitted[i] for i in order]
+        return self.reordered[m]
 
 
 class StraightFeed:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..executor.shuffle_read import HASH_PROBE
+from ..executor.merge_order import HASH_PROBE
 from .worker import ReplayError
 
 
@@ -27,14 +27,11 @@ class ShuffleRuns:
         order = None if log is None else log.order
         self.runs = [] if order is None else [(int(m), int(n)) for m, n in order]
         self.leaf, self.q, self.route = leaf, q, route
-        self.probe = hash(HASH_PROBE) if log is None or log.hash_probe is None \
-            else log.hash_probe  # what the workers' hash of HASH_PROBE was
-        self.same_hashing = self.probe == hash(HASH_PROBE)
+        self.hashing = HashedAsWorkers(route, None if log is None else log.hash_probe)
         self.run = self.taken = 0  # the current run, and how much of it was handed over
         self.routed: dict[int, list] = {}  # map partition -> its records routed to q
         self.scanned: dict[int, int] = {}  # map partition -> its outputs routed so far
         self.used: dict[int, int] = {}  # map partition -> its routed records handed over
-        self.helper: WorkersHashing | None = None
 
     def next_records(self, cursors: dict) -> list:
         records: list = []
@@ -60,24 +57,34 @@ class ShuffleRuns:
         return self.run >= len(self.runs) and all(c.ended for c in cursors.values())
 
     def _routed(self, m: int, cursors: dict) -> list:
-        """Map partition ``m``'s outputs so far that the partitioner sends to ``q`` (in a
-        process that hashes strings otherwise than Spark's workers, routed by a helper
-        process that hashes as they did: ``WorkersHashing``)."""
+        """Map partition ``m``'s outputs so far that the partitioner sends to ``q``."""
         routed = self.routed.setdefault(m, [])
         sink = cursors[m].sinks[self.leaf] if m in cursors else ()
         start = self.scanned.get(m, 0)
         if len(sink) <= start:
             return routed
         fresh = sink[start:]
-        if self.same_hashing:
-            with _hash_seed_set():
-                routes = [self.route(r[0]) for r in fresh]
-        else:
-            self.helper = self.helper or WorkersHashing(self.route, self.probe)
-            routes = self.helper.routes([r[0] for r in fresh])
+        routes = self.hashing.routes([r[0] for r in fresh])
         routed.extend(r for r, to in zip(fresh, routes) if to == self.q)
         self.scanned[m] = len(sink)
         return routed
+
+
+class HashedAsWorkers:
+    """``route`` applied to keys as Spark's workers hashed them: here, or (in a process
+    that hashes strings otherwise) by a helper process that hashes as they did
+    (``WorkersHashing``). ``probe`` is the workers' hash of ``HASH_PROBE`` (None: as here)."""
+
+    def __init__(self, route: Callable[[Any], int], probe: int | None) -> None:
+        self.route, self.probe = route, hash(HASH_PROBE) if probe is None else probe
+        self.helper: WorkersHashing | None = None
+
+    def routes(self, keys: list) -> list[int]:
+        if self.probe == hash(HASH_PROBE):
+            with _hash_seed_set():
+                return [self.route(k) for k in keys]
+        self.helper = self.helper or WorkersHashing(self.route, self.probe)
+        return self.helper.routes(keys)
 
 
 _ROUTER = """

@@ -145,6 +145,44 @@ def test_jumps_from_forks_equal_the_run_and_a_replay_from_the_start(record, shap
     assert started - {0} or len(run.interactions) <= 2, (shape, plan)  # forks were used
 
 
+@pytest.fixture
+def spilling(sc):
+    """The run's mergers spill: ``spark.python.worker.memory`` is 1 MB, under any worker."""
+    before = sc._conf.get("spark.python.worker.memory")
+    sc._conf.set("spark.python.worker.memory", "1m")
+    yield
+    sc._conf.set("spark.python.worker.memory", before or "512m")
+
+
+@pytest.mark.parametrize("shape", ["reduceByKey after theta", "join between two generators"])
+def test_jumps_feed_the_reduce_side_what_the_run_did_where_the_map_side_spilled(
+        record, sc, spilling, shape):
+    """A map side that spilled gave its combiners bucket by bucket, and the reduce side
+    logged positions in that order; replay merges in memory, so it must reorder them, or
+    it feeds the reduce side other keys' combiners (keys of other reduce partitions)."""
+    code, theta = SHAPES[shape]
+    run = record(code, NAMESPACE, interesting=theta, interact_every=0.12, tau=0.3)
+    assert run.status == "finished", run.error
+    # reduceByKey: θ's 3 partitions; the join: its inputs' 3 + 2
+    reduce_side, n = ("sum", 3) if "reduceByKey" in shape else ("join", 5)
+    keys = sorted({c for c, _ in PURCHASES})
+    routed = sc.parallelize([(k, None) for k in keys], 3).partitionBy(n).glom() \
+        .map(lambda part: [k for k, _ in part]).collect()  # as the workers hash
+    dbg, reference = run.debugger(), in_kernel(run)
+    merged = 0
+    try:
+        for k in range(len(run.interactions)):
+            jumped, replayed = dbg.jump(k), reference.jump(k)
+            for p in range(n):
+                state = jumped.state(reduce_side, p)
+                assert state == replayed.state(reduce_side, p), (k, p)
+                assert set(state["combiners"]) <= set(routed[p]), (k, p, state, routed[p])
+                merged += len(state["combiners"])
+    finally:
+        reference.close()
+    assert merged, "no interaction saw the reduce side merging: the test shows nothing"
+
+
 def test_a_generators_final_state_is_kept_in_the_run_and_in_replay(record):
     code, theta = SHAPES["operator then generator"]
     run = record(code, NAMESPACE, interesting=theta, interact_every=0.12)

@@ -24,6 +24,20 @@ WATCH_RUN_VIEW = """() => {
 }"""
 
 
+# Counts every change under each collapsed section's content from now on, by section.
+WATCH_COLLAPSED = """ids => {
+  window.__sectionChanges = {};
+  for (const id of ids) {
+    window.__sectionChanges[id] = 0;
+    new MutationObserver(records => (window.__sectionChanges[id] += records.length)).observe(
+      document.querySelector('#icedtea-section-' + id),
+      {subtree: true, childList: true, attributes: true, characterData: true});
+  }
+}"""
+# Sections that start collapsed and draw a model of the selected run.
+COLLAPSED = ["versions", "samples", "summaries", "skew", "lineage", "alerts"]
+
+
 def cells(gate: FileGate) -> list[str]:
     """A quick run (the sidebar then has sections), and a run of 2,000 records whose
     partitions wait at ``gate`` halfway, recording progress all along."""
@@ -69,7 +83,11 @@ def watch_collapsed(page, lab_server, gate):
         "finished", timeout=RUN_FINISHED)
     first_id = view.locator(".jp-icedtea-run-header").get_attribute("data-run-id")
     collapse(sidebar, "run")
+    for name in COLLAPSED:
+        expect(sidebar.locator(f'.lm-AccordionPanel-title[aria-controls="icedtea-section-{name}"]')
+               ).to_have_attribute("aria-expanded", "false")
     page.evaluate(WATCH_RUN_VIEW)
+    page.evaluate(WATCH_COLLAPSED, COLLAPSED)
 
     # The second run starts, records progress and waits halfway: the collapsed view is untouched.
     notebook.locator(".jp-Cell").nth(2).locator(".jp-InputPrompt").click()  # select it
@@ -84,6 +102,8 @@ def watch_collapsed(page, lab_server, gate):
     assert second_id != first_id
     page.wait_for_timeout(1000)  # the run's end reaches the page
     assert page.evaluate("window.__runViewChanges") == 0
+    # a new run selected, its progress and its end: none of it drawn in a collapsed section
+    assert page.evaluate("window.__sectionChanges") == dict.fromkeys(COLLAPSED, 0)
 
     # Expanded: drawn once, from the latest data (the second run, finished, every record).
     sidebar.locator('.lm-AccordionPanel-title[aria-controls="icedtea-section-run"]').click()
@@ -94,3 +114,9 @@ def watch_collapsed(page, lab_server, gate):
     expect(row).to_have_attribute("data-status", "done")
     assert count(row.locator(".jp-icedtea-records-in").inner_text()) == 2000
     assert page.evaluate("window.__runViewChanges") > 0
+
+    # The Versions section expanded: drawn once, for the run selected meanwhile.
+    sidebar.locator('.lm-AccordionPanel-title[aria-controls="icedtea-section-versions"]').click()
+    versions = sidebar.locator("#icedtea-section-versions .jp-icedtea-VersionsView")
+    expect(versions.locator(".jp-icedtea-export-path")).to_have_attribute(
+        "placeholder", f"debug-{second_id}.ipynb", timeout=10_000)

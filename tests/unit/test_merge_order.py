@@ -12,7 +12,13 @@ from pyspark.shuffle import Aggregator, ExternalGroupBy, ExternalMerger
 
 from icedtea_jupyter.executor.input_order import Origins, tag_origins
 from icedtea_jupyter.executor.merge_order import (
-    SPILLED, bucket, has_spilled, new_merger, position, spilled_order)
+    SPILLED,
+    bucket,
+    has_spilled,
+    new_merger,
+    position,
+    spilled_order,
+)
 
 SUM = Aggregator(lambda v: v, operator.add, operator.add)
 KEYS = [f"k{i % 701}" for i in range(9000)] + [(i % 37, "t") for i in range(900)] + \

@@ -1,3 +1,5 @@
+import type { Message } from '@lumino/messaging';
+
 import { el, setText } from '../widgets/format';
 import { ModelView } from '../widgets/modelView';
 import type { LineageModel } from './lineageModel';
@@ -34,7 +36,8 @@ export class LineageView extends ModelView<LineageModel> {
     super.dispose();
   }
 
-  protected onAfterShow(): void {
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
     this._model.show();
   }
 

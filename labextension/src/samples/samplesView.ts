@@ -1,6 +1,8 @@
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import type { ISampleResult } from '../comm/protocol';
+import { RedrawWhenShown } from '../widgets/redrawWhenShown';
 import { el, setChildren, setText } from '../widgets/format';
 import type { Edge, SamplesModel } from './model';
 
@@ -41,13 +43,23 @@ export class SamplesView extends Widget {
     this._list = el('ul', 'jp-icedtea-edges');
     this._list.setAttribute('aria-label', 'Edges of the DAG');
     this.node.append(this._note, this._list);
-    _model.changed.connect(this._render, this);
+    _model.changed.connect(this._onChanged, this);
     this._render();
   }
 
   dispose(): void {
     this._model.dispose();
     super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._redraw.shown();
+  }
+
+  /** Drawn now, or once shown if its section is collapsed. */
+  private _onChanged(): void {
+    this._redraw.request();
   }
 
   private _render(): void {
@@ -97,4 +109,6 @@ export class SamplesView extends Widget {
   private _note: HTMLDivElement;
   private _list: HTMLUListElement;
   private _shown = '';
+
+  private readonly _redraw = new RedrawWhenShown(this, () => this._render());
 }

@@ -2,6 +2,7 @@ import { Widget } from '@lumino/widgets';
 import { changeset } from 'vega';
 import embed, { Result, VisualizationSpec } from 'vega-embed';
 
+import { canBeSeen } from '../widgets/redrawWhenShown';
 import { el, setText } from '../widgets/format';
 import { barId, cellId, IChartRows } from './liveRows';
 import type { SkewModel } from './model';
@@ -54,10 +55,22 @@ export class SkewChart extends Widget {
   }
 
   protected onAfterShow(): void {
+    if (this._stale) {
+      // changed while its section was collapsed: drawn once, from the latest report
+      this._stale = false;
+      this._pending = { remove: new Set(), insert: new Map(), scheduled: this._pending.scheduled };
+      this._spec = this._model.report?.[this._kind] ?? null;
+      void this._draw(this._spec as VisualizationSpec | null);
+      return;
+    }
     this.onResize(Widget.ResizeMessage.UnknownSize);
   }
 
   private _onChanged(): void {
+    if (!canBeSeen(this)) {
+      this._stale = true; // no Vega work while collapsed
+      return;
+    }
     const spec = this._model.report?.[this._kind] ?? null;
     if (spec === this._spec) {
       return; // the same chart (a pushed change's rows, if any, are applied already)
@@ -76,6 +89,10 @@ export class SkewChart extends Widget {
    * the changes pushed within one animation frame go in as one. */
   private _onRows(sender: SkewModel, rows: IChartRows): void {
     if (rows.kind !== this._kind || this._result === null) {
+      return;
+    }
+    if (!canBeSeen(this)) {
+      this._stale = true; // the report's dataset has them: drawn when shown
       return;
     }
     const id = (this._kind === 'spec' ? barId : cellId) as (row: unknown) => string;
@@ -183,6 +200,8 @@ export class SkewChart extends Widget {
   private _width = 0;
   private _token = 0;
   private _renderer: 'svg' | 'canvas' = 'svg';
+  /** Changes came while the chart could not be seen (drawn anew when shown). */
+  private _stale = false;
   /** When pushed rows were last applied (performance.now(), ms). */
   private _applied = -Infinity;
 }

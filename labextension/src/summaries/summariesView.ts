@@ -1,7 +1,9 @@
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import embed, { Result, VisualizationSpec } from 'vega-embed';
 
 import type { ISummaryChange, ISummaryComparison } from '../comm/protocol';
+import { RedrawWhenShown } from '../widgets/redrawWhenShown';
 import { el, setChildren, setText } from '../widgets/format';
 import type { SummariesModel } from './model';
 
@@ -56,7 +58,7 @@ export class SummariesView extends Widget {
     this._table = el('div');
     this._charts = el('div', 'jp-icedtea-summary-charts');
     this.node.append(this._picker, this._note, this._table, this._charts);
-    _model.changed.connect(this._render, this);
+    _model.changed.connect(this._onChanged, this);
     this._render();
   }
 
@@ -64,6 +66,16 @@ export class SummariesView extends Widget {
     this._model.dispose();
     this._results.forEach(r => r.finalize());
     super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._redraw.shown();
+  }
+
+  /** Drawn now, or once shown if its section is collapsed. */
+  private _onChanged(): void {
+    this._redraw.request();
   }
 
   private _render(): void {
@@ -141,4 +153,6 @@ export class SummariesView extends Widget {
   private _charts: HTMLDivElement;
   private _results: Result[] = [];
   private _drawn = '';
+
+  private readonly _redraw = new RedrawWhenShown(this, () => this._render());
 }

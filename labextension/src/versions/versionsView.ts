@@ -1,5 +1,7 @@
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
+import { RedrawWhenShown } from '../widgets/redrawWhenShown';
 import { el, setChildren, setText } from '../widgets/format';
 import { DiffView } from './diffView';
 import type { VersionsModel } from './model';
@@ -21,14 +23,14 @@ export class VersionsView extends Widget {
     const exportRow = el('div', 'jp-icedtea-export-row');
     setChildren(exportRow, [this._path, button]);
     setChildren(this.node, [this._status, this._table.node, this._diff.node, exportRow, this._exported]);
-    _model.changed.connect(this._render, this);
-    _model.runs.changed.connect(this._render, this);
+    _model.changed.connect(this._onChanged, this);
+    _model.runs.changed.connect(this._onChanged, this);
     this._render();
   }
 
   dispose(): void {
-    this._model.changed.disconnect(this._render, this);
-    this._model.runs.changed.disconnect(this._render, this);
+    this._model.changed.disconnect(this._onChanged, this);
+    this._model.runs.changed.disconnect(this._onChanged, this);
     this._model.dispose(); // the view's own model
     super.dispose();
   }
@@ -39,6 +41,16 @@ export class VersionsView extends Widget {
 
   private _defaultPath(): string {
     return `debug-${this._model.runs.selectedId ?? 'run'}.ipynb`;
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._redraw.shown();
+  }
+
+  /** Drawn now, or once shown if its section is collapsed. */
+  private _onChanged(): void {
+    this._redraw.request();
   }
 
   private _render(): void {
@@ -68,4 +80,6 @@ export class VersionsView extends Widget {
   private _path: HTMLInputElement;
   private _status = el('div', 'jp-icedtea-versions-status');
   private _exported = el('div', 'jp-icedtea-exported');
+
+  private readonly _redraw = new RedrawWhenShown(this, () => this._render());
 }

@@ -47,7 +47,7 @@ export class RedrawWhenShown {
  * view may hide itself (nothing to show), and must still hear of the change that
  * shows it again.
  */
-function canBeSeen(widget: IShowable): boolean {
+export function canBeSeen(widget: IShowable): boolean {
   if (!widget.isAttached) {
     return true;
   }

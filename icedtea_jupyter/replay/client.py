@@ -129,7 +129,13 @@ class ReplayHub:
                 self.process.wait(2)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        self._wake_w.send(b"x")
+        if not self._thread.is_alive() and self._thread.ident is None:
+            self._release()  # never started: no reader thread to release them
+            return
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass  # released already
 
     # --- the reader thread -----------------------------------------------------------------
     def _add(self, sock: socket.socket, pid: int, role: str, index: int | None) -> Link:
@@ -144,13 +150,23 @@ class ReplayHub:
         return self._add(socket.socket(fileno=fd), pid, role, index)
 
     def _read_loop(self) -> None:
-        while not self._stopped:
-            for key, _ in self._selector.select(1.0):
-                link = key.data
-                if link is None:
-                    self._wake_r.recv(64)
-                    continue
-                self._read(link)
+        try:
+            while not self._stopped:
+                for key, _ in self._selector.select(1.0):
+                    link = key.data
+                    if link is None:
+                        self._wake_r.recv(64)
+                        continue
+                    self._read(link)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """The hub's own files (its selector, its wake-up pair), once it has stopped: a
+        kernel debugging many runs would otherwise keep three a run."""
+        self._selector.close()
+        self._wake_r.close()
+        self._wake_w.close()
 
     def _read(self, link: Link) -> None:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -77,14 +78,30 @@ class HashedAsWorkers:
 
     def __init__(self, route: Callable[[Any], int], probe: int | None) -> None:
         self.route, self.probe = route, hash(HASH_PROBE) if probe is None else probe
-        self.helper: WorkersHashing | None = None
 
     def routes(self, keys: list) -> list[int]:
         if self.probe == hash(HASH_PROBE):
             with _hash_seed_set():
                 return [self.route(k) for k in keys]
-        self.helper = self.helper or WorkersHashing(self.route, self.probe)
-        return self.helper.routes(keys)
+        return workers_hashing(self.route, self.probe).routes(keys)
+
+
+_HELPERS: dict[tuple[int, bytes], WorkersHashing] = {}
+_HELPERS_LOCK = threading.Lock()
+
+
+def workers_hashing(route: Callable[[Any], int], probe: int) -> WorkersHashing:
+    """The helper process for ``route`` and the workers' hashing ``probe``: one for all
+    of this process's feeds and jumps (a feed is made each jump), started when first
+    needed; it ends with this process."""
+    from pyspark import cloudpickle
+
+    key = (probe, cloudpickle.dumps(route))
+    with _HELPERS_LOCK:
+        helper = _HELPERS.get(key)
+        if helper is None or helper.process.poll() is not None:
+            helper = _HELPERS[key] = WorkersHashing(route, probe)
+        return helper
 
 
 _ROUTER = """
@@ -111,6 +128,7 @@ class WorkersHashing:
         from pyspark import cloudpickle
 
         self.seed = os.environ.get("PYTHONHASHSEED", "0")
+        self._lock = threading.Lock()
         self.process = subprocess.Popen(
             [sys.executable, "-c", _ROUTER % (probe, self.seed)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -120,11 +138,12 @@ class WorkersHashing:
     def routes(self, keys: list) -> list[int]:
         from pyspark import cloudpickle
 
-        self._send(cloudpickle.dumps(keys))
-        try:
-            return pickle.load(self.process.stdout)  # type: ignore[arg-type]
-        except EOFError:
-            raise self._failed() from None
+        with self._lock:  # one question, one answer: feeds in two threads take turns
+            self._send(cloudpickle.dumps(keys))
+            try:
+                return pickle.load(self.process.stdout)  # type: ignore[arg-type]
+            except EOFError:
+                raise self._failed() from None
 
     def _send(self, data: bytes) -> None:
         try:

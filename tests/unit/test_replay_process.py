@@ -149,6 +149,23 @@ def test_closing_the_hub_ends_every_replay_process(kernel):
     wait_until(lambda: not any(alive(pid) for pid in pids), 10, "every replay process to end")
 
 
+def open_files():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_closed_hub_keeps_no_file_open_in_the_kernel(kernel):
+    """A kernel debugging run after run closes older runs' replay processes: their
+    sockets, selectors and pipes must go with them, or a long session runs out."""
+    ReplayHub(lambda link, event: None).close()  # never started
+    before = open_files()
+    for _ in range(3):
+        k = kernel("small")
+        k.ask(k.active(0), "jump", index=2)
+        k.hub.close()
+        k.hub._thread.join(10)
+    assert open_files() == before
+
+
 def test_frames_carry_descriptors_and_refuse_garbage():
     a, b = socket.socketpair()
     extra, other = socket.socketpair()

@@ -1,5 +1,7 @@
+import type { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { RedrawWhenShown } from '../widgets/redrawWhenShown';
 import { el, formatCount, setChildren, setText } from '../widgets/format';
 import { SkewAdvice } from './adviceView';
 import { SkewChart } from './chartView';
@@ -30,7 +32,7 @@ export class SkewView extends Panel {
     this.addWidget(new SkewKeys(model));
     this.addWidget(new SkewAdvice(model));
     this.addWidget(new SkewChart(model, 'heatmap'));
-    model.changed.connect(this._render, this);
+    model.changed.connect(this._onChanged, this);
     this._render();
   }
 
@@ -38,8 +40,18 @@ export class SkewView extends Panel {
     if (this.isDisposed) {
       return;
     }
-    this._model.changed.disconnect(this._render, this);
+    this._model.changed.disconnect(this._onChanged, this);
     super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._redraw.shown();
+  }
+
+  /** Drawn now, or once shown if its section is collapsed. */
+  private _onChanged(): void {
+    this._redraw.request();
   }
 
   private _render(): void {
@@ -65,6 +77,7 @@ export class SkewView extends Panel {
     this._problem.hidden = !this._model.error;
   }
 
+  private readonly _redraw = new RedrawWhenShown(this, () => this._render());
   private _model: SkewModel;
   private _picker: HTMLSelectElement;
   private _summary: HTMLSpanElement;

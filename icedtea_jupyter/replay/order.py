@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..executor.merge_order import bucket, position, spilled_order
+from ..executor.merge_order import SPILLED, bucket, spilled_order
 from ..executor.state import decode
 from .shuffle_feed import HashedAsWorkers
 from .worker import ReplayError
@@ -105,9 +105,11 @@ class OriginOrder:
     run's workers did: ``HashedAsWorkers`` of ``merge_order.bucket``)."""
 
     def __init__(self, origins: Any, leaf: str, probe: int | None = None) -> None:
-        pairs = [] if origins is None else [(int(m), position(int(j))) for m, j in origins]
-        self.origins = [(m, j) for m, (j, _) in pairs]
-        self.spilled = {m for m, (_, spilled) in pairs if spilled}
+        pairs = np.zeros((0, 2), np.int64) if origins is None else \
+            np.asarray(origins, np.int64).reshape(-1, 2)
+        marked = (pairs[:, 1] & SPILLED) != 0
+        self.spilled = set(pairs[marked, 0].tolist())
+        self.origins = np.stack([pairs[:, 0], pairs[:, 1] & (SPILLED - 1)], 1).tolist()
         self.leaf = leaf
         self.position = 0
         self.hashing = HashedAsWorkers(bucket, probe)

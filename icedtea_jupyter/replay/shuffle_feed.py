@@ -78,12 +78,14 @@ class HashedAsWorkers:
 
     def __init__(self, route: Callable[[Any], int], probe: int | None) -> None:
         self.route, self.probe = route, hash(HASH_PROBE) if probe is None else probe
+        self.helper: WorkersHashing | None = None
 
     def routes(self, keys: list) -> list[int]:
         if self.probe == hash(HASH_PROBE):
             with _hash_seed_set():
                 return [self.route(k) for k in keys]
-        return workers_hashing(self.route, self.probe).routes(keys)
+        self.helper = self.helper or workers_hashing(self.route, self.probe)
+        return self.helper.routes(keys)
 
 
 _HELPERS: dict[tuple[int, bytes], WorkersHashing] = {}

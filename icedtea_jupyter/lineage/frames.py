@@ -199,7 +199,9 @@ def coalesced_like_the_run(spark: Any) -> Iterator[None]:
     try:
         yield
     finally:
-        if before is None:
+        if spark.conf.get(CACHED_PARTITIONING, None) != "true":
+            pass  # set meanwhile by the user's next cell: theirs stays
+        elif before is None:
             spark.conf.unset(CACHED_PARTITIONING)
         else:
             spark.conf.set(CACHED_PARTITIONING, before)

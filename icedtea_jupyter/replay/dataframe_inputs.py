@@ -151,7 +151,12 @@ def pin(session: Any, run: dict[str, str]) -> dict[str, tuple]:
 
 
 def restore(session: Any, changed: dict[str, tuple]) -> None:
-    for key, (now, _) in changed.items():
+    """Undo ``pin``: each key pinned goes back to its value before, unless someone set
+    it meanwhile (replay regenerates in a background thread while the user's next cell
+    may set its own configuration: theirs stays)."""
+    for key, (now, pinned) in changed.items():
+        if session.conf.get(key, None) != pinned:
+            continue
         if now is None:
             session.conf.unset(key)
         else:

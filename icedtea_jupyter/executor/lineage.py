@@ -47,10 +47,8 @@ from operator import itemgetter, not_
 from typing import Any
 
 from ..store.layout import lineage_path
-from .merge_order import SPILLED as SPILLED_MARK
+from .merge_order import POSITION
 from .plugin import WorkerPlugin
-
-_POSITION_BITS = SPILLED_MARK - 1
 
 JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
                    "groupWith"})
@@ -192,7 +190,7 @@ class LineageCapture(WorkerPlugin):
         counts = array("q", map(count.get, in_keys, itertools.repeat(0)))
         pairs = self.merge_origins.pairs[:2 * len(in_keys)]  # (partition, position), input 0
         # positions without the mark of a map side that spilled (``merge_order.SPILLED``)
-        positions = map(_POSITION_BITS.__and__, pairs[1::2])
+        positions = map(POSITION.__and__, pairs[1::2])
         inputs, parts = itertools.repeat(0), pairs[0::2]
         rows.extend(itertools.compress(zip(starts, counts, positions, inputs, parts), counts))
 

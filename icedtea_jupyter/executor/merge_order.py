@@ -23,6 +23,7 @@ from typing import Any
 SEED = 0x1CED  # the buckets' seed (PySpark's: the merger's address, different each time)
 BUCKETS = 59  # PySpark's default
 SPILLED = 1 << 31  # on a combiner's position tag: its map partition's merger spilled
+POSITION = SPILLED - 1  # a position tag's bits that hold the position
 REPLAY_RUN_ID = "icedtea-replay"  # the run id of a replayed worker's spec
 HASH_PROBE = "icedtea-jupyter hash probe"  # hashed in the workers and in replay
 
@@ -56,4 +57,4 @@ def spilled_order(buckets: Sequence[int]) -> list[int]:
 
 def position(tag: int) -> tuple[int, bool]:
     """A position tag as (position, whether its map partition spilled)."""
-    return tag & (SPILLED - 1), bool(tag & SPILLED)
+    return tag & POSITION, bool(tag & SPILLED)

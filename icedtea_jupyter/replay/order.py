@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..executor.merge_order import SPILLED, bucket, spilled_order
+from ..executor.merge_order import POSITION, SPILLED, bucket, spilled_order
 from ..executor.state import decode
 from .shuffle_feed import HashedAsWorkers
 from .worker import ReplayError
@@ -109,7 +109,7 @@ class OriginOrder:
             np.asarray(origins, np.int64).reshape(-1, 2)
         marked = (pairs[:, 1] & SPILLED) != 0
         self.spilled = set(pairs[marked, 0].tolist())
-        self.origins = np.stack([pairs[:, 0], pairs[:, 1] & (SPILLED - 1)], 1).tolist()
+        self.origins = np.stack([pairs[:, 0], pairs[:, 1] & POSITION], 1).tolist()
         self.leaf = leaf
         self.position = 0
         self.hashing = HashedAsWorkers(bucket, probe)

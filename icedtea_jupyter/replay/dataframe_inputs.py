@@ -6,12 +6,13 @@ batches by its SQL configuration (``spark.sql.execution.arrow.maxRecordsPerBatch
 plans its partitions with it (adaptive query execution coalesces shuffle partitions) and
 converts the batches for pandas by it (the session time zone). So θ's input DataFrame is
 kept with the ``spark.sql.*`` configuration the cell ran with; to regenerate partition p,
-Spark runs the same plan with that configuration pinned, through a capture function of
-the same API as θ (the batches are converted exactly as θ got them), on partition p alone
+Spark runs the same plan with that configuration, in a session of its own, through a
+capture function of the same API as θ (the batches are converted exactly as θ got them), on partition p alone
 (``SparkContext.runJob``). Each batch travels back pickled, in order.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import pickle
 from collections.abc import Iterator
@@ -88,20 +89,16 @@ class DataFrameUpstream:
     def batches(self, partition: int) -> tuple[list, int, dict[str, tuple]]:
         """Partition ``partition`` of θ's input as the list of records θ would take
         (batches, or groups); the number of partitions the plan has now; the confs
-        pinned to the run's values (``{key: (now, run)}``)."""
-        session = self.frame.sparkSession
-        pinned = pin(session, self.conf)
-        try:
-            if self._rdd is None:  # planned once: the shuffles before θ run once
-                self._rdd = self.capture().rdd
-            rdd = self._rdd
-            partitions = rdd.getNumPartitions()
-            if partition >= partitions:
-                return [], partitions, pinned
-            data = session.sparkContext.runJob(rdd, _first_column, [partition])
-        finally:
-            restore(session, pinned)
-        return self.records(data), partitions, pinned
+        set to the run's values (``{key: (now, run)}``)."""
+        differs = differences(self.frame.sparkSession, self.conf)
+        if self._rdd is None:  # planned once: the shuffles before θ run once
+            self._rdd = in_the_runs_session(self.capture(), self.conf).rdd
+        rdd = self._rdd
+        partitions = rdd.getNumPartitions()
+        if partition >= partitions:
+            return [], partitions, differs
+        data = rdd.context.runJob(rdd, _first_column, [partition])
+        return self.records(data), partitions, differs
 
 
 def every_partition(upstream: DataFrameUpstream) -> tuple[dict[int, list], dict[str, tuple]]:
@@ -113,16 +110,13 @@ def every_partition(upstream: DataFrameUpstream) -> tuple[dict[int, list], dict[
     action did (adaptive query execution coalesces them the same way)."""
     from pyspark.sql.functions import spark_partition_id
 
-    session = upstream.frame.sparkSession
-    pinned = pin(session, upstream.conf)
-    try:
-        rows = upstream.capture().select(spark_partition_id().alias("q"), "b").collect()
-    finally:
-        restore(session, pinned)
+    differs = differences(upstream.frame.sparkSession, upstream.conf)
+    frame = in_the_runs_session(upstream.capture(), upstream.conf)
+    rows = frame.select(spark_partition_id().alias("q"), "b").collect()
     payloads: dict[int, list] = {}
     for q, data in rows:
         payloads.setdefault(q, []).append(data)
-    return {q: upstream.records(p) for q, p in payloads.items()}, pinned
+    return {q: upstream.records(p) for q, p in payloads.items()}, differs
 
 
 def sql_conf(session: Any) -> dict[str, str]:
@@ -132,6 +126,35 @@ def sql_conf(session: Any) -> dict[str, str]:
     except Exception:  # a session without getAll: nothing to pin
         return {}
     return {k: v for k, v in dict(everything).items() if k.startswith(SQL_PREFIX)}
+
+
+def differences(session: Any, run: dict[str, str]) -> dict[str, tuple]:
+    """The SQL settings where ``session`` differs from the run: ``{key: (now, run)}``."""
+    now = sql_conf(session)
+    return {key: (now.get(key), run.get(key)) for key in sorted(set(now) | set(run))
+            if now.get(key) != run.get(key)}
+
+
+def in_the_runs_session(frame: Any, run: dict[str, str]) -> Any:
+    """``frame`` planned in a session of its own that has the run's SQL configuration:
+    the user's session stays as the user set it, whatever cell runs meanwhile (replay
+    regenerates in a background thread). A session shares the SparkContext and the
+    cache; the plan is the frame's, analyzed. Spark Connect has no such sessions:
+    its frames stay in theirs (``pin`` and ``restore`` around the query)."""
+    session = frame.sparkSession
+    jsession = getattr(session, "_jsparkSession", None)
+    if jsession is None or not hasattr(frame, "_jdf"):
+        return frame
+    own = session.newSession()
+    pin(own, run)
+    plan = frame._jdf.queryExecution().analyzed()
+    return type(frame)(_datasets(frame).ofRows(own._jsparkSession, plan), own)
+
+
+def _datasets(frame: Any) -> Any:
+    """Spark's Dataset class of ``frame`` (``sql.classic`` since Spark 4)."""
+    return functools.reduce(getattr, frame._jdf.getClass().getName().split("."),
+                            frame.sparkSession._jvm)
 
 
 def pin(session: Any, run: dict[str, str]) -> dict[str, tuple]:

@@ -175,10 +175,11 @@ out = df.select(pandas_udf(make(), "double")(col("v"))).collect()
 @pytest.mark.parametrize("aqe", ["true", "false"])
 @pytest.mark.parametrize("kind", sorted(SHUFFLED))
 def test_partitions_after_a_shuffle_replay_as_the_run_planned_them(
-        record, sql_conf, kind, aqe):
+        record, sql_conf, kind, aqe, monkeypatch):
     """With AQE the shuffle's four partitions are coalesced: replay regenerates the ones
-    the run had, with the run's settings pinned even where the session's changed since
-    (and put back after)."""
+    the run had, with the run's settings even where the session's changed since, in a
+    session of its own: the user's is never written (a cell running meanwhile keeps its
+    settings)."""
     sql_conf(spark_sql_adaptive_enabled=aqe,
              spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
     name, code = SHUFFLED[kind]
@@ -189,6 +190,9 @@ def test_partitions_after_a_shuffle_replay_as_the_run_planned_them(
     changed = "false" if aqe == "true" else "true"
     sql_conf(spark_sql_adaptive_enabled=changed,  # changed after the run: pinned back
              spark_sql_execution_arrow_maxRecordsPerBatch="7")
+    conf, writes = run.namespace["spark"].conf, []
+    monkeypatch.setattr(conf, "set", lambda *a: writes.append(a), raising=False)
+    monkeypatch.setattr(conf, "unset", lambda *a: writes.append(a), raising=False)
     dbg = run.debugger()
     dbg.jump(0)
     seen = 0
@@ -198,7 +202,8 @@ def test_partitions_after_a_shuffle_replay_as_the_run_planned_them(
         assert final.state(name, p) == run.final_state(name, p)
         seen += final.state(name, p).get("state", final.state(name, p))["seen"]
     assert seen == ROWS
-    assert spark_conf(run, "spark.sql.adaptive.enabled") == changed  # and put back
+    assert not writes
+    assert spark_conf(run, "spark.sql.adaptive.enabled") == changed
 
 
 def spark_conf(run, key):

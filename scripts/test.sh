@@ -15,4 +15,4 @@ echo "== Linters: ruff and mypy (Python), tsc --noEmit, eslint and prettier --ch
 echo "== TypeScript unit tests"
 (cd labextension && ../.venv/bin/jlpm test --silent)
 echo "== Python, Spark, notebook and browser tests"
-exec .venv/bin/python -m pytest tests notebooks --nbval-lax -p no:cacheprovider --durations=30 "$@"
+exec .venv/bin/python -m pytest tests notebooks --nbval-lax -n "${ICEDTEA_TEST_WORKERS:-2}" --dist loadscope -p no:cacheprovider --durations=30 "$@"

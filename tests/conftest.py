@@ -8,7 +8,25 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 import pytest  # noqa: E402
 
+from tests.jvm_options import set_for_this_process_and_its_children  # noqa: E402
 from tests.waiting import FileGate  # noqa: E402
+
+set_for_this_process_and_its_children()
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (``scripts/test.sh`` runs two workers): the browser tests go to
+    one worker, one after another (each drives JupyterLab and Chromium at about a core's
+    worth of CPU), and every other file stays whole on one worker (its module fixtures
+    made once; a notebook's cells in order, in one kernel)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserTogetherFilesWhole(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "browser" if path.startswith("tests/browser/") else path
+
+    return BrowserTogetherFilesWhole(config, log)
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.jvm_options import JVM_OPTIONS
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -89,6 +91,7 @@ def connect_server(tmp_path_factory):
              "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4",
              "spark.python.worker.reuse": "true"}
     command = [str(home / "bin" / "spark-submit"), "--master", "local[2]",
+               "--driver-java-options", JVM_OPTIONS,
                "--class", "org.apache.spark.sql.connect.service.SparkConnectServer"]
     for key, value in confs.items():
         command += ["--conf", f"{key}={value}"]

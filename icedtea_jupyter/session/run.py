@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -100,7 +101,15 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
 
     @property
     def started(self) -> float:
-        return self.manifest["started"]
+        """When the run started; a manifest without it (written by hand, or by an
+        older version) gives its store folder's time."""
+        started = self.manifest.get("started")
+        if started is not None:
+            return float(started)
+        try:
+            return os.path.getmtime(self.path)
+        except OSError:
+            return 0.0
 
     @property
     def ended(self) -> float | None:

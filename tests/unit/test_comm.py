@@ -1,5 +1,6 @@
 """The icedtea comm: request/reply with ids, errors as replies, one message list per side."""
 import logging
+import os
 import pathlib
 import re
 
@@ -9,6 +10,7 @@ from icedtea_jupyter.comm import messages
 from icedtea_jupyter.comm.handlers import RUNS, HandlerRegistry, MethodTable
 from icedtea_jupyter.comm.target import CommChannel, default_handlers, handle
 from icedtea_jupyter.session import registry
+from icedtea_jupyter.store.run_store import RunStore
 from tests.unit.fakes import FakeComm
 
 PROTOCOL_TS = pathlib.Path(__file__).parents[2] / "labextension" / "src" / "comm" / "protocol.ts"
@@ -48,6 +50,23 @@ def test_runs_list_and_run_get_reply_with_the_request_id(stored_run):
     assert item["cell"] == "rdd = sc.parallelize(x)" and item["operators"] == 1
     reply = handle({"kind": "request", "id": 8, "method": "run.get", "params": {"run": "run-a"}})
     assert reply["ok"] and reply["result"]["dag"]["edges"] == [["source", "enrich"]]
+
+
+def test_a_reopened_store_without_a_start_time_does_not_break_the_runs_list(stored_run,
+                                                                           tmp_path):
+    """A manifest written by hand (or damaged) lacks ``started``: the list still answers,
+    that run with its folder's time."""
+    bare = RunStore.create(str(tmp_path / "bare"), "run-bare")
+    bare.write_manifest({"id": "run-bare", "status": "finished"})
+    reopened = registry.open_run(bare.path)
+    try:
+        reply = handle({"kind": "request", "id": 9, "method": "runs.list", "params": {}})
+        assert reply["ok"], reply
+        item = next(r for r in reply["result"]["runs"] if r["id"] == "run-bare")
+        assert abs(item["started"] - os.path.getmtime(bare.path)) < 1
+        assert any(r["id"] == "run-a" for r in reply["result"]["runs"])
+    finally:
+        registry._RUNS.remove(reopened)
 
 
 @pytest.mark.parametrize("message, kind", [

@@ -14,6 +14,22 @@ from tests.waiting import FileGate  # noqa: E402
 set_for_this_process_and_its_children()
 
 
+def pytest_configure(config):
+    """Under pytest-xdist, the controller starts Binder's build (``tests/install``) in a
+    process of its own before the workers start, when the run includes its test: it
+    downloads and unpacks for minutes while the workers test, and its test reads it."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "numprocesses",
+                                                            None):
+        return
+    if config.option.keyword or config.option.markexpr:
+        return
+    binder = os.path.join("tests", "install", "test_binder_build.py")
+    if any(binder.startswith(os.path.normpath(arg).split("::")[0]) for arg in config.args):
+        from tests.install import binder_build
+
+        binder_build.start_detached()
+
+
 def pytest_xdist_make_scheduler(config, log):
     """Under pytest-xdist (``scripts/test.sh`` runs two workers): the browser tests go to
     one worker, one after another (each drives JupyterLab and Chromium at about a core's

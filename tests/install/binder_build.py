@@ -8,12 +8,14 @@ test (``test_binder_build.py``) waits for it and checks what it left.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,8 +26,8 @@ class BinderBuild:
     (the package's path, ``jupyter labextension list``, ``tpchgen-cli --help``), or raises
     what failed."""
 
-    def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="icedtea-binder-"))
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or Path(tempfile.mkdtemp(prefix="icedtea-binder-"))
         self.venv = self.root / "env"
         self._answers: dict[str, str] = {}
         self._error: BaseException | None = None
@@ -85,11 +87,66 @@ def _run(command: list[str], cwd: Path, env: dict) -> str:
     return done.stdout + done.stderr
 
 
-_STARTED: list[BinderBuild] = []
+class DetachedBuild:
+    """A build in a process of its own (``start_detached``), which writes its answers,
+    or what failed, to ``result.json`` in its folder: under pytest-xdist the build
+    starts in the controller, before the workers, and any worker's test reads it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.venv = root / "env"
+
+    def result(self, timeout: float) -> dict[str, str]:
+        done = self.root / "result.json"
+        deadline = time.monotonic() + timeout
+        while not done.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"binder's build took over {timeout:.0f} s ({self.root})")
+            time.sleep(1)
+        result = json.loads(done.read_text())
+        if result["error"]:
+            raise AssertionError(f"binder's build failed: {result['error']}")
+        return result["answers"]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start() -> BinderBuild:
-    """The suite's build: started once, on the first call."""
+ENVIRONMENT = "ICEDTEA_BINDER_BUILD"  # the detached build's folder, for the workers
+
+
+def start_detached() -> Path:
+    """Start the build in a process of its own; its folder (also in ``ENVIRONMENT``)."""
+    root = Path(tempfile.mkdtemp(prefix="icedtea-binder-"))
+    subprocess.Popen([sys.executable, "-m", "tests.install.binder_build", str(root)],
+                     cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True)
+    os.environ[ENVIRONMENT] = str(root)
+    return root
+
+
+_STARTED: list[BinderBuild | DetachedBuild] = []
+
+
+def start() -> BinderBuild | DetachedBuild:
+    """The suite's build: the detached one if the controller started it, else one
+    started here on the first call."""
     if not _STARTED:
-        _STARTED.append(BinderBuild())
+        detached = os.environ.get(ENVIRONMENT)
+        _STARTED.append(DetachedBuild(Path(detached)) if detached else BinderBuild())
     return _STARTED[0]
+
+
+def _main(root: Path) -> None:
+    build = BinderBuild(root)
+    try:
+        answers, error = build.result(timeout=1500), ""
+    except BaseException as exc:  # noqa: BLE001 - written for the test to raise
+        answers, error = {}, f"{type(exc).__name__}: {exc}"
+    written = root / "result.json.part"
+    written.write_text(json.dumps({"answers": answers, "error": error}))
+    written.rename(root / "result.json")
+
+
+if __name__ == "__main__":
+    _main(Path(sys.argv[1]))

@@ -7,8 +7,8 @@ plans its partitions with it (adaptive query execution coalesces shuffle partiti
 converts the batches for pandas by it (the session time zone). So θ's input DataFrame is
 kept with the ``spark.sql.*`` configuration the cell ran with; to regenerate partition p,
 Spark runs the same plan with that configuration, in a session of its own, through a
-capture function of the same API as θ (the batches are converted exactly as θ got them), on partition p alone
-(``SparkContext.runJob``). Each batch travels back pickled, in order.
+capture function of the same API as θ (the batches are converted exactly as θ got them),
+on partition p alone (``SparkContext.runJob``). Each batch travels back pickled, in order.
 """
 from __future__ import annotations
 
@@ -160,16 +160,13 @@ def _datasets(frame: Any) -> Any:
 def pin(session: Any, run: dict[str, str]) -> dict[str, tuple]:
     """Set the session's SQL configuration to the run's; returns what was changed as
     ``{key: (value now or None, the run's or None)}``."""
-    now = sql_conf(session)
-    changed: dict[str, tuple] = {}
-    for key in sorted(set(now) | set(run)):
-        if now.get(key) == run.get(key) or not session.conf.isModifiable(key):
-            continue
-        changed[key] = (now.get(key), run.get(key))
-        if key in run:
-            session.conf.set(key, run[key])
-        else:
+    changed = {key: values for key, values in differences(session, run).items()
+               if session.conf.isModifiable(key)}
+    for key, (_, value) in changed.items():
+        if value is None:
             session.conf.unset(key)
+        else:
+            session.conf.set(key, value)
     return changed
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from icedtea_jupyter.agents.flags import golden_agents
 from icedtea_jupyter.agents.golden import Golden, SampledGolden
-from icedtea_jupyter.agents.golden_budget import BudgetGolden, budget_rate
+from icedtea_jupyter.agents.golden_budget import BudgetGolden, block_seconds, budget_rate
 from icedtea_jupyter.agents.latency import LatencyAgent
 
 from .chains import hosted_chain
@@ -60,6 +60,25 @@ def test_a_cheap_reference_tests_every_record(monkeypatch, others):
     assert stated["tested"] == stated["records"] == N
     assert {a["check"] for a in found} == {"op0: golden"}
     assert sum(a["count"] for a in found) == N // 10
+
+
+def interrupted_reference(x):
+    """A cheap reference, but one of its calls waits 5 ms, as when the machine's
+    scheduler gives the CPU to another process in the middle of a test."""
+    if x == 5:
+        wait(5e-3)
+    return x
+
+
+def test_one_interrupted_test_does_not_lower_the_rate(monkeypatch):
+    found, stated = run_golden(monkeypatch, slow_buggy, interrupted_reference)
+    assert stated["check"] == "op0: golden, 100% of records tested"
+    assert sum(a["count"] for a in found) == N // 10
+
+
+def test_a_block_counts_its_longest_test_at_the_median():
+    assert block_seconds([1.0, 2.0, 3.0, 100.0]) == 1.0 + 2.0 + 3.0 + 2.5
+    assert block_seconds([1.0, 100.0]) == 101.0  # too few to tell an outlier
 
 
 @pytest.mark.parametrize("others", [(), (LatencyAgent,)], ids=["in blocks", "per record"])

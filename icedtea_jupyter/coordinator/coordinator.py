@@ -35,6 +35,7 @@ from .server import Connection, ControlServer
 Emit = Callable[[str, dict], None]
 Handler = Callable[[dict, bytes], None]
 log = logging.getLogger(__name__)
+LATE_END = 30.0  # seconds more for the end of a worker whose task Spark says succeeded
 
 
 def worker_key(worker: dict) -> tuple:
@@ -329,21 +330,26 @@ class Coordinator:
         self._record(self.store.write_worker, {**state, "worker": worker})
         return worker
 
-    def finish(self, timeout: float = 3.0) -> None:
+    def finish(self, timeout: float = 3.0,
+               succeeded: Callable[[list[tuple]], set[tuple]] | None = None) -> None:
         """Refuse new interactions, ask per-call workers to flush, wait for running
         workers, take local records; the workers that never reported are ``lost``, in
-        memory and in the store's worker table."""
+        memory and in the store's worker table. A worker whose Spark task ``succeeded``
+        (keys of the workers still running → those whose task attempt Spark recorded as
+        a success) sent its end before its task ended: it is waited for up to
+        ``LATE_END`` seconds more (a busy kernel reads it late; lost, its replay log
+        would be gone)."""
         self.book.close()  # what is listed from now on is what the store keeps
         if self.periodic is not None:
             self.periodic.stop()
         self.server.broadcast({"type": "flush"})
-        deadline = time.monotonic() + timeout
+        self._wait_for_running(timeout)
+        late = self._running_keys()
+        if late and succeeded is not None:
+            coming = succeeded(late)
+            if coming:
+                self._wait_for_running(LATE_END, coming)
         with self._ended:
-            while any(w["status"] == "running" for w in self.workers.values()):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._ended.wait(left)
             for state in self.workers.values():
                 if state["status"] == "running":
                     state["status"] = "lost"  # killed with its task, or never reported
@@ -353,6 +359,21 @@ class Coordinator:
             self._call(name, agent, "finish")
         self.book.save()
         self.server.close()
+
+    def _running_keys(self) -> list[tuple]:
+        with self._ended:
+            return [key for key, w in self.workers.items() if w["status"] == "running"]
+
+    def _wait_for_running(self, timeout: float, keys: set[tuple] | None = None) -> None:
+        """Until the workers (``keys``, else all) have ended, or ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._ended:
+            while any(w["status"] == "running" for key, w in self.workers.items()
+                      if keys is None or key in keys):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._ended.wait(left)
 
     def _record_lost(self) -> None:
         """A row with status ``lost`` for each worker that reported neither its end nor a

@@ -34,7 +34,7 @@ from .interpreter import point_workers_here
 from .interrupted import kernel_identity
 from .live_run import LiveRun
 from .run import Listener, Run
-from .spark_attempts import killed_attempts, killed_warning
+from .spark_attempts import killed_attempts, killed_warning, succeeded
 from .spark_logs import task_failures_logged_to
 
 REFUSALS = (InterestingNotFound, NeedsClassicSession)  # the cell's use refused, before any task
@@ -232,7 +232,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
     run.cell_exception = cell_error
     coordinator = run.coordinator
     try:
-        coordinator.finish()
+        coordinator.finish(succeeded=lambda keys: succeeded(_spark_context(), keys))
         killed = killed_attempts(_spark_context(), coordinator.worker_states())
         coordinator.discard(killed)
         run.manifest["killed_attempts"] = killed

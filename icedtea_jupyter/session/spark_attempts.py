@@ -54,6 +54,20 @@ def spark_attempts(sc: Any, stage: int, tasks: Iterable[int]) -> dict[int, Spark
     return found
 
 
+def succeeded(sc: Any, keys: list[tuple]) -> set[tuple]:
+    """The workers (coordinator keys) whose Spark task attempt succeeded: their end was
+    sent before the task ended, however late the kernel reads it. None without a
+    SparkContext (Spark Connect): its tasks are not known here."""
+    if sc is None:
+        return set()
+    found: set[tuple] = set()
+    for stage in {key[1] for key in keys}:
+        attempts = spark_attempts(sc, stage, {key[4] for key in keys if key[1] == stage})
+        found |= {key for key in keys if key[1] == stage and key[4] in attempts
+                  and attempts[key[4]].status == SUCCESS}
+    return found
+
+
 def _stage_tasks(sc: Any, status_store: Any, stage: int, attempt: int) -> Any:
     """The task records of one stage attempt (a Scala Map keyed by task attempt id, a
     Long: a Python int finds it), or None if Spark has no such stage attempt."""

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from icedtea_jupyter.session.execution import NO_JOB_WARNING
-from icedtea_jupyter.session.spark_attempts import SparkAttempt, spark_attempts
+from icedtea_jupyter.session.spark_attempts import SparkAttempt, spark_attempts, succeeded
 from tests.faults import flaky
 
 pytestmark = pytest.mark.spark
@@ -88,6 +88,9 @@ def test_spark_says_which_attempt_of_a_retried_task_succeeded(record, sc):
     assert found == {workers[0]["task"]: SparkAttempt("FAILED", False),
                      workers[1]["task"]: SparkAttempt("SUCCESS", False)}
     assert run.manifest["killed_attempts"] == [] and workers[0]["status"] == "failed"
+    keys = {w["attempt"]: (0, w["stage"], 0, w["attempt"], w["task"])
+            for w in workers.values()}  # as the coordinator keys its workers
+    assert succeeded(sc, list(keys.values())) == {keys[1]}  # the end it waits for
 
 
 def test_a_cell_that_raises_before_any_job(record):

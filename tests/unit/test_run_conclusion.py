@@ -175,3 +175,29 @@ def test_workers_that_never_reported_are_stored_as_lost(coordinator):
     (progress,) = reopened.progress()
     assert (progress["done"], progress["failed"], progress["records_in"]) == (1, 1, 5)
     assert reopened.metrics()["records_in"].tolist() == [5]  # a lost attempt counts nothing
+
+
+def test_a_worker_whose_task_succeeded_is_waited_for_past_the_timeout(coordinator):
+    """The kernel reads a finished worker's end late (busy, or a loaded machine): Spark
+    says its task succeeded, so ``finish`` waits for it rather than store it ``lost``
+    (its replay log came with the end). A worker of a task Spark does not call a
+    success is not waited for."""
+    import threading
+
+    start(coordinator, 0)
+    start(coordinator, 1)
+    asked = []
+
+    def succeeded(keys):  # what Spark's status store says of the workers still running
+        asked.append(sorted(key[2] for key in keys))
+        threading.Timer(0.5, end, (coordinator, 0, 7)).start()  # read after the timeout
+        return {key for key in keys if key[2] == 0}
+    started = time.monotonic()
+    coordinator.finish(timeout=0.05, succeeded=succeeded)
+    assert asked == [[0, 1]]
+    assert 0.4 < time.monotonic() - started < 5  # partition 1's worker: not waited for
+    live = {state["partition"]: state["status"] for _, state in coordinator.worker_states()}
+    assert live == {0: "ok", 1: "lost"}
+    rows = coordinator.store.worker_table().to_pylist()
+    assert {row["partition"]: (row["status"], row["records_in"]) for row in rows} == \
+        {0: ("ok", 7), 1: ("lost", None)}

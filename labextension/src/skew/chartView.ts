@@ -4,7 +4,7 @@ import embed, { Result, VisualizationSpec } from 'vega-embed';
 
 import { canBeSeen } from '../widgets/redrawWhenShown';
 import { el, setText } from '../widgets/format';
-import { barId, cellId, IChartRows } from './liveRows';
+import { barId, cellId, IChartRows, rowChange } from './liveRows';
 import type { SkewModel } from './model';
 import { chartRenderer, splitData } from './specData';
 
@@ -78,6 +78,7 @@ export class SkewChart extends Widget {
     this._spec = spec;
     const parts = splitData(spec);
     if (this._result !== null && parts !== null && parts.shape === this._shape) {
+      this._drawn = null;
       void this._change(view => view.data(this._dataName, parts.values)); // new numbers
       return;
     }
@@ -121,10 +122,23 @@ export class SkewChart extends Widget {
       void this._draw(this._spec as VisualizationSpec); // grown past CANVAS_CELLS
       return;
     }
-    const change = changeset()
-      .remove((row: unknown) => remove.has(id(row)))
-      .insert([...insert.values()]);
-    void this._change(view => view.change(this._dataName, change));
+    void this._change(view => view.change(this._dataName, this._changeOf(view, id, remove, insert)));
+  }
+
+  /** The pushed rows as one Vega changeset (`rowChange`), against the drawn view's rows. */
+  private _changeOf(
+    view: Result['view'],
+    id: (row: unknown) => string,
+    remove: Set<string>,
+    insert: Map<string, unknown>
+  ): ReturnType<typeof changeset> {
+    if (this._drawn === null) {
+      this._drawn = new Map((view.data(this._dataName) as object[]).map(tuple => [id(tuple), tuple]));
+    }
+    const rows = rowChange(this._drawn, remove, insert);
+    const change = changeset();
+    rows.modify.forEach(([tuple, field, value]) => change.modify(tuple, field, value));
+    return change.remove(rows.remove).insert(rows.insert);
   }
 
   /** Live updates of the drawn chart, without a new view (a new vega-embed each time took
@@ -164,6 +178,7 @@ export class SkewChart extends Widget {
       }
       this._result?.finalize();
       this._result = result;
+      this._drawn = null;
       this._renderer = renderer;
       this._chart.dataset.renderer = renderer;
       const parts = splitData(spec);
@@ -202,6 +217,8 @@ export class SkewChart extends Widget {
   private _renderer: 'svg' | 'canvas' = 'svg';
   /** Changes came while the chart could not be seen (drawn anew when shown). */
   private _stale = false;
+  /** The drawn view's rows by identity (`barId`, `cellId`), once a change needs them. */
+  private _drawn: Map<string, object> | null = null;
   /** When pushed rows were last applied (performance.now(), ms). */
   private _applied = -Infinity;
 }

@@ -87,3 +87,44 @@ export function applyChanges(report: ISkewReport, changes: ISkewChanges): [ISkew
   ].filter((rows): rows is IChartRows => rows !== null && (rows.remove.size > 0 || rows.insert.length > 0));
   return [next, charts];
 }
+
+/** What pushed rows change in a drawn Vega view. */
+export interface IRowChange {
+  /** Drawn rows taken away. */
+  remove: object[];
+  /** Rows new to the view. */
+  insert: object[];
+  /** Fields of drawn rows that changed: (the drawn row, field, new value). */
+  modify: [object, string, unknown][];
+}
+
+/**
+ * Pushed rows (`remove`d identities, `insert`ed rows by identity) against the view's
+ * rows by identity, `drawn` (kept up to date here): a row already drawn has its changed
+ * fields modified in place, so Vega keeps its mark and only re-encodes it (taking it out
+ * and putting a new one in rebuilt the marks: long frames at 2,400 heat map cells).
+ */
+export function rowChange(drawn: Map<string, object>, remove: Set<string>, insert: Map<string, unknown>): IRowChange {
+  const change: IRowChange = { remove: [], insert: [], modify: [] };
+  remove.forEach(key => {
+    const row = drawn.get(key);
+    if (row !== undefined && !insert.has(key)) {
+      change.remove.push(row);
+      drawn.delete(key);
+    }
+  });
+  insert.forEach((row, key) => {
+    const old = drawn.get(key) as { [field: string]: unknown } | undefined;
+    if (old === undefined) {
+      change.insert.push(row as object);
+      drawn.set(key, row as object);
+      return;
+    }
+    Object.entries(row as object).forEach(([field, value]) => {
+      if (old[field] !== value) {
+        change.modify.push([old, field, value]);
+      }
+    });
+  });
+  return change;
+}

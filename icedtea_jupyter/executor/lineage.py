@@ -28,13 +28,17 @@ its map partition and position (tagged by ``input_order.tag_origins``). A join's
 cogroup's reduce side captures nothing per record either: its map side combines as in the
 plain run, and its file, no rows, says in its metadata (``LINKED_BY``) that an output of
 key K links to every record of key K on each input (Titian's key-based links), which a
-trace finds among the inputs' regenerated records. A map side (``combine``) captures nothing per record: its
-inputs' keys cost what their entropy costs (28% of a Zipf text's bytes), so a trace
-re-derives them (Titian): PySpark's merger outputs the combiners in the order it first
-saw their keys unless it spilled, so one job numbering the keys of the map side's
-regenerated inputs (``KeyNumbers``) links each input to its combiner. Its file, no rows,
-says in its metadata whether that order holds (``KEY_ORDER``); where it does not (the
-merger spilled), a trace matches keys by value (``KeyIndex``).
+trace finds among the inputs' regenerated records. A map side (``combine``) links each input to its combiner: PySpark's merger outputs
+the combiners in the order it first saw their keys unless it spilled, so an input's
+combiner is its key's number as first seen. Its file's metadata says whether that
+order holds (``KEY_ORDER``). When the first ``KEYS_PROBE`` inputs hold at most
+``FEW_KEYS`` distinct keys, the worker numbers every input's key (C calls, as a join's
+tap) and the file holds them, ``key_out`` (a byte or two an input, zstd takes their
+entropy): a trace crosses the map side without a job. With more keys (a Zipf text's
+words: their numbers would cost what their entropy costs, 28% of its bytes) the file
+has no rows and a trace re-derives the numbers (Titian) in one job over the map side's
+regenerated inputs (``KeyNumbers``), or matches keys by value where the merger spilled
+(``KeyIndex``).
 """
 from __future__ import annotations
 
@@ -57,7 +61,9 @@ RDD_APIS = JOINS | {"map", "flatMap", "filter", "mapPartitions", "mapPartitionsW
                     "mapValues", "flatMapValues", "combineByKey", "reduceByKey", "foldByKey",
                     "aggregateByKey", "groupByKey"}
 COLUMNS = ("out_start", "out_count", "input", "in_part", "in_start", "in_count", "cross")
-KEY_OUT = "key_out"  # runs recorded before: the output position of each map side input's combiner
+KEY_OUT = "key_out"  # a map side's: the output position of each input's combiner
+KEYS_PROBE = 4096  # a map side's first inputs, whose distinct keys decide (FEW_KEYS)
+FEW_KEYS = 256  # at most this many keys among them: each input's combiner is kept
 KEY_ORDER = b"key_order"  # a map side's file's metadata: FIRST_SEEN or SPILLED
 FIRST_SEEN, SPILLED = b"first_seen", b"spilled"
 LINKED_BY, KEY = b"linked_by", b"key"  # a join's reduce side's file's metadata
@@ -85,6 +91,7 @@ class LineageCapture(WorkerPlugin):
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
         self.out_keys = array("q")  # key id of every output (a reduce side)
         self.merge_origins: Any = None  # an aggregation's reduce side: the host's Origins
+        self.combiners: array | None = None  # a map side with few keys: each input's
 
     # --- the host's hooks ------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
@@ -94,6 +101,26 @@ class LineageCapture(WorkerPlugin):
         if self.role:
             return False
         return self.captured and host.loop_kind not in ("map", "flatMap", "filter")
+
+    def feed_input(self, host: Any, iterator: Iterable) -> Iterable | None:
+        """A map side's inputs, unchanged; while their keys are few, each one's key
+        numbered as first seen (its combiner's position), by C calls only."""
+        if self.role != "combine" or not self.captured:
+            return None
+        self.combiners = array("q")
+        return itertools.chain.from_iterable(self._combine_inputs(iter(iterator)))
+
+    def _combine_inputs(self, inputs: Iterator) -> Iterator[Iterable]:
+        """The first ``KEYS_PROBE`` inputs numbered, then the rest numbered too if they
+        held at most ``FEW_KEYS`` keys, else as they are (``combiners`` dropped)."""
+        assert self.combiners is not None
+        number = self.keys.__getitem__
+        yield _keys_passing(itertools.islice(inputs, KEYS_PROBE), self.combiners.append, number)
+        if len(self.keys) > FEW_KEYS:
+            self.combiners = None
+            yield inputs
+        else:
+            yield _keys_passing(inputs, self.combiners.append, number)
 
     def partition_outputs(self, host: Any, outputs: Iterable) -> Iterable:
         if self.role == "join":  # each output's key, numbered as first seen
@@ -135,13 +162,23 @@ class LineageCapture(WorkerPlugin):
         if not self.captured or host.status.wire != "ok" or not self._recording(host):
             return None
         try:
-            table = key_order(host.state_source) if self.role == "combine" else \
+            table = self._map_side(host, message["records_in"]) if self.role == "combine" else \
                 by_key(self.out_keys, list(self.keys)) if self.role == "join" else self.links(host.worker["partition"], message["records_in"],
                            message["records_out"])
             write_links(lineage_path(host.spec.run.store_path, host.worker), table)
         except Exception as exc:  # the run goes on; its traces say what is missing
             host.alert("lineage", "write", exc)
         return None
+
+    def _map_side(self, host: Any, records_in: int) -> Any:
+        """A map side's file: each input's combiner (``key_out``) where the keys were few,
+        every input was numbered and the merger kept first-seen order; else ``key_order``."""
+        order = key_order(host.state_source)
+        numbered = self.combiners
+        if numbered is None or len(numbered) != records_in or \
+                order.schema.metadata[KEY_ORDER] != FIRST_SEEN:
+            return order
+        return one_column(KEY_OUT, numbered).replace_schema_metadata(order.schema.metadata)
 
     def _recording(self, host: Any) -> bool:
         """Not after the run (a trace regenerating records with Spark runs the hosts)."""

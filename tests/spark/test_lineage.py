@@ -85,15 +85,33 @@ def test_a_key_group_spanning_every_partition_traces_back_to_all_of_them(record)
     assert [r[3] for r in rows(several.to_pandas())] == ["spark a", "spark zzrare c"]
 
 
+def _many_keys(run, operator="count (combine)"):
+    """The run as if its map side had seen too many keys to keep each input's combiner
+    (a text's words: ``executor/lineage.FEW_KEYS``): its files keep their metadata only."""
+    import pyarrow as pa
+
+    from icedtea_jupyter.executor.lineage import KEY_OUT, write_links
+    from icedtea_jupyter.store import layout
+
+    op = run.dag.node(operator).id
+    for name, path in layout.lineage_files(run.path):
+        if name.operator == op:
+            with pa.memory_map(path) as source:
+                schema = pa.ipc.open_file(source).schema
+            assert KEY_OUT in schema.names  # few keys here: kept by the run
+            write_links(path, pa.schema([], metadata=schema.metadata).empty_table())
+
+
 def test_a_trace_through_an_aggregation_derives_its_key_links_once(record, monkeypatch):
-    # the map side captures nothing per record (its keys would cost their entropy in
-    # bytes): the first trace that crosses it numbers its regenerated inputs' keys in one
-    # job over its partitions; the output rows are what the cell collected, and later
-    # traces run no job for positions (their records, when asked, do)
+    # a map side with many keys captures nothing per record (their numbers would cost
+    # their entropy in bytes): the first trace that crosses it numbers its regenerated
+    # inputs' keys in one job over its partitions; the output rows are what the cell
+    # collected, and later traces run no job for positions (their records, when asked, do)
     from icedtea_jupyter.lineage import records as lineage_records
     from icedtea_jupyter.lineage import steps as tracing
 
     run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    _many_keys(run)
     jobs: list = []
 
     def counted(rdd, parts, real=lineage_records.key_numbers):
@@ -135,6 +153,7 @@ SPARK_POSITIONS = {"parallelize": 4, "split": 5, "pair": 5, "count (combine)": 4
 def test_a_reopened_run_traces_by_id_to_an_aggregations_map_side_and_says_why_it_stops(
         record, monkeypatch):
     run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    _many_keys(run)
     reopened = _reopened(run, monkeypatch)
     t = reopened.trace_back(at=_spark_at(run))
     # the map side links by key: no trace derived its links, no inputs were recorded
@@ -146,6 +165,7 @@ def test_a_reopened_run_traces_by_id_to_an_aggregations_map_side_and_says_why_it
 
 def test_a_reopened_run_traces_through_the_key_links_a_live_trace_kept(record, monkeypatch):
     run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    _many_keys(run)
     at = _spark_at(run)
     assert run.trace_back(at=at).operators == SPARK_POSITIONS  # derives, keeps them
     reopened = _reopened(run, monkeypatch)

@@ -6,6 +6,7 @@ after θ, is named in the notes of every jump, with what to record instead."""
 import pytest
 
 from icedtea_jupyter.replay.debugger import Debugger
+from tests.moments import distinct_moments
 from tests.spark.test_fork_jumps import NAMESPACE, SHAPES
 
 pytestmark = pytest.mark.spark
@@ -61,7 +62,7 @@ def test_a_users_partition_function_routes_replay_as_it_routed_the_run(record, s
     exec(CUSTOM_PARTITIONER, plain)  # noqa: S102 - the same cell without %%icedtea
     assert sorted(run.namespace["out"]) == sorted(plain["out"])  # the markers change nothing
     dbg = run.debugger()
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         for q in (0, 1):
             if recorded.status("after", q) in ("running", "finished"):
@@ -94,7 +95,7 @@ def test_dataframe_operators_after_theta_are_replayed_as_their_workers_reported(
                  interact_every=0.1)
     assert run.status == "finished", run.error
     dbg = run.debugger()
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         assert not [n for n in jumped.notes if "not replayed" in n]
         for q in dbg.partitions("later"):

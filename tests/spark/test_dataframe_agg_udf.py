@@ -3,6 +3,7 @@ record is a group (the call's Series or Arrow arrays); jumps equal the recorded 
 and steps move by one group (over a window: test_dataframe_window_udf.py)."""
 import pytest
 
+from tests.moments import distinct_moments
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.spark
@@ -52,7 +53,7 @@ def test_a_grouped_aggregate_udf_a_record_is_a_group(record, sql_conf, code,  # 
     partitions = sorted({w["partition"] for w in run.partitions(name)})
     sql_conf(spark_sql_shuffle_partitions="5")  # changed since: replay pins the run's 2
     dbg, middles = run.debugger(), []
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         for p in partitions:
             status = recorded.status(name, p)

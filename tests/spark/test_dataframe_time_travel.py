@@ -2,6 +2,7 @@
 import pytest
 
 from icedtea_jupyter.replay.debugger import Debugger
+from tests.moments import distinct_moments
 
 pytestmark = pytest.mark.spark
 
@@ -76,7 +77,7 @@ def test_jumps_equal_the_recorded_snapshots_and_steps_move_by_batch(
     assert len(run.interactions) == 4
     dbg = run.debugger()
     middles = []
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         for p in (0, 1):
             status = recorded.status("running", p)
@@ -284,7 +285,7 @@ def test_apply_in_pandas_a_record_is_a_group(record, sql_conf, record_inputs, aq
     dbg = run.debugger()
     partitions = sorted({w["partition"] for w in run.partitions("Centre")})
     middles = []
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         for p in partitions:
             status = recorded.status("Centre", p)
@@ -367,7 +368,7 @@ def jumps_and_steps_equal_the_run_and_the_oracle(record, sql_conf, code, record_
     name = run.dag.interesting.name
     dbg = run.debugger()
     middles = []
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         for p in (0, 1):
             status = recorded.status(name, p)

@@ -8,6 +8,7 @@ gets its input batches regenerated in the run's boundaries."""
 
 import pytest
 
+from tests.moments import distinct_moments
 from tests.spark.test_dataframe_after_theta import THETA as THETA_V_IS_ID
 from tests.spark.test_dataframe_after_theta import interact_while_running
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
@@ -84,7 +85,7 @@ def jumps_equal_the_snapshots(record, sql_conf, code, name, record_inputs):  # n
     dbg = run.debugger()
     assert dbg.partitions(name) == [0, 1]
     moving = []
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         assert not [n for n in jumped.notes if "not replayed" in n], jumped.notes
         for q in (0, 1):
@@ -156,7 +157,7 @@ def test_theta_behind_a_grouped_map_and_a_shuffle_regenerates_the_runs_batches(
     assert run.status == "finished", run.error
     dbg = run.debugger()
     seen = []
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         for p in dbg.partitions("running"):
             if recorded.state("running", p) is not None:

@@ -4,6 +4,7 @@ an Arrow batch of its arguments (as the function takes it); and
 ``groupBy().cogroup().applyInPandas``, a record a key with its two groups."""
 import pytest
 
+from tests.moments import distinct_moments
 from tests.spark.test_dataframe_time_travel import (  # noqa: F401 - the fixture
     BATCH,
     GROUPED,
@@ -86,7 +87,7 @@ def test_a_cogroup_apply_in_pandas_a_record_is_a_key_and_its_two_groups(record, 
     name = run.dag.interesting.name
     assert len(run.dag.node(name).parents) == 2  # both sides read
     dbg = run.debugger()
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         for p in (0, 1):
             if recorded.status(name, p) in ("running", "finished"):

@@ -6,6 +6,7 @@ operators: only the call after θ is in G(θ)). Jumps equal the recorded snapsho
 and without --record-inputs, and the states equal an oracle computed here."""
 import pytest
 
+from tests.moments import distinct_moments
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
 from tests.spark.test_dataframe_udf_after_theta import (  # noqa: F401 - the fixture
     BATCH,
@@ -81,7 +82,7 @@ def test_a_grouped_aggregate_udf_after_theta_jumps_group_by_group(
     assert partitions
     sums = {g: float(sum(range(g, ROWS, KEYS))) for g in range(KEYS)}
     middle = []
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         assert not [n for n in jumped.notes if "not replayed" in n], jumped.notes
         for q in partitions:

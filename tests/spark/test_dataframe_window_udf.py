@@ -5,6 +5,7 @@ UDF over the same window and gets the run's calls in the run's order. Jumps equa
 recorded snapshots, with and without --record-inputs, and states equal an oracle."""
 import pytest
 
+from tests.moments import distinct_moments
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401 - the fixture
 from tests.spark.test_dataframe_udf_after_theta import (  # noqa: F401 - the fixture
     ROWS,
@@ -70,7 +71,7 @@ def jumps_after_theta(record, sql_conf, code, record_inputs):  # noqa: F811
     partitions = dbg.partitions("spread")
     finals = [run.final_state("spread", q)["state"] for q in partitions]
     middles = 0
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         assert not [n for n in jumped.notes if "not replayed" in n], jumped.notes
         for q, final in zip(partitions, finals):
@@ -95,7 +96,7 @@ out = df.withColumn("s", spread("v").over(Window.partitionBy(df.id % {KEYS}))).c
     assert run.dag.interesting.name == "spread"
     dbg = run.debugger()
     middle = None
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         assert not jumped.notes, jumped.notes
         for q in dbg.partitions("spread"):

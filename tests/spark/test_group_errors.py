@@ -6,6 +6,7 @@ with the replacement group. ``--tolerate N`` quarantines up to N groups."""
 import pandas as pd
 import pytest
 
+from tests.moments import distinct_moments
 from tests.spark.test_live_control import live  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.spark
@@ -162,7 +163,7 @@ def test_jumps_after_a_skipped_group_equal_the_run(live, record_inputs):  # noqa
     assert 13 not in {row["g"] for row in run.namespace["out"]}
     dbg = run.debugger()
     after = 0
-    for k in range(1, len(run.interactions)):
+    for k in distinct_moments(run, 1):
         recorded = run.snapshot(k)
         if recorded.status("total", hit.partition) == "running":
             state = recorded.state("total", hit.partition)["state"]

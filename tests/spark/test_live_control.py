@@ -6,6 +6,7 @@ import pytest
 
 from icedtea_jupyter.session import registry
 from icedtea_jupyter.session.execution import RunOptions, start_run
+from tests.moments import distinct_moments
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.spark
@@ -143,7 +144,7 @@ def test_conditional_breakpoints_hit_exactly_the_matching_records_skip_and_repla
     assert [h.decision for h in sorted(run.breakpoints, key=lambda h: h.record)] == \
         ["skip", "replace", "resume", "skip"]
     dbg = run.debugger()  # time travel replays the edited inputs: every jump agrees
-    for k in range(1, len(run.interactions)):
+    for k in distinct_moments(run, 1):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         for p in (0, 1):
             if recorded.status("totals", p) == "running":

@@ -5,6 +5,7 @@ import time
 import pytest
 
 from icedtea_jupyter import Operator
+from tests.moments import distinct_moments
 from tests.spark.test_live_control import live  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.spark
@@ -49,7 +50,7 @@ def test_recorded_inputs_keep_the_raw_culprit_and_jumps_agree_with_the_edit(live
     assert run.recorded_inputs(0)[13] == 13  # kept raw: what Spark gave
     dbg = run.debugger()
     jumps = 0
-    for k in range(1, len(run.interactions)):
+    for k in distinct_moments(run, 1):
         recorded = run.snapshot(k)
         if recorded.status("inverses", 0) == "running":
             assert dbg.jump(k).state("inverses", 0) == recorded.state("inverses", 0), k

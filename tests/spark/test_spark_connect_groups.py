@@ -4,6 +4,8 @@ group). Their inputs are regenerated with one query over Connect, and every jump
 the recorded snapshot; the states equal an oracle computed here."""
 import pytest
 
+from tests.moments import distinct_moments
+
 pytestmark = pytest.mark.spark
 
 COGROUP = """
@@ -52,7 +54,7 @@ def jumps_equal_the_snapshots(run, name):
     finals = [run.final_state(name, p) for p in partitions]
     dbg = run.debugger()
     middles = []
-    for k in range(len(run.interactions)):
+    for k in distinct_moments(run):
         jumped, recorded = dbg.jump(k), run.snapshot(k)
         assert not jumped.notes, jumped.notes
         for p, final in zip(partitions, finals):

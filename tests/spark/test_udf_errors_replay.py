@@ -3,6 +3,7 @@ same exceptions and applies the run's decisions to them (``EditedCall``), so jum
 the snapshots the run took, with θ's inputs regenerated or recorded."""
 import pytest
 
+from tests.moments import distinct_moments
 from tests.spark.test_dataframe_time_travel import sql_conf  # noqa: F401  (the fixture)
 from tests.spark.test_live_control import live  # noqa: F401  (the fixture)
 
@@ -58,7 +59,7 @@ def test_jumps_after_an_edited_udf_row_equal_the_run(live, sql_conf, code, actio
     assert (values[13] is None) == (action == "skip")
     dbg = run.debugger()
     after = 0
-    for k in range(1, len(run.interactions)):
+    for k in distinct_moments(run, 1):
         recorded = run.snapshot(k)
         if recorded.status("running", 0) == "running":
             state = recorded.state("running", 0)

@@ -24,4 +24,6 @@ def distinct_moments(run: Any, start: int = 0) -> list[int]:
             chosen.append(k)
         before = where
     last = len(history.raw) - 1
-    return chosen if not chosen or chosen[-1] == last or last < start else chosen + [last]
+    if chosen and chosen[-1] != last:
+        chosen.append(last)
+    return chosen

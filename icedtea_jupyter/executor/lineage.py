@@ -91,7 +91,7 @@ class LineageCapture(WorkerPlugin):
         self.in_keys = array("q")  # key id of every input combiner (a reduce side)
         self.out_keys = array("q")  # key id of every output (a reduce side)
         self.merge_origins: Any = None  # an aggregation's reduce side: the host's Origins
-        self.combiners: array | None = None  # a map side with few keys: each input's
+        self.combiners: array | None = None  # a map side with few keys: each input's combiner
 
     # --- the host's hooks ------------------------------------------------------------
     def needs_records(self, host: Any) -> bool:
@@ -162,13 +162,20 @@ class LineageCapture(WorkerPlugin):
         if not self.captured or host.status.wire != "ok" or not self._recording(host):
             return None
         try:
-            table = self._map_side(host, message["records_in"]) if self.role == "combine" else \
-                by_key(self.out_keys, list(self.keys)) if self.role == "join" else self.links(host.worker["partition"], message["records_in"],
-                           message["records_out"])
+            table = self._table(host, message)
             write_links(lineage_path(host.spec.run.store_path, host.worker), table)
         except Exception as exc:  # the run goes on; its traces say what is missing
             host.alert("lineage", "write", exc)
         return None
+
+    def _table(self, host: Any, message: dict) -> Any:
+        """This worker's lineage file: a map side's, a join's by key, or its links."""
+        if self.role == "combine":
+            return self._map_side(host, message["records_in"])
+        if self.role == "join":
+            return by_key(self.out_keys, list(self.keys))
+        return self.links(host.worker["partition"], message["records_in"],
+                          message["records_out"])
 
     def _map_side(self, host: Any, records_in: int) -> Any:
         """A map side's file: each input's combiner (``key_out``) where the keys were few,

@@ -56,16 +56,24 @@ def spark_attempts(sc: Any, stage: int, tasks: Iterable[int]) -> dict[int, Spark
 
 def succeeded(sc: Any, keys: list[tuple]) -> set[tuple]:
     """The workers (coordinator keys) whose Spark task attempt succeeded: their end was
-    sent before the task ended, however late the kernel reads it. None without a
+    sent before the task ended, however late the kernel reads it. Nothing without a
     SparkContext (Spark Connect): its tasks are not known here."""
     if sc is None:
         return set()
-    found: set[tuple] = set()
-    for stage in {key[1] for key in keys}:
-        attempts = spark_attempts(sc, stage, {key[4] for key in keys if key[1] == stage})
-        found |= {key for key in keys if key[1] == stage and key[4] in attempts
-                  and attempts[key[4]].status == SUCCESS}
-    return found
+    attempts = attempts_of(sc, keys)
+    return {key for key in keys if key[4] in attempts and attempts[key[4]].status == SUCCESS}
+
+
+def attempts_of(sc: Any, keys: Iterable[tuple]) -> dict[int, SparkAttempt]:
+    """Spark's record of the task attempts of workers (coordinator keys), stage by stage,
+    by task attempt id."""
+    by_stage: dict[int, set[int]] = {}
+    for key in keys:
+        by_stage.setdefault(key[1], set()).add(key[4])
+    attempts: dict[int, SparkAttempt] = {}
+    for stage, tasks in by_stage.items():
+        attempts.update(spark_attempts(sc, stage, tasks))
+    return attempts
 
 
 def _stage_tasks(sc: Any, status_store: Any, stage: int, attempt: int) -> Any:
@@ -152,10 +160,7 @@ def killed_attempts(sc: Any, states: list[tuple[tuple, dict]],
         return []
     deadline = time.monotonic() + wait
     while True:
-        attempts: dict[int, SparkAttempt] = {}
-        for stage in {group[1] for group in groups}:
-            tasks = {k[4] for group, keys in groups.items() if group[1] == stage for k in keys}
-            attempts.update(spark_attempts(sc, stage, tasks))
+        attempts = attempts_of(sc, [key for keys in groups.values() for key in keys])
         if all(_settled(keys, attempts) for keys in groups.values()) \
                 or time.monotonic() >= deadline:
             return losers(groups, attempts)

@@ -4,9 +4,9 @@ Each worker tests every record while golden's measured cost stays within ``budge
 (20 % by default) of the operator's own time, and lowers its rate to stay within it
 otherwise. Both are measured on the worker: the operator's time per record as the
 wrapper times it (``seconds`` of ``observe_outputs``), golden's time per tested record
-(the reference's call, the comparison, any alert and its own bookkeeping; in each
-block of tests the longest counts at the block's median, so that one test the
-scheduler interrupted does not lower the rate), plus, when
+(the reference's call, the comparison, any alert and its own bookkeeping, less the
+time the worker's thread was not running during the block of tests: a test the
+machine's scheduler interrupted is not golden's cost), plus, when
 the host shows golden a sample of a map, filter, flatMap or ``Operator`` running in
 blocks, the cost of showing a record (``SHOW_OVER_TIMING`` × ``latency.timing_cost``,
 measured when the worker starts). The first ``WARMUP`` records are all tested; after
@@ -30,7 +30,7 @@ reference is as slow as the operator).
 from __future__ import annotations
 
 from statistics import median
-from time import perf_counter
+from time import perf_counter, thread_time
 from typing import Any
 
 from ..coordinator.agent import CoordinatorAgent
@@ -61,13 +61,14 @@ def budget_rate(budget: float, operator_seconds: float, shown: int,
     return max(LEAST_RATE, min(1.0, budget * (operator_seconds / shown) / per_test))
 
 
-def block_seconds(times: list[float]) -> float:
-    """Golden's time on a block of tests, its longest test counted at the block's
-    median: one test the machine's scheduler interrupted (a few ms, against µs for
-    the others) is not golden's cost, and would halve the rate for a while."""
-    if len(times) < 3:
-        return sum(times)
-    return sum(times) - max(times) + median(times)
+def block_seconds(times: list[float], not_running: float) -> float:
+    """Golden's time on a block of tests: their sum less ``not_running``, the time
+    the worker's thread was off the CPU while the block lasted (the scheduler gave it
+    to another process, or the thread waited); at least the block's median a test, as
+    the thread may have been off the CPU during the operator's time, not golden's."""
+    if not times:
+        return 0.0
+    return max(sum(times) - not_running, median(times) * len(times))
 
 
 def stated_rate(tested: int, records: int, budget: float) -> str:
@@ -100,6 +101,7 @@ class BudgetGolden(Golden):
         self.shown, self.operator_seconds = 0, 0.0  # records shown, the operator's time
         self.tests, self.test_seconds = 0, 0.0  # records tested, golden's time on them
         self.block: list[float] = []  # the times of the tests since the last update
+        self.block_started = (perf_counter(), thread_time())  # wall, thread's CPU
         self.show_cost = 0.0  # showing a record, once the host shows a sample
         self.host_samples = False
         self.group, self.next_adapt = 1, WARMUP
@@ -134,8 +136,11 @@ class BudgetGolden(Golden):
     def _adapt(self) -> None:
         """The rate and the host's group for the costs measured so far (every
         ``ADAPT_EVERY`` tests after the warm-up)."""
-        self.test_seconds += block_seconds(self.block)
+        wall, cpu = perf_counter(), thread_time()
+        not_running = max(0.0, (wall - self.block_started[0]) - (cpu - self.block_started[1]))
+        self.test_seconds += block_seconds(self.block, not_running)
         self.block.clear()
+        self.block_started = (wall, cpu)
         self.next_adapt = max(WARMUP, self.tests + ADAPT_EVERY)
         self.rate = budget_rate(self.budget, self.operator_seconds, self.shown,
                                 self.test_seconds, self.tests, self.show_cost)

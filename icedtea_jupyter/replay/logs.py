@@ -16,7 +16,15 @@ import numpy as np
 from ..store import layout
 from ..store.operator_images import read_operator_image
 from ..store.replay_logs import ReplayLog, read_replay_log
-from .stages import WINDOW_UNSEEN, Fed, fed_stages, not_replayed, paths_of, tree_of
+from .stages import (
+    DATAFRAME_APIS,
+    WINDOW_UNSEEN,
+    Fed,
+    fed_stages,
+    not_replayed,
+    paths_of,
+    tree_of,
+)
 
 if TYPE_CHECKING:
     from ..dag import Dag
@@ -192,6 +200,8 @@ class RunLogs:
         """A worker's logged count in replay's records: a batch function counts rows in
         the run, and a record of replay is one of its batches (the batches before)."""
         log = self.log(name, partition, path)
+        if log is None and count and self.dag.node(name).api in DATAFRAME_APIS:
+            raise LookupError(_lost_batches(name, partition))
         if count is None or log is None or log.batch_rows is None:
             return count
         return int(np.searchsorted(np.cumsum(log.batch_rows), count, "right"))
@@ -351,3 +361,14 @@ class MemoryLogs:
     def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]:
         known = self.worker_counts[index] if index < len(self.worker_counts) else {}
         return {name: known.get((name, partition)) for name in self.paths[path]}
+
+
+def _lost_batches(name: str, partition: int) -> str:
+    """Why a DataFrame operator's counts cannot be read without its worker's log."""
+    return (f"{name!r}'s worker on partition {partition} left no replay log (its end "
+            "never reached the kernel: its executor was lost, or the kernel stopped "
+            "waiting for it). Its counts are rows, and the log held the rows of each "
+            f"batch or group it took: where it stood at an interaction, in {name!r}'s "
+            "records, is not known, so replay would be wrong on this partition. "
+            "run.snapshot(k) still shows the states the run recorded; to step through "
+            "this partition, record the cell again")

@@ -100,7 +100,7 @@ def _dataframe_after(dag: Any, replayed: set[str], partitions_of: Callable,
     ``("regenerated", name)``."""
     stages: list[Fed] = []
     for node in dag.python_operators:
-        if node.in_g and node.api in _DATAFRAME and node.name not in replayed and \
+        if node.in_g and node.api in DATAFRAME_APIS and node.name not in replayed and \
                 kept(node) and not any(node.name in f.names for f in stages):
             parts = partitions_of(node)
             if parts:  # none ran (a UDF column the action did not need)
@@ -144,7 +144,7 @@ def _after_partition_by(dag: Any, leaf: Any, partitions_of: Callable) -> list[Fe
 
 
 _JOINS = ("join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup", "groupWith")
-_DATAFRAME = ("mapInPandas", "mapInArrow", "applyInPandas", "udf")
+DATAFRAME_APIS = ("mapInPandas", "mapInArrow", "applyInPandas", "udf")
 
 
 def not_replayed(dag: Any, chain: list[str], fed: list[Fed],
@@ -186,7 +186,7 @@ def _why_not_replayed(dag: Any, missing: list[Any], unkept: dict) -> str:
     elif first.api in _JOINS:
         why = (f"{first.name!r}'s map side logged no origins for replay (its inputs "
                "were partitioned alike, or lineage capture tagged them its own way)")
-    elif first.api in _DATAFRAME:
+    elif first.api in DATAFRAME_APIS:
         why = "a DataFrame operator after θ runs in a Python worker of its own, whose " \
               "inputs (θ's outputs through Spark's JVM operators) replay does not rebuild yet"
     else:

@@ -97,6 +97,28 @@ def test_jumps_equal_the_recorded_snapshots_and_steps_move_by_batch(
     sidebar_shows_row_ranges(run, dbg)
 
 
+def test_a_worker_whose_log_is_lost_is_refused_not_counted_in_rows(record, sql_conf):
+    """A worker whose end never reached the kernel leaves no replay log: its counts are
+    rows, and without the log's batch rows a jump cannot tell how many batches they
+    were. The jump says so instead of handing the worker every batch."""
+    import os
+
+    from icedtea_jupyter.store import layout
+
+    sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
+    run = record(PANDAS, {"ROWS": ROWS}, interact_at="0:100 1:50, 0:250 1:300")
+    assert run.status == "finished", run.error
+    theta = run.dag.node("running").id
+    logs = [path for name, path in layout.replay_logs(run.path)
+            if name.operator == theta and name.partition == 0]
+    assert logs
+    for path in logs:
+        os.remove(path)
+    with pytest.raises(LookupError, match="'running'.s worker on partition 0 left no "
+                                          "replay log.*record the cell again"):
+        run.debugger().jump(1)
+
+
 def sidebar_shows_row_ranges(run, dbg):
     """The sidebar's view of the debugger (the comm's DebugView) gives θ's batches' rows."""
     from icedtea_jupyter.comm.schema import check

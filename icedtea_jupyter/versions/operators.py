@@ -42,7 +42,11 @@ class NodePrints:
     def shown_parts(self, node_id: int) -> dict[str, str]:
         """The parts for ``run.diff`` only, the same in every run: a DataFrame
         transformation by its arguments as its ``plan`` (Spark writes a plan's JSON in
-        tens of ms; what the sinks compare includes it)."""
+        tens of ms; what the sinks compare includes it). Other nodes' parts are the
+        sinks' own, computed once (a parallelized list is hashed once a run)."""
+        if "source" in self.recorder.details.get(node_id, {}) or \
+                not _is_dataframe(self.recorder.outputs.get(node_id)):
+            return self.parts(node_id)
         return self._compute(node_id, [], exact=False)
 
     def _compute(self, node_id: int, blockers: list[str], exact: bool) -> dict[str, str]:

@@ -231,3 +231,27 @@ def test_a_literal_that_prints_like_a_column_is_not_answered_from_the_quick_key(
     assert a.results[0]["sink"] != b.results[0]["sink"]
     assert b.reused_from is None and b.manifest["jobs"]
     assert [r.name for r in a.namespace["out"]] == ["1"] and b.namespace["out"] == []
+
+
+def test_a_parallelized_list_is_hashed_once_a_run_while_spark_runs(record, store,
+                                                                    monkeypatch):
+    """A list the cell parallelizes is fingerprinted by its content, once: in the
+    background while the action's job runs, and the manifest's parts at the run's end
+    reuse it (hashing a large list again made every recorded run end later)."""
+    from icedtea_jupyter.versions import fingerprint
+
+    lines = [f"line {i}" for i in range(5000)]
+    hashed = []
+    pickled = fingerprint._pickled
+    monkeypatch.setattr(fingerprint, "_pickled",
+                        lambda v: hashed.append(v is lines) or pickled(v))
+    cell = "out = sc.parallelize(LINES, 2).map(lambda s: s.upper()).count()"
+    a = record(cell, {"LINES": lines}, store=store, cell_id="c")
+    assert a.status == "finished", a.error
+    assert hashed.count(True) == 1
+    lines[7] = "changed"
+    b = record(cell, {"LINES": lines}, store=store, cell_id="c")
+    assert hashed.count(True) == 2
+    source = next(n for n in a.manifest["fingerprints"]
+                  if a.manifest["fingerprints"][n]["source"])
+    assert b.diff(a).changed == {source: ["arguments"]}  # the list is an argument

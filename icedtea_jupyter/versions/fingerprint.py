@@ -15,6 +15,7 @@ import os
 import pickle
 import secrets
 import types
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
@@ -103,10 +104,10 @@ class _Walker:
         kind = type(v).__name__
         fields = getattr(v, "__fields__", None)  # pyspark Row
         head = [kind, repr(fields)] if fields else [kind]
-        if len(v) > _BULK and _plain_rows(v):
-            bulk = _pickled(v)
+        if len(v) > _BULK:
+            bulk = _bulk(v)
             if bulk is not None:
-                return digest(*head, "bulk", bulk)
+                return digest(*head, "bulk", *bulk)
         return digest(*head, *(self.value(x) for x in v))
 
     def pickled(self, v: Any) -> str:
@@ -189,6 +190,19 @@ def _pickled(v: Any) -> bytes | None:
         return pickle.dumps(v, protocol=5)
     except Exception:  # noqa: BLE001 - None: the caller walks the elements
         return None
+
+
+def _bulk(v: list | tuple) -> list[Any] | None:
+    """A long sequence of plain rows as the bytes to hash: strings (the lines of a text,
+    the usual parallelized list) by their lengths and their joined text, twice as fast
+    as pickling them; other plain rows pickled; None if they are not plain."""
+    if not _plain_rows(v):
+        return None
+    if type(v[0]) is str and set(map(type, v)) == {str}:
+        return ["str", array("q", map(len, v)).tobytes(),
+                "".join(v).encode("utf-8", "surrogatepass")]
+    bulk = _pickled(v)
+    return None if bulk is None else [bulk]
 
 
 def _plain_rows(v: list | tuple) -> bool:

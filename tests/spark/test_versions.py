@@ -242,9 +242,8 @@ def test_a_parallelized_list_is_hashed_once_a_run_while_spark_runs(record, store
 
     lines = [f"line {i}" for i in range(5000)]
     hashed = []
-    pickled = fingerprint._pickled
-    monkeypatch.setattr(fingerprint, "_pickled",
-                        lambda v: hashed.append(v is lines) or pickled(v))
+    bulk = fingerprint._bulk
+    monkeypatch.setattr(fingerprint, "_bulk", lambda v: hashed.append(v is lines) or bulk(v))
     cell = "out = sc.parallelize(LINES, 2).map(lambda s: s.upper()).count()"
     a = record(cell, {"LINES": lines}, store=store, cell_id="c")
     assert a.status == "finished", a.error

@@ -56,6 +56,20 @@ def test_values_by_content_and_the_unknown_never_equal():
     assert len(unknown.reasons) == 2 and "cannot be fingerprinted" in unknown.reasons[0]
 
 
+def test_a_long_list_of_lines_is_fingerprinted_by_every_character_and_boundary():
+    lines = [f"line {i} é" for i in range(1000)]
+    fp = value_fingerprint(lines)
+    assert value_fingerprint(list(lines)) == fp
+    assert value_fingerprint(lines[:-1] + ["line 999 e"]) != fp
+    moved = lines[:10] + [lines[10] + lines[11][:1], lines[11][1:]] + lines[12:]
+    assert "".join(moved) == "".join(lines) and value_fingerprint(moved) != fp
+    assert value_fingerprint(tuple(lines)) != fp
+
+    class Tagged(str):
+        pass
+    assert value_fingerprint(lines[:-1] + [Tagged(lines[-1])]) != fp
+
+
 @pytest.mark.parametrize("value, kind", [
     (7, "count"), ([1, None, 3], "values"), ([(1, "a"), (2, None)], "values"),
     ([1, "x", (2,)], "values"), ([{"k": [1]}], "values"), ([], "values"),

@@ -14,6 +14,7 @@ the source partitions concerned), later ones. Titian's figures: capture 1.10-1.2
 lineage within 30% of the input.
 
     .venv/bin/python bench/lineage_capture.py [--words 1000000] [--repeat 3] [--pipeline grep]
+        [--text-file]
 """
 from __future__ import annotations
 
@@ -142,6 +143,8 @@ def arguments(repeat: int, extra: list[tuple[str, int]] = ()) -> argparse.Namesp
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=repeat)
     parser.add_argument("--pipeline", choices=sorted(PIPELINES), default="wordcount")
+    parser.add_argument("--text-file", action="store_true",
+                        help="read the lines with sc.textFile from a file, not a list")
     return parser.parse_args()
 
 
@@ -161,10 +164,17 @@ def main() -> None:
     lines = zipf_lines(args.words)
     ns = {"sc": sc, "LINES": lines, "P": args.partitions, "add": add}
     store = tempfile.mkdtemp(prefix="icedtea-lineage-bench-")
+    if args.text_file:  # a text of millions of lines is read from files, not parallelized
+        ns["PATH"] = os.path.join(store, "text.txt")
+        with open(ns["PATH"], "w") as text:
+            text.writelines(line + "\n" for line in lines)
+        pipeline = pipeline.replace("sc.parallelize(LINES, P)", "sc.textFile(PATH, P)")
     runs: list = []
 
-    def recorded(lineage: bool) -> None:
-        run = start_run(pipeline, dict(ns), RunOptions(store=store, lineage=lineage))
+    def recorded(lineage: bool, prepare: bool = False) -> None:
+        # timed runs prepare nothing after their end (it would run beside the next one)
+        run = start_run(pipeline, dict(ns), RunOptions(store=store, lineage=lineage,
+                                                       prepare=prepare))
         run.wait(1800)
         assert run.status == "finished", run.error
         runs.append(run)
@@ -172,7 +182,8 @@ def main() -> None:
     variants = {"plain": lambda: exec(pipeline, dict(ns)), "recorded": lambda: recorded(False),
                 "lineage": lambda: recorded(True)}
     exec(pipeline, dict(ns))  # warm the workers
-    print(f"{args.pipeline}, {args.words:,} words, load {os.getloadavg()[0]:.1f}")
+    print(f"{args.pipeline}, {args.words:,} words in {len(lines):,} lines"
+          f"{' read from a file' if args.text_file else ''}, load {os.getloadavg()[0]:.1f}")
     meter = WorkerCpu()
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     names = list(variants)
@@ -193,13 +204,15 @@ def main() -> None:
     print(f"load after: {os.getloadavg()[0]:.1f}")
     run = next(r for r in reversed(runs) if r.options.get("lineage"))
     lineage_bytes(run, sum(len(line.encode()) + 1 for line in lines))
-    start = time.perf_counter()
-    trace = run.trace_back(selector) if selector else run.trace_back(at=(0, 0))
-    first = time.perf_counter() - start
-    rows = trace.to_pandas()
-    print(f"first trace_back of one output row: {first:.2f} s with the links' loading "
-          f"(positions), then {time.perf_counter() - start - first:.2f} s for its records "
-          f"({len(rows)} source lines, {trace.engine})")
+    first_trace(run, selector, "right after the run, nothing prepared")
+    recorded(True, prepare=True)  # as a user's run: its lineage prepared when it ends
+    run = runs[-1]
+    while run.lineage_writer is None:
+        time.sleep(0.01)
+    run.lineage_writer.wait()
+    print(f"prepared when the run ended in {run.lineage_writer.seconds:.2f} s "
+          f"({run.lineage_writer.outcome})")
+    first_trace(run, selector, "once prepared")
     for word in ("w40000", "w7") if args.pipeline == "wordcount" else ():
         start = time.perf_counter()
         found = len(run.trace_back(lambda row, word=word: row[0] == word))
@@ -207,6 +220,16 @@ def main() -> None:
               f"{time.perf_counter() - start:.2f} s")
     meter.stop()
     spark.stop()
+
+
+def first_trace(run, selector, when: str) -> None:
+    start = time.perf_counter()
+    trace = run.trace_back(selector) if selector else run.trace_back(at=(0, 0))
+    first = time.perf_counter() - start
+    rows = trace.to_pandas()
+    print(f"first trace_back of one output row, {when}: {first:.2f} s with the links' "
+          f"loading (positions), then {time.perf_counter() - start - first:.2f} s for its "
+          f"records ({len(rows)} source lines, {trace.engine})")
 
 
 if __name__ == "__main__":

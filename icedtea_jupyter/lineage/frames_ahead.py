@@ -1,6 +1,9 @@
-"""A DataFrame run's lineage frames written ahead: on a kernel thread as soon as the run
-ends (unless ``--no-prepare``), while the user reads its output. The first trace then
-waits only for the frames not written yet (``DataFrameLineage.write_frames``).
+"""A run's lineage prepared ahead: on a kernel thread as soon as the run ends (unless
+``--no-prepare``), while the user reads its output. A DataFrame run's frames are
+written (``DataFrameLineage.write_frames``): the first trace waits only for the frames
+not written yet. An RDD run's aggregation map sides that kept no key numbers have them
+derived (``Lineage.derive_ahead``): the first trace reads them instead of running the
+job that numbers every input's key.
 
 The thread's Spark jobs are in a job group of their own. A new run stops them
 (``stop_writing_ahead``), so that they never hold its jobs back; what was not written
@@ -10,21 +13,21 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
-
-from .dataframe import DataFrameLineage
 
 _writers: dict[str, WriteAhead] = {}  # job group -> its writer, while it writes
 _writers_guard = threading.Lock()
 
 
 class WriteAhead:
-    """One run's frames being written on a kernel thread: ``done`` once it ended,
-    ``outcome`` ("written", or why it stopped), ``seconds`` it took."""
+    """One run's lineage being prepared on a kernel thread (``work``, given an event set
+    when it is to stop): ``done`` once it ended, ``outcome`` ("written", or why it
+    stopped), ``seconds`` it took."""
 
-    def __init__(self, lineage: DataFrameLineage) -> None:
-        self.lineage = lineage
-        self.group = f"icedtea-frames-{lineage.run.id}"
+    def __init__(self, run_id: str, work: Callable[[threading.Event], Any]) -> None:
+        self.work = work
+        self.group = f"icedtea-frames-{run_id}"
         self.outcome: str | None = None
         self.seconds: float | None = None
         self._stop = threading.Event()
@@ -60,7 +63,7 @@ class WriteAhead:
             if context is not None:
                 context.setJobGroup(self.group, "icedtea: lineage frames written ahead",
                                     interruptOnCancel=True)
-            self.lineage.write_frames(self._stop)
+            self.work(self._stop)
             self.outcome = "written"
         except Exception as exc:  # stopped, or Spark stopped: the first trace writes the rest
             self.outcome = f"stopped ({type(exc).__name__})"
@@ -70,15 +73,15 @@ class WriteAhead:
                 _writers.pop(self.group, None)
 
 
-def write_ahead(lineage: DataFrameLineage) -> WriteAhead:
-    """Start writing ``lineage``'s frames on a kernel thread."""
-    writer = WriteAhead(lineage)
+def write_ahead(run_id: str, work: Callable[[threading.Event], Any]) -> WriteAhead:
+    """Start preparing run ``run_id``'s lineage (``work``) on a kernel thread."""
+    writer = WriteAhead(run_id, work)
     writer.start()
     return writer
 
 
 def stop_writing_ahead(timeout: float = 10.0) -> None:
-    """Stop every run's frames being written ahead (a new run is about to start)."""
+    """Stop every run's lineage being prepared ahead (a new run is about to start)."""
     with _writers_guard:
         writers = list(_writers.values())
     for writer in writers:

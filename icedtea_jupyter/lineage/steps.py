@@ -9,6 +9,7 @@ set of positions to the sources or to the outputs. The entry points are in
 """
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -56,6 +57,11 @@ class Lineage:
         self._records: dict[int, dict[tuple[int, int], Any]] = {}
         self._whole: set[int] = set()
         self._indexes: dict[int, dict[int, dict]] = {}  # node -> partition -> key -> positions
+
+    def derive_ahead(self, stop: threading.Event) -> None:
+        """Derive the map sides' key numbers a trace would (``KeyLinks.prepare``), when
+        the run ends (``frames_ahead.py``): the first trace runs no job for them."""
+        self.keys.derive_every(stop)
 
     def records(self, node: int, positions: Positions | None) -> dict[tuple[int, int], Any]:
         """(partition, position) -> record at ``node``'s output (every one if None)."""

@@ -13,6 +13,7 @@ recorded before: no rows): a trace finds the keys by value (``join_keys.py``).
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -145,6 +146,7 @@ class KeyLinks:
         self._columns: dict[tuple[int, int], pa.Array] = {}
         self.joins: set[int] = set()  # joins and cogroups linked by key
         self.join_files: dict[tuple[int, int], str] = {}
+        self._deriving = threading.Lock()  # a trace and the run's derive_ahead
 
     def add(self, op: int, part: int, path: str, schema: pa.Schema) -> bool:
         """Whether the file at ``path`` is a map side's or a join's by key (noted here)."""
@@ -190,13 +192,22 @@ class KeyLinks:
 
     def prepare(self, op: int, parts: list[int]) -> None:
         """Have the numbers of ``op`` on ``parts``: kept in the store by an earlier
-        trace (``lineage/derived/``), else derived in one job and kept there."""
-        missing = [p for p in sorted(parts) if (op, p) in self.derived
-                   and (op, p) not in self._columns and not self._read_derived(op, p)]
-        if missing and self.derive is not None:
-            for part, numbers in self.derive(op, missing).items():
-                self._columns[(op, part)] = numbers
-                self._keep(op, part, numbers)
+        trace (``lineage/derived/``), else derived in one job and kept there. A trace
+        asking while the numbers are derived ahead waits for them."""
+        with self._deriving:
+            missing = [p for p in sorted(parts) if (op, p) in self.derived
+                       and (op, p) not in self._columns and not self._read_derived(op, p)]
+            if missing and self.derive is not None:
+                for part, numbers in self.derive(op, missing).items():
+                    self._columns[(op, part)] = numbers
+                    self._keep(op, part, numbers)
+
+    def derive_every(self, stop: threading.Event) -> None:
+        """Every map side's numbers on every partition (``prepare``), until ``stop``."""
+        for op in sorted(self.operators):
+            if stop.is_set():
+                return
+            self.prepare(op, sorted(p for o, p in self.derived if o == op))
 
     def _read_derived(self, op: int, part: int) -> bool:
         path = layout.derived_key_links_path(self.store_path, op, part)

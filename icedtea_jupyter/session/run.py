@@ -379,13 +379,16 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
         return frames if self.dag.node(operator).id in frames.graph.how else None
 
     def prepare_lineage(self) -> WriteAhead | None:
-        """Start writing a DataFrame run's lineage frames on a kernel thread (when the run
-        ends, unless ``--no-prepare``): the first trace waits only for what is not written
-        yet. The writer, or None (the cell's last operator is not a DataFrame)."""
+        """Start preparing the run's lineage on a kernel thread (when the run ends, unless
+        ``--no-prepare``): a DataFrame run's frames written, an RDD run's map sides'
+        key numbers derived; the first trace waits only for what is not done yet. The
+        writer, or None (a Spark Connect run: no lineage)."""
         frames = self._frame_lineage()
-        if frames is None:
-            return None
-        self.lineage_writer = write_ahead(frames)
+        if frames is not None:
+            self.lineage_writer = write_ahead(self.id, frames.write_frames)
+        elif self.manifest.get("session") != "connect":
+            self.lineage_writer = write_ahead(
+                self.id, lambda stop: self._lineage().derive_ahead(stop))
         return self.lineage_writer
 
     def _lineage(self) -> Lineage:

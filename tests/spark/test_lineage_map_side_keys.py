@@ -12,6 +12,7 @@ from icedtea_jupyter.executor.lineage import FEW_KEYS, KEY_OUT
 from icedtea_jupyter.lineage import steps
 from icedtea_jupyter.session import registry
 from icedtea_jupyter.store import layout
+from tests.spark.test_dataframe_frames_ahead import writer_of
 
 pytestmark = pytest.mark.spark
 
@@ -65,17 +66,36 @@ def test_few_keys_are_kept_and_a_trace_needs_no_job(record, monkeypatch):
         ("parallelize", 0, 1), ("parallelize", 1, 0), ("parallelize", 1, 1)]
 
 
-def test_many_keys_are_numbered_by_the_trace(record):
-    words = [f"w{i}" for i in range(FEW_KEYS + 200)] * 2  # every word twice, one partition each
-    run = record("""
+MANY = """
 counts = sc.parallelize(WORDS, 2).map(lambda w: (w, 1)).setName("pair")\\
     .reduceByKey(add).setName("sum").collect()
-""", {"WORDS": words, "add": add}, lineage=True)
+"""
+WORDS = [f"w{i}" for i in range(FEW_KEYS + 200)] * 2  # every word twice, one partition each
+
+
+def test_many_keys_are_numbered_by_the_trace(record):
+    run = record(MANY, {"WORDS": WORDS, "add": add}, lineage=True, prepare=False)
     assert run.status == "finished", run.error
     tables = map_side_files(run)
     assert all(KEY_OUT not in table.schema.names and table.num_rows == 0
                for table in tables.values())
+    combine = run.dag.node("sum (combine)").id
+    assert not os.path.exists(layout.derived_key_links_path(run.path, combine, 0))
     t = run.trace_back(("w7", 2))  # position 7 of both partitions
     assert sources(t) == [("parallelize", 0, 7), ("parallelize", 1, 7)]
-    combine = run.dag.node("sum (combine)").id  # the numbers the trace's job derived, kept
+    # the numbers the trace's job derived, kept
     assert os.path.exists(layout.derived_key_links_path(run.path, combine, 0))
+
+
+def test_many_keys_are_numbered_when_the_run_ends_and_the_first_trace_runs_no_job(
+        record, monkeypatch):
+    run = record(MANY, {"WORDS": WORDS, "add": add}, lineage=True)  # --prepare: the default
+    assert run.status == "finished", run.error
+    writer = writer_of(run)  # it starts just after wait() returns
+    assert writer.wait(120) and writer.outcome == "written"
+    combine = run.dag.node("sum (combine)").id
+    assert all(os.path.exists(layout.derived_key_links_path(run.path, combine, p))
+               for p in (0, 1))
+    no_job(monkeypatch)
+    t = run.trace_back(("w7", 2))
+    assert sources(t) == [("parallelize", 0, 7), ("parallelize", 1, 7)]

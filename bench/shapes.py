@@ -114,6 +114,10 @@ out = (LINES.map(parse).mapPartitions(seen_users).setName("seen")
 out = (sc.parallelize(range(N), 4).mapPartitions(running).setName("running")
        .map(lambda x: (x % 1000, x)).partitionBy(4).mapPartitions(streaks)
        .filter(lambda r: r[1] > 3).count())"""),
+    "word count over a list of lines: flatMap, map, reduceByKey (5M Zipf words)": (
+        5_000_000, "split", """
+out = (sc.parallelize(TEXT, 4).flatMap(lambda line: line.split()).setName("split")
+       .map(lambda word: (word, 1)).reduceByKey(add).count())"""),
 })
 SETTINGS = {"plain": None, "icedtea": {}, "1/s": {"interact_every": 1.0},
             "10/s": {"interact_every": 0.1}}
@@ -148,6 +152,10 @@ def namespace(spark, code: str, n: int) -> dict:
     """What a workload's cell sees: the context, ``N`` records, the operators above."""
     ns = {"sc": spark.sparkContext, "N": n, "Totals": Totals, "running": running, "add": add,
           "parse": parse, "seen_users": seen_users, "streaks": streaks}
+    if "TEXT" in code:  # a Python list the cell parallelizes, as Titian's word count
+        from lineage_capture import zipf_lines
+
+        ns["TEXT"] = zipf_lines(n)
     if "LINES" in code:  # cached strings, made once: the runs time the pipeline alone
         ns["LINES"] = spark.sparkContext.parallelize(
             [f"u{i % 50_000},{i % 997}" for i in range(n)], 4).cache()

@@ -87,7 +87,8 @@ def test_a_key_group_spanning_every_partition_traces_back_to_all_of_them(record)
 
 def _many_keys(run, operator="count (combine)"):
     """The run as if its map side had seen too many keys to keep each input's combiner
-    (a text's words: ``executor/lineage.FEW_KEYS``): its files keep their metadata only."""
+    (a text's words: ``executor/lineage.FEW_KEYS``): its files keep their metadata only.
+    The run is recorded with ``prepare=False``: nothing derives its numbers ahead."""
     import pyarrow as pa
 
     from icedtea_jupyter.executor.lineage import KEY_OUT, write_links
@@ -110,7 +111,7 @@ def test_a_trace_through_an_aggregation_derives_its_key_links_once(record, monke
     from icedtea_jupyter.lineage import records as lineage_records
     from icedtea_jupyter.lineage import steps as tracing
 
-    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True, prepare=False)
     _many_keys(run)
     jobs: list = []
 
@@ -152,7 +153,7 @@ SPARK_POSITIONS = {"parallelize": 4, "split": 5, "pair": 5, "count (combine)": 4
 
 def test_a_reopened_run_traces_by_id_to_an_aggregations_map_side_and_says_why_it_stops(
         record, monkeypatch):
-    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True, prepare=False)
     _many_keys(run)
     reopened = _reopened(run, monkeypatch)
     t = reopened.trace_back(at=_spark_at(run))
@@ -164,7 +165,7 @@ def test_a_reopened_run_traces_by_id_to_an_aggregations_map_side_and_says_why_it
 
 
 def test_a_reopened_run_traces_through_the_key_links_a_live_trace_kept(record, monkeypatch):
-    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True)
+    run = record(COUNT, {"WORDS": WORDS, "add": add}, lineage=True, prepare=False)
     _many_keys(run)
     at = _spark_at(run)
     assert run.trace_back(at=at).operators == SPARK_POSITIONS  # derives, keeps them

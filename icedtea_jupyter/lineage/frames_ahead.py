@@ -61,7 +61,7 @@ class WriteAhead:
         try:
             context = _spark_context()
             if context is not None:
-                context.setJobGroup(self.group, "icedtea: lineage frames written ahead",
+                context.setJobGroup(self.group, "icedtea: lineage prepared ahead",
                                     interruptOnCancel=True)
             self.work(self._stop)
             self.outcome = "written"

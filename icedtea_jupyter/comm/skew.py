@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..agents.skew import SkewCoordinator
+from ..executor.skew import AGENT
 from ..session.run import Run
 from ..skew.changes import LiveChanges
 from ..skew.keys import CountsWindow
@@ -52,7 +54,7 @@ def report_json(run: Run, report: SkewReport, view: dict | None = None) -> dict:
     """``skew.report``'s result: the report with the run's operators to pick from."""
     result = report.to_json(view)
     result.update(run=run.id, operators=[n.name for n in run.dag.python_operators
-                                         if n.phase != "combine"],
+                                         if n.phase != "combine"] + report.jvm_stages,
                   recorded=bool(run.options.get("skew")))
     return jsonable(result)
 
@@ -71,6 +73,7 @@ class SkewPusher:
         self.wake = threading.Event()
         self._changes: LiveChanges | None = None
         self._counts = CountsWindow()  # the keys' counts of late: which keys rise
+        self._pushed_at = 0.0  # when the last push read the sketches (wall time)
 
     def start(self) -> SkewPusher:
         threading.Thread(target=self._loop, daemon=True,
@@ -89,22 +92,38 @@ class SkewPusher:
             time.sleep(PUSH_GAP)
         _LIVE_OPERATOR.pop(self.run.id, None)
 
+    def _since(self) -> float | None:
+        """When the oldest sketch this push is the first to carry left its worker (wall
+        time, seconds): what the sidebar's latency is counted from."""
+        agent = self.run.coordinator.agent(AGENT) if self.run.coordinator else None
+        sketches = agent.latest() if isinstance(agent, SkewCoordinator) else {}
+        new = [p.get("sent", p["received"]) for p in sketches.values()
+               if p["received"] > self._pushed_at]
+        return min(new) if new else None
+
     def push(self) -> None:
         """Send what changed (nothing when nothing did)."""
+        pushed_at = time.time()  # a sketch arriving from now on counts for the next push
+        since = self._since()
         run = self.run
         report = run.skew(_LIVE_OPERATOR.get(run.id) or default_operator(run))
         changes = self._changes
         if changes is None or changes.operator != report.operator:
             changes, self._counts = None, CountsWindow()
         view = report.live_view(self._counts.since(report.keys_sketch, time.monotonic()))
+        if changes is not None and changes.timeline_operator != view["timeline_operator"]:
+            changes = None  # the load over time moved to the reduce side: a new chart
         if changes is None:
-            self._changes = LiveChanges(report.operator)
+            self._changes = LiveChanges(report.operator, view["timeline_operator"])
             self._changes.changes(view)
+            self._pushed_at = pushed_at
             self.send("skew.changed", {"run": run.id, "operator": report.operator,
                                        "report": report_json(run, report, view),
-                                       "changes": None})
+                                       "changes": None, "since": since})
             return
         changed = changes.changes(view)
+        self._pushed_at = pushed_at  # a sketch that changed nothing is shown already
         if changed is not None:
             self.send("skew.changed", {"run": run.id, "operator": report.operator,
-                                       "report": None, "changes": jsonable(changed)})
+                                       "report": None, "changes": jsonable(changed),
+                                       "since": since})

@@ -256,8 +256,9 @@ class SkewCounter(WorkerPlugin):
             return -1
 
     def _send(self, host: Any, k: int) -> None:
+        payload = dict(self.summary(host, k), sent=time.time())  # the live view's latency
         host.channel.send({"type": "agent", "agent": AGENT, "worker": host.worker,
-                           "payload": self.summary(host, k)})
+                           "payload": payload})
 
 
 def _appending(records: Iterable, append: Any) -> Iterator:

@@ -36,6 +36,7 @@ from .live_run import LiveRun
 from .run import Listener, Run
 from .spark_attempts import killed_attempts, killed_warning, succeeded
 from .spark_logs import task_failures_logged_to
+from .stage_loads import keep_stage_tasks
 
 REFUSALS = (InterestingNotFound, NeedsClassicSession)  # the cell's use refused, before any task
 NO_JOB_WARNING = ("The cell ran no Spark job, so nothing was recorded: add an action such as "
@@ -239,6 +240,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         run.manifest["unkept_udfs"] = run.recorder.unkept_udfs()  # replay/stages.py
         jobs = _jobs(run, sc_before)
         run.manifest["jobs"] = jobs
+        keep_stage_tasks(run, _spark_context(), jobs)
         _versions(run)
         warnings = _warnings(run, jobs)
         error = coordinator.first_error

@@ -44,6 +44,9 @@ class LiveRun(LiveControlAPI, Run):
         self.cell_exception: BaseException | None = None  # the cell's own error, once ended
         self.namespace: dict | None = None  # the cell's globals (a re-run, s.mitigate())
         self.tracker: Any = None  # versions: runs the cell's actions (versions/tracker.py)
+        # while the run's stages' tasks are being put in the store: set once they are
+        # (session/stage_loads.py); None when nothing is on its way
+        self.stage_tasks_kept: threading.Event | None = None
 
     @property
     def coordinator(self) -> Coordinator:

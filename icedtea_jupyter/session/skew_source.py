@@ -6,13 +6,16 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from ..agents.progress import SERIES_TABLE, ProgressCoordinator
 from ..executor.skew import AGENT
-from ..skew.source import SkewSource
+from ..skew.source import SkewSource, worker_key
 from ..store import layout
 from .metrics import last_successful_attempts
+from .stage_loads import read_stage_tasks
 from .stage_sizes import stage_waiting
 
 SAMPLE = 12
+STAGES_WAIT = 30.0  # seconds a report waits for the run's stages to be kept
 T = TypeVar("T")
 
 
@@ -25,6 +28,12 @@ def skew_source(run: Any) -> SkewSource:
                         wall=run.duration, run_id=run.id)
     if live:
         _live_sizes(run, source)
+    source.series = _live_series(run) if live else _stored_series(run)
+    if not live:
+        kept = getattr(run, "stage_tasks_kept", None)  # a run this kernel recorded
+        if kept is not None:
+            kept.wait(STAGES_WAIT)
+        source.stage_tasks = read_stage_tasks(run.path)
     recorder = getattr(run, "recorder", None)
     namespace = getattr(run, "namespace", None)
     if recorder is not None and namespace is not None and not live:
@@ -54,6 +63,28 @@ def _live_sizes(run: Any, source: SkewSource) -> None:
                   if w["operator"] == node and w.get("stage") is not None]
         return stage_waiting(sc, max(stages)) if stages else None
     source.waiting = waiting
+
+
+def _live_series(run: Any) -> Callable[[list[tuple]], dict[tuple, tuple]] | None:
+    """The progress agent's series so far (``LoadSeries``), copied for the keys asked."""
+    coordinator = run.coordinator
+    progress = coordinator.agent("progress") if coordinator is not None else None
+    if not isinstance(progress, ProgressCoordinator):
+        return None
+
+    def series(keys: list[tuple]) -> dict[tuple, tuple]:
+        return progress.series_of(keys)
+    return series
+
+
+def _stored_series(run: Any) -> Callable[[list[tuple]], dict[tuple, tuple]] | None:
+    """The series the run store keeps (``agents/load_timeline.jsonl``), read once; None
+    for a store from before they were kept."""
+    rows = run.store.agent_rows(SERIES_TABLE)
+    if not rows:
+        return None
+    by_key = {worker_key(row): (row["seconds"], row["records"]) for row in rows}
+    return lambda keys: {key: by_key[key] for key in keys if key in by_key}
 
 
 def _workers(run: Any, live: bool) -> list[dict]:

@@ -1,9 +1,10 @@
 """What changed in a live skew view since the last one sent: the rows to put and the rows
 to take away, so that the sidebar redraws only those (issue 13's live budgets).
 
-A view (``SkewReport.live_view``) has three row lists keyed by their identity:
-partitions (by partition), the bars' stacked rows (by partition and key segment) and
-the heat map's cells (by operator and partition). The short lists (heavy keys, flags)
+A view (``SkewReport.live_view``) has four row lists keyed by their identity:
+partitions (by partition), the bars' stacked rows (by partition and key segment), the
+heat map's cells (by operator and partition) and the load over time's points (by
+series and time). The short lists (heavy keys, flags)
 and the counts travel whole.
 """
 from __future__ import annotations
@@ -15,15 +16,17 @@ ROW_KEYS: dict[str, Callable[[dict], Any]] = {
     "partitions": lambda row: row["partition"],
     "bars": lambda row: (row["partition"], row["segment"]),
     "cells": lambda row: (row["operator"], row["partition"]),
+    "timeline": lambda row: (row["series"], row["seconds"]),
 }
-WHOLE = ("keys", "skewed", "error", "records", "estimated", "waiting_note")
+WHOLE = ("keys", "skewed", "error", "records", "estimated", "waiting_note", "timeline_note")
 
 
 class LiveChanges:
     """The rows last sent for one (run, operator); ``changes(view)`` diffs a new view."""
 
-    def __init__(self, operator: str) -> None:
+    def __init__(self, operator: str, timeline_operator: str = "") -> None:
         self.operator = operator
+        self.timeline_operator = timeline_operator  # whose load over time was sent
         self._sent: dict[str, dict[Any, dict]] = {kind: {} for kind in ROW_KEYS}
         self._whole: dict[str, Any] = {}
 

@@ -3,10 +3,12 @@ test, advice and charts (Reshape), final from the run store or live while it rec
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
+from ..dag import OperatorNode
 from .advice import Advice, Situation, advise
 from .chart import (
     HEATMAP_COLUMNS,
@@ -20,10 +22,14 @@ from .chart import (
 )
 from .keys import KeyCounts, Keys, merge_summaries
 from .rules import Rules, skewed
-from .source import SkewSource, key_node, load_node
+from .source import SkewSource, key_node, load_node, worker_key
+from .stages import jvm_stages, stage_cells, stage_id, stage_node, stage_workers
+from .timeline import chart_points, grid, named_partitions, on_grid, timeline_chart
 
 PARTITION_COLUMNS = ["partition", "records", "bytes", "seconds"]
 HEATMAP_TITLE = "records in per operator and partition"
+NO_TIMELINE = ("this run's store has no load over time (runs recorded before it was kept "
+               "have none)")
 
 
 class SkewReport:
@@ -31,11 +37,13 @@ class SkewReport:
 
     def __init__(self, source: SkewSource, operator: str, rules: Rules | None = None,
                  top: int = 20) -> None:
-        node = source.dag.node(operator)  # KeyError names the operators
-        if node.kind != "python":
-            raise ValueError(f"{node.name!r} is a JVM operator ({node.api}): Python "
-                             "operators have per-partition loads; name one of "
-                             + ", ".join(repr(n.name) for n in source.dag.python_operators))
+        stage = stage_id(operator)
+        if stage is not None and stage in {t["stage"] for t in source.stage_tasks or ()}:
+            source = replace(source, workers=source.workers
+                             + stage_workers(source.stage_tasks or [], stage))
+            node = stage_node(stage)
+        else:
+            node = self._operator_node(source, operator)
         self.source, self.top = source, top
         self.node = load_node(source.dag, node)
         self.key_node = key_node(source.dag, node)
@@ -45,9 +53,32 @@ class SkewReport:
         self.waiting: dict[int, int] | None = \
             source.waiting(self.node.id) if self.live and source.waiting else None
         self.keys_sketch: Keys = merge_summaries(source.sketches.get(self.key_node.id, []))
+        self._timeline: tuple[OperatorNode, list[tuple[int, tuple]]] | None = None
         keyed = self.keyed
         self.rules = rules or Rules(load="key_records" if keyed else "records")
         self.rules.resolved({})  # a load that is none, a factor below 0: ValueError now
+
+    @staticmethod
+    def _operator_node(source: SkewSource, operator: str) -> OperatorNode:
+        stages = ", ".join(f"'stage {n}'" for n in jvm_stages(source.stage_tasks or []))
+        where = (f"; JVM stages from Spark's status store: {stages}" if stages else
+                 "; a JVM stage's loads are read from Spark when the run ends"
+                 if source.live else "")
+        try:
+            node = source.dag.node(operator)
+        except KeyError as exc:
+            raise KeyError(f"{exc.args[0]}{where}") from None
+        if node.kind != "python":
+            raise ValueError(f"{node.name!r} is a JVM operator ({node.api}): Python "
+                             "operators have per-partition loads; name one of "
+                             + ", ".join(repr(n.name) for n in source.dag.python_operators)
+                             + where)
+        return node
+
+    @property
+    def jvm_stages(self) -> list[str]:
+        """The stages no Python operator ran in, as ``run.skew`` names them."""
+        return [f"stage {n}" for n in jvm_stages(self.source.stage_tasks or [])]
 
     @property
     def keyed(self) -> bool:
@@ -189,13 +220,86 @@ class SkewReport:
         names = self.source.dag.names()
         cells: dict[tuple[str, int], dict] = {}
         for w in self.source.workers:
+            if w["operator"] < 0:  # a stage's tasks (stage_cells draws JVM stages)
+                continue
             operator = names.get(w["operator"], str(w["operator"]))
             cell = cells.setdefault((operator, int(w["partition"])), {
                 "operator": operator, "partition": int(w["partition"]), "records_in": 0,
                 "seconds": 0.0})
             cell["records_in"] += int(w.get("records_in") or 0)
             cell["seconds"] += float(w.get("seconds") or 0.0)
-        return [cells[key] for key in sorted(cells)]
+        return [cells[key] for key in sorted(cells)] + stage_cells(self.source.stage_tasks or [])
+
+    # --- load over time ------------------------------------------------------------------
+    @property
+    def timeline(self) -> pd.DataFrame:
+        """seconds (since the run started), partition, records (taken in so far): the
+        load over time of ``timeline_operator``, each partition read at the same
+        moments (a grid of at most 120 steps); live, up to the latest report."""
+        return on_grid(self._timeline_series()[1])
+
+    @property
+    def timeline_operator(self) -> str:
+        """Whose load ``timeline`` shows: for an aggregation, live, its map side until its
+        reduce side takes in records (the stage running); final, the side that took in
+        records over the longer time."""
+        return self._timeline_series()[0].name
+
+    @property
+    def timeline_note(self) -> str:
+        """Why ``timeline`` is empty, if it can only be (else "")."""
+        if self.source.series is None:
+            return self.source.series_note or NO_TIMELINE
+        return ""
+
+    def timeline_chart(self) -> Any:
+        """An Altair chart of ``timeline``: the flagged and heaviest partitions by name,
+        the others as their median."""
+        node, _ = self._timeline_series()
+        points = pd.DataFrame(self._timeline_points(), columns=["seconds", "series",
+                                                                "records"])
+        return timeline_chart(points, self._timeline_title(node.name))
+
+    def _timeline_title(self, operator: str) -> str:
+        return f"{operator}: records in over time ({'live' if self.live else 'final'})"
+
+    def _timeline_series(self) -> tuple[OperatorNode, list[tuple[int, tuple]]]:
+        """The node shown and its workers' (partition, series) (``timeline_operator``),
+        read once a report."""
+        if self._timeline is None:
+            self._timeline = self._read_timeline()
+        return self._timeline
+
+    def _read_timeline(self) -> tuple[OperatorNode, list[tuple[int, tuple]]]:
+        """Live, the operator once it has taken in records, else its map side (the stage
+        running); final, whichever of the two took in records over the longer time."""
+        if self.source.series is None:
+            return self.node, []
+        sides = [self.node] + ([self.key_node] if self.key_node is not self.node else [])
+        found = [(node, self._series_of(node)) for node in sides]
+        busy = [(node, series) for node, series in found if _span(series) is not None]
+        if not busy:
+            return found[0]
+        if self.live:
+            return busy[0]
+        return max(busy, key=lambda side: _span(side[1]) or 0.0)
+
+    def _series_of(self, node: OperatorNode) -> list[tuple[int, tuple]]:
+        keys = [worker_key(w) for w in self.source.workers if w["operator"] == node.id]
+        series = self.source.series(keys) if self.source.series else {}
+        return [(int(key[2]), series[key]) for key in keys if key in series]
+
+    def _timeline_points(self, loads: dict[int, float] | None = None,
+                         flagged: set[int] | None = None) -> list[dict]:
+        node, series = self._timeline_series()
+        g = grid(series)
+        if node is not self.node:  # the map side: its own heaviest partitions named
+            loads = {p: float(row[-1]) for p, row in zip(g.partitions, g.records)}
+            flagged = set()
+        loads = self.loads() if loads is None else loads
+        if flagged is None:
+            flagged = set(int(p) for p in skewed(loads, self.rules)["partition"])
+        return chart_points(g, named_partitions(loads, flagged))
 
     def compare(self, other: SkewReport) -> Any:
         """This report's chart beside ``other``'s, with both runs' wall times."""
@@ -203,8 +307,8 @@ class SkewReport:
 
     def live_view(self, since: KeyCounts | None = None) -> dict:
         """The rows the sidebar's live view keeps up to date (``to_json`` without the
-        advice and the specs): partitions, keys, flags, the bars' stacked rows and the
-        heat map's cells. ``since``: the sketch's counts a moment ago (``CountsWindow``):
+        advice and the specs): partitions, keys, flags, the bars' stacked rows, the
+        heat map's cells and the load over time's points. ``since``: the sketch's counts a moment ago (``CountsWindow``):
         the keys that rose most since are named in the bars and listed with the keys."""
         import json
 
@@ -212,7 +316,8 @@ class SkewReport:
             return json.loads(frame.to_json(orient="records", default_handler=repr))
 
         partitions, keys = self.partitions, self.keys
-        flags = skewed(self.loads(partitions), self.rules)
+        loads = self.loads(partitions)
+        flags = skewed(loads, self.rules)
         rising = self.keys_sketch.rising(since) if since is not None else None
         flagged = set(int(p) for p in flags["partition"])
         bars = stacked_records(partitions, keys, self.rules.load, flagged, rising)
@@ -226,7 +331,10 @@ class SkewReport:
                 "estimated": self.estimated, "waiting_note": self.waiting_note,
                 "skewed": rows(flags),
                 "bars": bars,
-                "cells": self._heatmap_cells()}
+                "cells": self._heatmap_cells(),
+                "timeline": self._timeline_points(loads, flagged),
+                "timeline_operator": self.timeline_operator,
+                "timeline_note": self.timeline_note}
 
     def to_json(self, view: dict | None = None) -> dict:
         """What the sidebar shows: the frames as rows and the charts' Vega-Lite specs (the
@@ -234,10 +342,12 @@ class SkewReport:
         ``view``: this report's ``live_view()`` if already made."""
         view = dict(view or self.live_view())
         bars, cells = view.pop("bars"), view.pop("cells")
+        points, shown = view.pop("timeline"), view.pop("timeline_operator")
         return dict(view, parameters=self.parameters,
                     advice=[a.as_dict() for a in self.advice],
                     spec=spec_with("partitions", bars, self._chart_title(), self.rules.load),
-                    heatmap=spec_with("heatmap", cells, HEATMAP_TITLE))
+                    heatmap=spec_with("heatmap", cells, HEATMAP_TITLE),
+                    timeline=spec_with("timeline", points, self._timeline_title(shown)))
 
     def mitigate(self, salts: int | None = None, timeout: float = 600.0) -> Any:
         """Re-run the cell with the heavy keys split over ``salts`` partitions (default:
@@ -252,3 +362,11 @@ class SkewReport:
         return (f"<SkewReport {self.operator!r} ({'live' if self.live else 'final'}): "
                 f"{len(self.loads())} partitions, skewed {flagged}, "
                 f"{len(self.keys)} heavy keys>")
+
+
+def _span(series: list[tuple[int, tuple]]) -> float | None:
+    """Seconds from the first to the last moment ``series`` saw records taken in (None:
+    none were)."""
+    moments = [t for _, (seconds, records) in series
+               for t, r in zip(seconds, records) if r > 0]
+    return max(moments) - min(moments) if moments else None

@@ -31,6 +31,19 @@ class SkewSource:
     # live: node id -> partition -> bytes still to read, where Spark knows them
     waiting: Callable[[int], dict[int, int] | None] | None = None
     waiting_note: str = ""  # why there is no ``waiting`` at all (Spark Connect)
+    # worker keys (WORKER_KEY's fields) -> each one's (seconds, records in) over time
+    series: Callable[[list[tuple]], dict[tuple, tuple]] | None = None
+    series_note: str = ""  # why there is no load over time (a store from before it)
+    # every task of the run's Spark stages (session/stage_loads.py), once the run ended
+    stage_tasks: list[dict] | None = None
+
+
+WORKER_KEY = ("operator", "stage", "partition", "attempt", "task")  # one task attempt
+
+
+def worker_key(worker: dict) -> tuple:
+    """A worker row's identity: (operator, stage, partition, attempt, task)."""
+    return tuple(worker.get(name) for name in WORKER_KEY)
 
 
 def key_node(dag: Dag, node: OperatorNode) -> OperatorNode:

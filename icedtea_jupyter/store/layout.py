@@ -12,7 +12,8 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
                               the coordinator, for the coordinator to take at the end
     alerts.jsonl              alerts, in arrival order
     agents/<table>.jsonl      rows an agent's coordinator side keeps, one table each:
-                              quarantine (--tolerate), latency, overhead (agents/)
+                              quarantine (--tolerate), latency, overhead, load_timeline
+                              (each worker's records in over time; agents/)
     logs/<worker>.arrow       a G(θ) worker's replay log: outputs per input, input order,
                               log_result values (executor/worker_file.py, store/replay_logs.py)
     inputs/<worker>.arrow     θ's input records, pickled (--record-inputs)
@@ -51,6 +52,9 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     replay/replay.log         what the replay processes print
     spark.log                 Spark's log lines about the run's failed tasks, kept out of
                               the cell while the run executes (session/spark_logs.py)
+    stages.parquet            every task of the run's Spark stages as Spark's status store
+                              had it when the run ended: stage, partition, status, records,
+                              bytes, seconds (session/stage_loads.py; JVM stages' loads)
 
 Beside the run directories, ``<root>/.results/<digest>.arrow`` holds the cells' action
 results (collect, count, take, toPandas) as Arrow, content-addressed: equal results of
@@ -88,6 +92,7 @@ INTERACTIONS = "interactions.json"
 SNAPSHOTS = "snapshots.jsonl"
 ACTIONS = "actions.jsonl"
 SPARK_LOG = "spark.log"
+STAGE_TASKS = "stages.parquet"
 CONTROL = "control"
 OPERATORS = "operators"
 CHECKPOINTS = "checkpoints"
@@ -219,6 +224,10 @@ def actions_path(run: str) -> str:
 
 def spark_log_path(run: str) -> str:
     return os.path.join(run, SPARK_LOG)
+
+
+def stage_tasks_path(run: str) -> str:
+    return os.path.join(run, STAGE_TASKS)
 
 
 def control_path(run: str, name: str) -> str:

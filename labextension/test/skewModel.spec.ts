@@ -44,7 +44,9 @@ function report(run: string, operator: string, live: boolean, hot: number): ISke
     parameters: {},
     advice: [{ remedy: 'salt', why: 'split', code: 'Salt(HEAVY, 3)', heaviest: hot, after: 60, shrink: 0.5 }],
     spec: { mark: 'bar', data: { values: [{ partition: 2, load: hot }] } },
-    heatmap: { mark: 'rect', data: { values: [] } }
+    heatmap: { mark: 'rect', data: { values: [] } },
+    timeline: { mark: 'line', data: { name: 't' }, datasets: { t: [] } },
+    timeline_note: ''
   };
 }
 
@@ -185,7 +187,11 @@ describe('SkewModel', () => {
     pushed.spec = { mark: 'bar', data: { name: 'd' }, datasets: { d: [bar(0, 'other', 5), bar(2, "'hot'", 300)] } };
     pushed.heatmap = { mark: 'rect', data: { name: 'h' }, datasets: { h: [cell('sum', 0, 5), cell('sum', 2, 9)] } };
     const push = (data: { report: ISkewReport | null; changes: ISkewChanges | null }) =>
-      source.event.emit({ kind: 'event', event: 'skew.changed', data: { run: 'r1', operator: 'sum', ...data } });
+      source.event.emit({
+        kind: 'event',
+        event: 'skew.changed',
+        data: { run: 'r1', operator: 'sum', since: null, ...data }
+      });
     const rows: IChartRows[] = [];
     model.chartRows.connect((_, r) => rows.push(r));
     push({ report: pushed, changes: null });
@@ -200,6 +206,8 @@ describe('SkewModel', () => {
         removed_bars: [[0, 'other']],
         cells: [],
         removed_cells: [],
+        timeline: [],
+        removed_timeline: [],
         records: 1200
       }
     });
@@ -222,7 +230,7 @@ describe('SkewModel', () => {
     source.event.emit({
       kind: 'event',
       event: 'skew.changed',
-      data: { run: 'r1', operator: 'sum', report: pushed, changes: null }
+      data: { run: 'r1', operator: 'sum', report: pushed, changes: null, since: null }
     });
     expect(model.report?.operator).toBe('enrich');
   });

@@ -40,4 +40,8 @@ describe('chartRenderer', () => {
   it('keeps the bars SVG at any size (their aria labels name partition and key)', () => {
     expect(chartRenderer('spec', cells(2400))).toBe('svg');
   });
+
+  it('keeps the load over time SVG at any size (its lines’ aria labels name the series)', () => {
+    expect(chartRenderer('timeline', cells(2400))).toBe('svg');
+  });
 });

@@ -1,6 +1,7 @@
 """The Skew section in real JupyterLab: a skewed reduceByKey recorded with --skew, the
-chart live while the map side runs and updating, then final: the flagged partition,
-and a click on its bar listing its heavy keys, as run.skew('sum') says."""
+chart (and the load over time) live while the map side runs and updating, then final:
+the flagged partition, its line in the load over time, and a click on its bar listing
+its heavy keys, as run.skew('sum') says."""
 from __future__ import annotations
 
 import json
@@ -36,6 +37,12 @@ def hot_bar_label(chart) -> str | None:
     return bars.first.get_attribute("aria-label") if bars.count() else None
 
 
+def svg_size(chart) -> tuple[float, float]:
+    """The width and height of the chart's SVG (its viewBox)."""
+    _, _, width, height = map(float, chart.locator("svg").first.get_attribute("viewBox").split())
+    return width, height
+
+
 def test_the_skew_chart_live_then_a_click_lists_the_partitions_keys(page, lab_server,
                                                                     artifacts, tmp_path):
     live = FileGate(tmp_path / "live")
@@ -57,6 +64,7 @@ def watch_skew(page, lab_server, artifacts, live):
     only_skew_open(sidebar)
     view = sidebar.locator(".jp-icedtea-SkewView")
     chart = view.locator(".jp-icedtea-skew-chart")
+    timeline = view.locator(".jp-icedtea-skew-timeline")  # the load over time
 
     # Live: the map side counts keys; the chart appears while the run records ...
     expect(view).to_have_attribute("data-live", "true", timeout=RUN_FINISHED)
@@ -66,6 +74,14 @@ def watch_skew(page, lab_server, artifacts, live):
     wait_until(lambda: (hot_bar_label(chart) or first) != first, LIVE / 1000,
                f"the hot key's bar to change from {first!r}")
     assert view.get_attribute("data-live") == "true"  # still recording
+    # The load over time is drawn live too, if only its frame (no points yet), at the
+    # sidebar's size: Vega laid an empty line chart out at 1.8e308 px, which hung the page.
+    expect(timeline).to_have_attribute("data-state", "drawn", timeout=LIVE)
+    expect(timeline).to_have_attribute("data-live", "true")
+    assert max(svg_size(timeline)) < 2000, svg_size(timeline)
+    timeline.scroll_into_view_if_needed()
+    timeline.screenshot(path=str(artifacts / "skew-timeline-live.png"))
+    assert view.get_attribute("data-live") == "true"
     page.screenshot(path=str(artifacts / "skew-live.png"))
     live.open()
 
@@ -95,6 +111,20 @@ def watch_skew(page, lab_server, artifacts, live):
     heatmap = view.locator(".jp-icedtea-skew-heatmap")  # every operator's partitions
     expect(heatmap).to_have_attribute("data-state", "drawn")
     expect(heatmap.locator("svg path[aria-label*='operator: sum (combine)']")).to_have_count(2)
+    # The load over time, final: of the map side, which took in records over the longer
+    # time (run.skew('sum').timeline_operator), a named SVG line per map partition. Vega
+    # gives a line's path the aria-label of its first point: "seconds since the run
+    # started: 0.25; records in so far: 0; series: partition 1; seconds: 0.25; ...".
+    expect(timeline).to_have_attribute("data-state", "drawn")
+    expect(timeline).to_have_attribute("data-live", "false")
+    assert timeline.get_attribute("data-renderer") == "svg"
+    expect(timeline.locator("svg")).to_contain_text("sum (combine): records in over time")
+    for partition in (0, 1):
+        expect(timeline.locator(f"svg path[aria-label*='series: partition {partition};']")
+               ).to_have_count(1)
+    assert max(svg_size(timeline)) < 2000, svg_size(timeline)
+    timeline.scroll_into_view_if_needed()
+    timeline.screenshot(path=str(artifacts / "skew-timeline.png"))
     page.screenshot(path=str(artifacts / "skew.png"))
     assert not [e for e in page.console_errors if re.search(r"vega|skew", e, re.I)], \
         page.console_errors

@@ -1,6 +1,7 @@
 """Skew (--skew): heavy keys and their reduce partitions against exact counts, the skew
 test, advice, and s.mitigate() on skewed pipelines."""
 import random
+import time
 from collections import Counter
 
 import pytest
@@ -242,6 +243,14 @@ def test_a_frontend_gets_the_live_view_pushed_as_changed_rows(record):
     hot = hot_counts(comm, "sum")
     assert len(hot) >= 2 and hot == sorted(hot) and 0 < hot[-1] <= Counter(
         k for k, _ in EVENTS)["hot"]
+    # while the reduce side waits, the load over time is the map side's (the stage running)
+    titles = [e["report"]["timeline"]["title"]["text"] if isinstance(
+        e["report"]["timeline"]["title"], dict) else e["report"]["timeline"]["title"]
+        for e in reports if e["operator"] == "sum"]
+    assert "sum (combine): records in over time (live)" in titles, titles
+    # each push says when the oldest sketch it is the first to carry left its worker
+    since = [e["since"] for e in pushed if e["since"] is not None]
+    assert len(since) >= 2 and all(0 < time.time() - t < run.duration + 10 for t in since)
 
 
 def hot_counts(comm, operator):
@@ -254,3 +263,107 @@ def hot_counts(comm, operator):
         if keys is not None:
             counts.append(next((k["count"] for k in keys if k["key"] == "'hot'"), 0))
     return counts
+
+
+def test_the_load_over_time_of_each_partition_live_and_from_the_store(record):
+    """run.skew(op).timeline: each partition's records in so far at the same moments,
+    rising to the partition's total; the same after a restart; the chart names the
+    partitions and, pushed live, grows as the map side runs."""
+    from operator import add
+
+    from icedtea_jupyter import open_run
+    from icedtea_jupyter.comm import target
+    from icedtea_jupyter.session import registry
+    from tests.unit.fakes import FakeComm
+
+    target.watch_runs()
+    comm = FakeComm()
+    target._on_open(comm, {})
+    asked: list = []
+
+    def follow(run):
+        def ask_for_by_user(kind, data):  # the map side's view, pushed while it runs
+            if kind == "skew" and not asked:
+                asked.append(comm.send_request("skew.report", run=run.id, operator="by user"))
+        run.subscribe(ask_for_by_user)
+
+    registry.on_added(follow)
+    run = record(SLOW_AGGREGATION, {"EVENTS": EVENTS, "add": add}, skew=True)
+    asked.append(None)
+    assert run.status == "finished", run.error
+    pushed = [e for e in comm.events("skew.changed")
+              if e["run"] == run.id and e["operator"] == "by user"]
+    comm.close()  # every event conformed to the schema
+    live_points = [p for e in pushed for p in (
+        next(iter(e["report"]["timeline"]["datasets"].values())) if e["report"]
+        else e["changes"]["timeline"])]
+    assert len({p["seconds"] for p in live_points}) >= 2, pushed
+    assert max(p["records"] for p in live_points) > 0
+
+    s = run.skew("by user")
+    timeline = s.timeline
+    totals = s.partitions.set_index("partition")["records"]
+    assert set(timeline["partition"]) == set(totals.index) == set(range(8))
+    moments = sorted(set(timeline["seconds"]))
+    assert 0 < moments[0] and moments[-1] <= run.duration + 1.0
+    for partition, rows in timeline.groupby("partition"):
+        rows = rows.sort_values("seconds")
+        assert len(rows) == len(moments)  # every partition at the same moments
+        assert rows["records"].is_monotonic_increasing
+        assert rows["records"].iloc[-1] == totals[partition]
+    assert len(moments) >= 3  # 20,000 records at 0.4 ms: several reports a task
+    spec = s.timeline_chart().to_dict()
+    series = {p["series"] for p in next(iter(spec["datasets"].values()))}
+    assert series == {f"partition {p}" for p in range(8)}  # 8 partitions: all named
+    assert s.timeline_note == "" and s.timeline_operator == "by user"
+    # final, an aggregation shows the side that took in records over the longer time:
+    # here its map side (0.4 ms a record) rather than its reduce side (a few ms)
+    final = run.skew("sum")
+    assert final.timeline_operator == "sum (combine)"
+    assert set(final.timeline["partition"]) == set(range(8))
+    again = open_run(run.path).skew("by user")
+    assert again.timeline.equals(timeline)
+
+
+REPARTITIONED = """
+import pandas as pd
+frame = spark.createDataFrame(EVENTS, "user string, amount long")
+def tag(batches):
+    for pdf in batches:
+        yield pdf.assign(amount=pdf.amount * 2)
+out = frame.mapInPandas(tag, "user string, amount long").repartition(4, "user").collect()
+"""
+
+
+def test_a_jvm_stage_has_loads_per_partition_from_spark(record, spark):
+    """The stage after repartition(4, "user") runs no Python: its tasks' records come
+    from Spark's status store when the run ends, kept in stages.parquet, and
+    run.skew("stage N") tests and charts them like an operator's."""
+    import pandas as pd
+
+    from icedtea_jupyter import open_run
+
+    run = record(REPARTITIONED, {"EVENTS": EVENTS})
+    assert run.status == "finished", run.error
+    s = run.skew("tag")
+    assert len(s.jvm_stages) == 1, s.jvm_stages
+    stage = run.skew(s.jvm_stages[0])
+    rows = (spark.createDataFrame(EVENTS, "user string, amount long").repartition(4, "user")
+            .selectExpr("spark_partition_id() as p").groupBy("p").count().collect())
+    exact = {r["p"]: r["count"] for r in rows}
+    loads = stage.partitions.set_index("partition")["records"].to_dict()
+    assert loads == exact and sum(loads.values()) == len(EVENTS)
+    hot = max(exact, key=exact.get)
+    assert set(stage.skewed["partition"]) == {hot}
+    assert stage.advice[0].remedy == "repartition"
+    assert (stage.partitions["seconds"] >= 0).all() and stage.partitions["bytes"].sum() > 0
+    cells = pd.DataFrame(next(iter(s.heatmap().to_dict()["datasets"].values())))
+    jvm = cells[cells["operator"] == f"{s.jvm_stages[0]} (JVM)"]
+    assert jvm.set_index("partition")["records_in"].to_dict() == exact
+    with pytest.raises(KeyError, match=f"JVM stages from Spark's status store: "
+                                       f"'{s.jvm_stages[0]}'"):
+        run.skew("stage 999")
+    stored = pd.read_parquet(f"{run.path}/stages.parquet")  # the user's own pandas
+    assert {"stage", "partition", "status", "records", "bytes", "seconds"} <= set(stored)
+    again = open_run(run.path).skew(s.jvm_stages[0])
+    assert again.partitions.equals(stage.partitions)

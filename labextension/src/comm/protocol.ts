@@ -611,6 +611,11 @@ export interface ISkewReport {
   spec: unknown;
   /** The heat map's spec: records in of every Python operator on every partition. */
   heatmap: unknown;
+  /** The load over time's spec: the records each partition has taken in so far, on a
+   * time grid (`ISkewPoint` rows, one dataset; empty while the run starts). */
+  timeline: unknown;
+  /** Why there is no load over time, if so (else ""). */
+  timeline_note: string;
 }
 
 /** A stacked bar of the skew chart: one heavy key's records in a partition (`other`: the rest). */
@@ -629,6 +634,14 @@ export interface ISkewCell {
   seconds: number;
 }
 
+/** A point of the load over time: the records a series (`partition 3`, `other partitions
+ * (median)`) has taken in by `seconds` into the run; its identity is (series, seconds). */
+export interface ISkewPoint {
+  seconds: number;
+  series: string;
+  records: number;
+}
+
 /** The rows of a live skew view changed since the last `skew.changed` event (rows put by
  * their identity, identities taken away), and the short lists and counts that changed. */
 export interface ISkewChanges {
@@ -638,12 +651,16 @@ export interface ISkewChanges {
   removed_bars: [number, string][];
   cells: ISkewCell[];
   removed_cells: [string, number][];
+  timeline: ISkewPoint[];
+  /** The load over time's points taken away: (series, seconds). */
+  removed_timeline: [string, number][];
   keys?: ISkewKey[];
   skewed?: ISkewFlag[];
   error?: number;
   records?: number;
   estimated?: number;
   waiting_note?: string;
+  timeline_note?: string;
 }
 
 /** Parameters of `skew.report`: the rules' parameters default to the load's scale. */
@@ -766,8 +783,16 @@ export interface IEventData {
   'run.action': { run: string; action: IAction };
   'run.control': { run: string; view: IControlView };
   /** While a --skew run records: its live skew view, whole (`report`, first and when the
-   * operator shown changes) or the rows changed since the last event (`changes`). */
-  'skew.changed': { run: string; operator: string; report: ISkewReport | null; changes: ISkewChanges | null };
+   * operator shown changes) or the rows changed since the last event (`changes`).
+   * `since`: when the oldest worker sketch this event is the first to carry left its
+   * worker (wall time, seconds; null: none new), what the sidebar's latency counts from. */
+  'skew.changed': {
+    run: string;
+    operator: string;
+    report: ISkewReport | null;
+    changes: ISkewChanges | null;
+    since: number | null;
+  };
 }
 
 /** `run.samples(operator)`: a uniform sample of the operator's input, one row a record. */

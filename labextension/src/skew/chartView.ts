@@ -4,31 +4,58 @@ import embed, { Result, VisualizationSpec } from 'vega-embed';
 
 import { canBeSeen } from '../widgets/redrawWhenShown';
 import { el, setText } from '../widgets/format';
-import { barId, cellId, IChartRows, rowChange } from './liveRows';
+import { barId, cellId, IChartRows, pointId, rowChange } from './liveRows';
 import type { SkewModel } from './model';
-import { chartRenderer, splitData } from './specData';
+import { ChartKind, chartRenderer, splitData } from './specData';
 
 /** The chart's width (px) where its container has none yet (a collapsed section). */
 const DEFAULT_WIDTH = 240;
 /** What the y axis and its title take of the width (px). */
 const AXES = 70;
-/** A live heat map takes pushed changes at most this often (ms); the bars, at every frame. */
+/** A live heat map or load over time takes pushed changes at most this often (ms); the
+ * bars, at every frame. */
 export const HEATMAP_GAP = 500;
 
+/** The load over time's note while its dataset has no points. */
+const NO_POINTS_YET = 'No records taken in yet: the lines start with the first progress reports.';
+
+/** Each chart's container class (the browser tests find the charts by it). */
+const CHART_CLASS: { [kind in ChartKind]: string } = {
+  spec: 'jp-icedtea-skew-chart',
+  heatmap: 'jp-icedtea-skew-heatmap',
+  timeline: 'jp-icedtea-skew-timeline'
+};
+
+/** Each chart's row identity (`liveRows`). */
+const ROW_ID: { [kind in ChartKind]: (row: unknown) => string } = {
+  spec: barId as (row: unknown) => string,
+  heatmap: cellId as (row: unknown) => string,
+  timeline: pointId as (row: unknown) => string
+};
+
+/** The charts whose pushed rows wait `HEATMAP_GAP` after the last applied. The heat map:
+ * thousands of cells. The load over time: each push moves its time axis on, so every
+ * drawn point and every line's path is encoded again whatever rows came (not only the
+ * changed ones, as with bars), and a line's trend reads as well at two updates a second
+ * as at the kernel's four. */
+const GAPPED: ReadonlySet<ChartKind> = new Set<ChartKind>(['heatmap', 'timeline']);
+
 /**
- * The skew report's chart: the Vega-Lite spec the kernel built with Altair
+ * One of the skew report's charts: the Vega-Lite spec the kernel built with Altair
  * (`s.chart()`), drawn with vega-embed; a new report of the same chart swaps its data,
  * and a pushed change (live, while the run records) changes only its rows in the drawn
- * view. A click on a bar selects its partition in the model.
+ * view. A click on a bar selects its partition in the model. The load over time shows
+ * the report's `timeline_note` (why it has no lines) under it.
  */
 export class SkewChart extends Widget {
-  /** `kind`: the partitions' bars (`spec`, a click selects one) or the `heatmap`. */
-  constructor(model: SkewModel, kind: 'spec' | 'heatmap' = 'spec') {
+  /** `kind`: the partitions' bars (`spec`, a click selects one), the `heatmap` or the
+   * load over time (`timeline`). */
+  constructor(model: SkewModel, kind: ChartKind = 'spec') {
     super();
     this._model = model;
     this._kind = kind;
     this.addClass('jp-icedtea-SkewChart');
-    this._chart = el('div', kind === 'spec' ? 'jp-icedtea-skew-chart' : 'jp-icedtea-skew-heatmap');
+    this._chart = el('div', CHART_CLASS[kind]);
     this._note = el('div', 'jp-icedtea-muted');
     this.node.append(this._chart, this._note);
     model.changed.connect(this._onChanged, this);
@@ -67,6 +94,7 @@ export class SkewChart extends Widget {
   }
 
   private _onChanged(): void {
+    this._showNote(); // a pushed change may bring a note and no rows
     if (!canBeSeen(this)) {
       this._stale = true; // no Vega work while collapsed
       return;
@@ -90,18 +118,18 @@ export class SkewChart extends Widget {
    * the changes pushed within one animation frame go in as one. */
   private _onRows(sender: SkewModel, rows: IChartRows): void {
     if (rows.kind !== this._kind || this._result === null) {
-      return;
+      return; // none drawn yet: the draw under way catches up (`_catchUp`)
     }
     if (!canBeSeen(this)) {
       this._stale = true; // the report's dataset has them: drawn when shown
       return;
     }
-    const id = (this._kind === 'spec' ? barId : cellId) as (row: unknown) => string;
+    const id = ROW_ID[this._kind];
     rows.remove.forEach(key => this._pending.remove.add(key));
     rows.insert.forEach(row => this._pending.insert.set(id(row), row));
     if (!this._pending.scheduled) {
       this._pending.scheduled = true;
-      const wait = this._kind === 'heatmap' ? this._applied + HEATMAP_GAP - performance.now() : 0;
+      const wait = GAPPED.has(this._kind) ? this._applied + HEATMAP_GAP - performance.now() : 0;
       const apply = () => requestAnimationFrame(() => this._applyRows(id));
       if (wait > 0) {
         setTimeout(apply, wait);
@@ -171,6 +199,7 @@ export class SkewChart extends Widget {
       this._width = width;
       const options = { width: Math.max(width - AXES, 120) };
       const renderer = chartRenderer(this._kind, spec);
+      const parts = splitData(spec);
       const result = await embed(this._chart, spec, { actions: false, renderer, ...options });
       if (token !== this._token || this.isDisposed) {
         result.finalize();
@@ -181,29 +210,58 @@ export class SkewChart extends Widget {
       this._drawn = null;
       this._renderer = renderer;
       this._chart.dataset.renderer = renderer;
-      const parts = splitData(spec);
       this._shape = parts?.shape ?? '';
       this._dataName = parts?.name ?? '';
-      result.view.addEventListener('click', (event, item) => {
-        if (this._kind !== 'spec') {
-          return;
-        }
-        const partition = (item?.datum as { partition?: unknown } | undefined)?.partition;
-        this._model.selectPartition(typeof partition === 'number' ? partition : null);
-      });
+      if (this._kind === 'spec') {
+        result.view.addEventListener('click', (event, item) => {
+          const partition = (item?.datum as { partition?: unknown } | undefined)?.partition;
+          this._model.selectPartition(typeof partition === 'number' ? partition : null);
+        });
+      }
       this._chart.dataset.state = 'drawn';
       this._chart.dataset.live = String(this._model.report?.live ?? false);
-      setText(this._note, '');
+      this._failure = '';
+      this._showNote();
+      this._catchUp(spec, parts?.values);
     } catch (reason) {
       this._chart.dataset.state = 'failed';
-      setText(this._note, `The chart could not be drawn: ${reason instanceof Error ? reason.message : reason}`);
+      this._failure = `The chart could not be drawn: ${reason instanceof Error ? reason.message : reason}`;
+      this._showNote();
     }
   }
 
+  /** After a draw from `spec` holding `values`: what changed meanwhile (a pushed change
+   * or report while vega-embed worked, applied to no view or to the one replaced). */
+  private _catchUp(spec: unknown, values: unknown[] | undefined): void {
+    const latest = splitData(this._spec);
+    if (this._spec === spec && latest?.values === values) {
+      return; // up to date
+    }
+    if (latest !== null && latest.shape === this._shape) {
+      this._drawn = null;
+      void this._change(view => view.data(this._dataName, latest.values));
+    } else {
+      void this._draw(this._spec as VisualizationSpec | null);
+    }
+  }
+
+  /** The note under the chart: why it could not be drawn, else (the load over time) why
+   * it has no lines: the report's `timeline_note`, or no points yet. */
+  private _showNote(): void {
+    let note = '';
+    if (this._kind === 'timeline') {
+      const points = splitData(this._model.report?.timeline)?.values.length ?? 0;
+      note = this._model.report?.timeline_note || (points === 0 ? NO_POINTS_YET : '');
+    }
+    setText(this._note, this._failure || note);
+  }
+
   private _model: SkewModel;
-  private _kind: 'spec' | 'heatmap';
+  private _kind: ChartKind;
   private _chart: HTMLDivElement;
   private _note: HTMLDivElement;
+  /** Why the chart last could not be drawn ("": it was). */
+  private _failure = '';
   private _result: Result | null = null;
   /** The spec drawn (the report's own object: a pushed change updates its dataset). */
   private _spec: unknown = null;
@@ -217,7 +275,7 @@ export class SkewChart extends Widget {
   private _renderer: 'svg' | 'canvas' = 'svg';
   /** Changes came while the chart could not be seen (drawn anew when shown). */
   private _stale = false;
-  /** The drawn view's rows by identity (`barId`, `cellId`), once a change needs them. */
+  /** The drawn view's rows by identity (`barId`, `cellId`, `pointId`), once a change needs them. */
   private _drawn: Map<string, object> | null = null;
   /** When pushed rows were last applied (performance.now(), ms). */
   private _applied = -Infinity;

@@ -1,10 +1,10 @@
-import type { ISkewBar, ISkewCell, ISkewChanges, ISkewPartition, ISkewReport } from '../comm/protocol';
-import { splitData } from './specData';
+import type { ISkewBar, ISkewCell, ISkewChanges, ISkewPartition, ISkewPoint, ISkewReport } from '../comm/protocol';
+import { ChartKind, splitData } from './specData';
 
 /** The rows of one chart that a `skew.changed` event put or took away, by identity. */
 export interface IChartRows {
-  kind: 'spec' | 'heatmap';
-  /** The identities (`barId`, `cellId`) of the rows to take out of the drawn view. */
+  kind: ChartKind;
+  /** The identities (`barId`, `cellId`, `pointId`) of the rows to take out of the drawn view. */
   remove: Set<string>;
   /** The rows to put in (a changed row is taken out by its identity and put in again). */
   insert: unknown[];
@@ -18,6 +18,11 @@ export function barId(bar: ISkewBar): string {
 /** A heat map cell's identity: its operator and partition. */
 export function cellId(cell: ISkewCell): string {
   return `${cell.operator}\u0000${cell.partition}`;
+}
+
+/** A load over time point's identity: its series and time. */
+export function pointId(point: ISkewPoint): string {
+  return `${point.series}\u0000${point.seconds}`;
 }
 
 /** `rows` with those identified in `removed` or in `put` replaced by `put` (in place of
@@ -42,7 +47,7 @@ function merged<T>(rows: T[], put: T[], removed: string[], id: (row: T) => strin
  * what the drawn view must change; null when the spec has no one dataset. */
 function chartRows<T>(
   report: ISkewReport,
-  kind: 'spec' | 'heatmap',
+  kind: ChartKind,
   put: T[],
   removed: string[],
   id: (row: T) => string
@@ -75,15 +80,18 @@ export function applyChanges(report: ISkewReport, changes: ISkewChanges): [ISkew
     error: changes.error ?? report.error,
     records: changes.records ?? report.records,
     estimated: changes.estimated ?? report.estimated,
-    waiting_note: changes.waiting_note ?? report.waiting_note
+    waiting_note: changes.waiting_note ?? report.waiting_note,
+    timeline_note: changes.timeline_note ?? report.timeline_note
   };
   const removedBars = changes.removed_bars.map(([partition, segment]) => barId({ partition, segment } as ISkewBar));
   const removedCells = changes.removed_cells.map(([operator, partition]) =>
     cellId({ operator, partition } as ISkewCell)
   );
+  const removedPoints = changes.removed_timeline.map(([series, seconds]) => pointId({ series, seconds } as ISkewPoint));
   const charts = [
     chartRows(next, 'spec', changes.bars, removedBars, barId),
-    chartRows(next, 'heatmap', changes.cells, removedCells, cellId)
+    chartRows(next, 'heatmap', changes.cells, removedCells, cellId),
+    chartRows(next, 'timeline', changes.timeline, removedPoints, pointId)
   ].filter((rows): rows is IChartRows => rows !== null && (rows.remove.size > 0 || rows.insert.length > 0));
   return [next, charts];
 }

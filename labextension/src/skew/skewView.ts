@@ -10,8 +10,9 @@ import type { SkewModel } from './model';
 
 /**
  * The Skew section: which operator (a picker), the load per partition stacked by heavy
- * key (`SkewChart`, live while the run records), the selected partition's keys and
- * flags (`SkewKeys`), the advice (`SkewAdvice`) and the heat map of every operator's
+ * key (`SkewChart`, live while the run records), the load over time (the records the
+ * partitions have taken in so far, also live), the selected partition's keys and flags
+ * (`SkewKeys`), the advice (`SkewAdvice`) and the heat map of every operator's
  * partitions: `run.skew(op)` in the sidebar.
  */
 export class SkewView extends Panel {
@@ -29,6 +30,7 @@ export class SkewView extends Panel {
     header.node.append(this._picker, this._summary, this._problem);
     this.addWidget(header);
     this.addWidget(new SkewChart(model));
+    this.addWidget(new SkewChart(model, 'timeline'));
     this.addWidget(new SkewKeys(model));
     this.addWidget(new SkewAdvice(model));
     this.addWidget(new SkewChart(model, 'heatmap'));

@@ -90,6 +90,13 @@ RECEIVED = """(() => {
         if (!text.includes('skew.changed')) return;
         for (const m of text.matchAll(/"segment": ?"'(m\\d+)'/g))
           if (!(m[1] in received)) received[m[1]] = now;
+        const since = /"since": ?([0-9.]+)/.exec(text);
+        if (since) {
+          const whole = /"report": ?\{/.test(text);
+          const kinds = ['spec', 'heatmap', 'timeline'].filter((kind, i) => whole ||
+            new RegExp('"' + ['bars', 'cells', 'timeline'][i] + '": ?\\[\\{').test(text));
+          (window.__pushes = window.__pushes || []).push({at: now, since: +since[1] * 1000, kinds});
+        }
       });
     }
   };
@@ -104,9 +111,11 @@ OBSERVE = """() => {
   new PerformanceObserver(list => list.getEntries().forEach(e => bench.long.push(e.duration)))
     .observe({entryTypes: ['longtask']});
   bench.updates = {};
-  new PerformanceObserver(list => list.getEntries().forEach(e =>
-    (bench.updates[e.name] = bench.updates[e.name] || []).push(e.duration)))
-    .observe({entryTypes: ['measure']});
+  bench.ends = {};
+  new PerformanceObserver(list => list.getEntries().forEach(e => {
+    (bench.updates[e.name] = bench.updates[e.name] || []).push(e.duration);
+    (bench.ends[e.name] = bench.ends[e.name] || []).push(performance.timeOrigin + e.startTime + e.duration);
+  })).observe({entryTypes: ['measure']});
   const look = () => {
     const now = Date.now();
     document.querySelectorAll(".jp-icedtea-skew-chart svg path[aria-label*=\\"segment: 'm\\"]")
@@ -175,7 +184,9 @@ def test_live_chart_latency_and_frames(page, lab_server):
     seconds = json.loads(run_code(page, notebook, "import icedtea_jupyter as _it; "
                                   "print(json.dumps(_it.last_run().duration))", "bench-took"))
     bench["received"] = page.evaluate("() => window.__received")
+    bench["pushes"] = page.evaluate("() => window.__pushes || []")
     report(bench, arrivals, named, seconds)
+    report_data_latency(bench)
 
 
 def wait_until_finished(page, timeout: float = RUN_FINISHED / 1000) -> None:
@@ -232,3 +243,33 @@ def report(bench: dict, arrivals: dict, named: dict, wall: float) -> None:
           f"{sum(f > 100 for f in frames)}; long tasks: {len(bench['long'])}, max "
           f"{max(bench['long'], default=0):.0f} ms, over 100 ms: "
           f"{sum(d > 100 for d in bench['long'])}")
+
+
+def data_latencies(bench: dict, only: str | None = None) -> list[float]:
+    """Seconds from a pushed view's oldest new sketch leaving its worker (``since``) to
+    the page having drawn every chart the push changed (each chart's first update that
+    ended after the push arrived): the budget's "data reaches the sidebar"."""
+    out = []
+    for push in bench["pushes"]:
+        kinds = [k for k in push["kinds"] if only in (None, k)]
+        drawn = []
+        for kind in kinds:
+            ends = [t for t in bench["ends"].get(f"icedtea-skew-{kind}", []) if t >= push["at"]]
+            if ends:
+                drawn.append(min(ends))
+        if drawn and len(drawn) == len(kinds):
+            out.append((max(drawn) - push["since"]) / 1000)
+    return sorted(out)
+
+
+def report_data_latency(bench: dict) -> None:
+    for only, what in ((None, "every chart it changed"), ("spec", "the bars"),
+                       ("timeline", "the load over time"), ("heatmap", "the heat map")):
+        took = data_latencies(bench, only)
+        if not took:
+            print(f"data latency to {what}: no push was drawn")
+            continue
+        print(f"data latency (a sketch leaves its worker -> {what} drawn), {len(took)} of "
+              f"{len(bench['pushes'])} pushes: median {statistics.median(took):.3f} s, p95 "
+              f"{quantile(took, 0.95):.3f} s, max {max(took):.3f} s, over 0.5 s: "
+              f"{sum(t > 0.5 for t in took)}")

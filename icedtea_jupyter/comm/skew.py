@@ -10,7 +10,9 @@ from typing import Any
 from ..agents.skew import SkewCoordinator
 from ..executor.skew import AGENT
 from ..session.run import Run
+from ..session.skew_source import skew_source
 from ..skew.changes import LiveChanges
+from ..skew.chart import warm_templates
 from ..skew.keys import CountsWindow
 from ..skew.report import SkewReport
 from .handlers import MethodTable, jsonable, run_of
@@ -20,6 +22,8 @@ SKEW = MethodTable()
 RULES = ("load", "eta", "tau", "factor", "threshold")
 PUSH_GAP = 0.25  # seconds at least between two pushes of a run's changes
 PUSH_TICK = 0.5  # seconds at most between two looks (the workers' counts move unasked)
+SLOW_GAP = 0.5  # seconds at least between two pushes reading the heat map and the load
+# over time (the sidebar draws them at most this often: skew/chartView.ts HEATMAP_GAP)
 _LIVE_OPERATOR: dict[str, str] = {}  # run id -> the operator a sidebar asked for
 
 
@@ -50,6 +54,12 @@ def skew_report(params: dict) -> dict:
     return report_json(run, report)
 
 
+def live_report(run: Run, operator: str) -> SkewReport:
+    """``run.skew(operator)`` for a push: Spark's partition sizes as last read, not waited
+    for (``session/stage_sizes.LiveWaiting``)."""
+    return SkewReport(skew_source(run, sizes_now=False), operator)
+
+
 def report_json(run: Run, report: SkewReport, view: dict | None = None) -> dict:
     """``skew.report``'s result: the report with the run's operators to pick from."""
     result = report.to_json(view)
@@ -68,12 +78,15 @@ class SkewPusher:
     drawn on the next push, not once it outgrows the heaviest so far)."""
 
     def __init__(self, run: Run, send: Callable[[str, dict], None],
-                 listening: Callable[[], bool]) -> None:
+                 listening: Callable[[], bool],
+                 report: Callable[[str], SkewReport] | None = None) -> None:
         self.run, self.send, self.listening = run, send, listening
+        self.report = report or run.skew  # operator -> its live report
         self.wake = threading.Event()
         self._changes: LiveChanges | None = None
         self._counts = CountsWindow()  # the keys' counts of late: which keys rise
         self._pushed_at = 0.0  # when the last push read the sketches (wall time)
+        self._every_at = -SLOW_GAP  # when a push last read the cells and the load over time
 
     def start(self) -> SkewPusher:
         threading.Thread(target=self._loop, daemon=True,
@@ -81,6 +94,7 @@ class SkewPusher:
         return self
 
     def _loop(self) -> None:
+        warm_templates()  # before the first sketch: Altair takes seconds on busy cores
         while self.run.status == "running":
             self.wake.wait(PUSH_TICK)
             self.wake.clear()
@@ -95,7 +109,8 @@ class SkewPusher:
     def _since(self) -> float | None:
         """When the oldest sketch this push is the first to carry left its worker (wall
         time, seconds): what the sidebar's latency is counted from."""
-        agent = self.run.coordinator.agent(AGENT) if self.run.coordinator else None
+        coordinator = getattr(self.run, "coordinator", None)
+        agent = coordinator.agent(AGENT) if coordinator is not None else None
         sketches = agent.latest() if isinstance(agent, SkewCoordinator) else {}
         new = [p.get("sent", p["received"]) for p in sketches.values()
                if p["received"] > self._pushed_at]
@@ -106,13 +121,19 @@ class SkewPusher:
         pushed_at = time.time()  # a sketch arriving from now on counts for the next push
         since = self._since()
         run = self.run
-        report = run.skew(_LIVE_OPERATOR.get(run.id) or default_operator(run))
+        report = self.report(_LIVE_OPERATOR.get(run.id) or default_operator(run))
         changes = self._changes
         if changes is None or changes.operator != report.operator:
             changes, self._counts = None, CountsWindow()
-        view = report.live_view(self._counts.since(report.keys_sketch, time.monotonic()))
+        now = time.monotonic()
+        every = changes is None or now - self._every_at >= SLOW_GAP
+        view = report.live_view(self._counts.since(report.keys_sketch, now), every)
         if changes is not None and changes.timeline_operator != view["timeline_operator"]:
             changes = None  # the load over time moved to the reduce side: a new chart
+            view = report.live_view(self._counts.since(report.keys_sketch, now))
+            every = True
+        if every:
+            self._every_at = now
         if changes is None:
             self._changes = LiveChanges(report.operator, view["timeline_operator"])
             self._changes.changes(view)

@@ -20,7 +20,7 @@ from .handlers import RUNS, HandlerRegistry, jsonable, run_item
 from .lineage import LINEAGE
 from .lineage import SLOW as LINEAGE_REQUESTS
 from .messages import DEFAULT_SOURCE, RequestError, error_reply, event, reply, validate_request
-from .skew import SKEW, SkewPusher
+from .skew import SKEW, SkewPusher, live_report
 from .time_travel import EVENTS as TIME_TRAVEL_EVENTS
 from .time_travel import TIME_TRAVEL
 from .versions import VERSIONS
@@ -137,7 +137,8 @@ class _RunWatcher:
             threading.Thread(target=self._loop, daemon=True,
                              name=f"icedtea-comm-{run.id}").start()
             if run.options.get("skew"):
-                self.skew = SkewPusher(run, broadcast, _listening).start()
+                self.skew = SkewPusher(run, broadcast, _listening,
+                                       lambda operator: live_report(run, operator)).start()
 
     def _on_event(self, kind: str, data: dict) -> None:
         if kind in EVENTS:

@@ -12,22 +12,24 @@ from ..skew.source import SkewSource, worker_key
 from ..store import layout
 from .metrics import last_successful_attempts
 from .stage_loads import read_stage_tasks
-from .stage_sizes import stage_waiting
+from .stage_sizes import LiveWaiting, stage_waiting
 
 SAMPLE = 12
 STAGES_WAIT = 30.0  # seconds a report waits for the run's stages to be kept
 T = TypeVar("T")
 
 
-def skew_source(run: Any) -> SkewSource:
+def skew_source(run: Any, sizes_now: bool = True) -> SkewSource:
     """The loads and sketches of ``run``: live while it records, else its successful
-    task attempts in the store; with the pipeline, for a run recorded in this kernel."""
+    task attempts in the store; with the pipeline, for a run recorded in this kernel.
+    ``sizes_now`` False: the live ``waiting`` sizes as last read, not waited for (the
+    sidebar's pushes; ``stage_sizes.LiveWaiting``)."""
     live = run.status == "running"
     source = SkewSource(run.dag, run.cell, _workers(run, live), _sketches(run, live),
                         live=live, skew_recorded=bool(run.options.get("skew")),
                         wall=run.duration, run_id=run.id)
     if live:
-        _live_sizes(run, source)
+        _live_sizes(run, source, sizes_now)
     source.series = _live_series(run) if live else _stored_series(run)
     if not live:
         kept = getattr(run, "stage_tasks_kept", None)  # a run this kernel recorded
@@ -45,7 +47,7 @@ def skew_source(run: Any) -> SkewSource:
     return source
 
 
-def _live_sizes(run: Any, source: SkewSource) -> None:
+def _live_sizes(run: Any, source: SkewSource, now: bool = True) -> None:
     """``source.waiting``: Spark's sizes of the stage running a node (stage_sizes.py)."""
     if run.manifest.get("session") == "connect":
         source.waiting_note = ("unavailable on Spark Connect: the kernel has no "
@@ -58,11 +60,21 @@ def _live_sizes(run: Any, source: SkewSource) -> None:
         source.waiting_note = "unavailable: no SparkContext in this kernel"
         return
 
+    read = stage_waiting if now else _live_waiting(run, sc)
+
     def waiting(node: int) -> dict[int, int] | None:
         stages = [int(w["stage"]) for w in source.workers
                   if w["operator"] == node and w.get("stage") is not None]
-        return stage_waiting(sc, max(stages)) if stages else None
+        return read(sc, max(stages)) if stages else None
     source.waiting = waiting
+
+
+def _live_waiting(run: Any, sc: Any) -> Callable[[Any, int], dict[int, int] | None]:
+    """The run's ``LiveWaiting`` (made on first use), as ``stage_waiting``'s signature."""
+    cache = run.__dict__.get("_live_waiting")
+    if cache is None or cache.sc is not sc:
+        cache = run.__dict__["_live_waiting"] = LiveWaiting(sc)
+    return lambda _sc, stage: cache(stage)
 
 
 def _live_series(run: Any) -> Callable[[list[tuple]], dict[tuple, tuple]] | None:

@@ -32,9 +32,13 @@ class LiveChanges:
 
     def changes(self, view: dict) -> dict | None:
         """The changed rows of ``view`` (``{kind: rows}``, ``removed_<kind>: keys`` and
-        the changed whole fields), or None when nothing changed."""
+        the changed whole fields), or None when nothing changed. A kind ``view`` lacks
+        is unchanged."""
         out: dict[str, Any] = {}
         for kind, key_of in ROW_KEYS.items():
+            if kind not in view:  # not read this time (``live_view(every=False)``)
+                out[kind], out[f"removed_{kind}"] = [], []
+                continue
             rows = {_hashable(key_of(row)): row for row in view[kind]}
             sent = self._sent[kind]
             changed = [row for key, row in rows.items() if sent.get(key) != row]

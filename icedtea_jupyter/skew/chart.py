@@ -98,25 +98,48 @@ def partitions_chart(rows: pd.DataFrame, title: str, load: str) -> Any:
     ).add_params(pick).properties(width=360, height=180)
 
 
-@lru_cache(maxsize=64)
-def _template(kind: str, title: str, load: str) -> str:
-    """A chart's Vega-Lite spec without its data (Altair builds it once a title)."""
+TEMPLATE_TITLE = "operator: load per partition (state)"  # its place in a template
+
+
+@lru_cache(maxsize=16)
+def _template(kind: str, load: str) -> str:
+    """A chart's Vega-Lite spec without its data or title (Altair builds it once a kind
+    and load: ~0.1 s idle, over a second on a kernel sharing busy cores)."""
     if kind == "partitions":
-        chart = partitions_chart(pd.DataFrame(columns=STACKED_COLUMNS), title, load)
+        chart = partitions_chart(pd.DataFrame(columns=STACKED_COLUMNS), TEMPLATE_TITLE, load)
     elif kind == "timeline":
         from .timeline import POINT_COLUMNS, timeline_chart
 
-        chart = timeline_chart(pd.DataFrame(columns=POINT_COLUMNS), title)
+        chart = timeline_chart(pd.DataFrame(columns=POINT_COLUMNS), TEMPLATE_TITLE)
     else:
-        chart = heatmap(pd.DataFrame(columns=HEATMAP_COLUMNS), title)
+        chart = heatmap(pd.DataFrame(columns=HEATMAP_COLUMNS), TEMPLATE_TITLE)
     return json.dumps(chart.to_dict())
+
+
+def warm_templates() -> None:
+    """Build the live view's templates now (the bars by either load, the heat map, the
+    load over time), so a run's first push does not wait for Altair."""
+    for kind, load in (("partitions", "key_records"), ("partitions", "records"),
+                       ("heatmap", ""), ("timeline", "")):
+        _template(kind, load)
+
+
+def title_json(kind: str, title: str) -> Any:
+    """The spec's ``title`` as Altair writes it for ``title``: the bars' split in two
+    lines (``partitions_chart``), the others' as they are."""
+    head, cut, tail = title.partition(" per partition")
+    if kind == "partitions" and cut:
+        return {"text": head, "subtitle": "per partition" + tail, "anchor": "start"}
+    return title
 
 
 def spec_with(kind: str, records: list[dict], title: str, load: str = "") -> dict:
     """The Vega-Lite spec of ``partitions_chart`` (kind "partitions"), ``heatmap`` or
-    ``timeline_chart`` (kind "timeline") holding ``records``: Altair's spec is built once a title and only its one dataset
-    swapped (building it took ~0.1 s, a live sidebar fetches it several times a second)."""
-    spec = json.loads(_template(kind, title, load))
+    ``timeline_chart`` (kind "timeline") titled ``title`` and holding ``records``:
+    Altair's spec is built once a kind and load, and only its title and its one
+    dataset put in (a live sidebar gets reports several times a second)."""
+    spec = json.loads(_template(kind, load))
+    spec["title"] = title_json(kind, title)
     spec["datasets"] = {spec["data"]["name"]: records}
     return spec
 

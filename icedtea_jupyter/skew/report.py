@@ -243,7 +243,7 @@ class SkewReport:
         """Whose load ``timeline`` shows: for an aggregation, live, its map side until its
         reduce side takes in records (the stage running); final, the side that took in
         records over the longer time."""
-        return self._timeline_series()[0].name
+        return (self._live_timeline_node() if self.live else self._timeline_series()[0]).name
 
     @property
     def timeline_note(self) -> str:
@@ -276,13 +276,22 @@ class SkewReport:
         if self.source.series is None:
             return self.node, []
         sides = [self.node] + ([self.key_node] if self.key_node is not self.node else [])
-        found = [(node, self._series_of(node)) for node in sides]
-        busy = [(node, series) for node, series in found if _span(series) is not None]
-        if not busy:
-            return found[0]
         if self.live:
-            return busy[0]
-        return max(busy, key=lambda side: _span(side[1]) or 0.0)
+            node = self._live_timeline_node()
+            return node, self._series_of(node)
+        found = [(node, self._series_of(node)) for node in sides]
+        spans = [(node, series) for node, series in found if _span(series) is not None]
+        return max(spans, key=lambda side: _span(side[1]) or 0.0) if spans else found[0]
+
+    def _live_timeline_node(self) -> OperatorNode:
+        """The operator once its workers have taken in records, else its map side: the
+        workers' live counts tell, without reading the series."""
+        sides = [self.node] + ([self.key_node] if self.key_node is not self.node else [])
+        for node in sides:
+            if any(int(w.get("records_in") or 0) > 0 for w in self.source.workers
+                   if w["operator"] == node.id):
+                return node
+        return self.node
 
     def _series_of(self, node: OperatorNode) -> list[tuple[int, tuple]]:
         keys = [worker_key(w) for w in self.source.workers if w["operator"] == node.id]
@@ -305,11 +314,13 @@ class SkewReport:
         """This report's chart beside ``other``'s, with both runs' wall times."""
         return side_by_side(self.chart(), other.chart(), (self.source.wall, other.source.wall))
 
-    def live_view(self, since: KeyCounts | None = None) -> dict:
+    def live_view(self, since: KeyCounts | None = None, every: bool = True) -> dict:
         """The rows the sidebar's live view keeps up to date (``to_json`` without the
         advice and the specs): partitions, keys, flags, the bars' stacked rows, the
         heat map's cells and the load over time's points. ``since``: the sketch's counts a moment ago (``CountsWindow``):
-        the keys that rose most since are named in the bars and listed with the keys."""
+        the keys that rose most since are named in the bars and listed with the keys.
+        ``every`` False: without the heat map's cells and the load over time (a push
+        between two that read them: the sidebar draws those at most twice a second)."""
         import json
 
         def rows(frame: pd.DataFrame) -> list[dict]:
@@ -324,17 +335,18 @@ class SkewReport:
         if rising is not None and not rising.empty:  # listed too: a click on its bar
             keys = with_rising(keys, rising).sort_values("count", ascending=False,
                                                          kind="stable")
-        return {"operator": self.operator, "api": self.api, "live": self.live,
+        view = {"operator": self.operator, "api": self.api, "live": self.live,
                 "load": self.rules.load, "partitions": rows(partitions),
                 "keys": rows(keys.assign(key=lambda f: f["key"].map(repr))),
                 "error": self.error, "records": self.keys_sketch.n,
                 "estimated": self.estimated, "waiting_note": self.waiting_note,
                 "skewed": rows(flags),
-                "bars": bars,
-                "cells": self._heatmap_cells(),
-                "timeline": self._timeline_points(loads, flagged),
-                "timeline_operator": self.timeline_operator,
+                "bars": bars, "timeline_operator": self.timeline_operator,
                 "timeline_note": self.timeline_note}
+        if every:
+            view.update(cells=self._heatmap_cells(),
+                        timeline=self._timeline_points(loads, flagged))
+        return view
 
     def to_json(self, view: dict | None = None) -> dict:
         """What the sidebar shows: the frames as rows and the charts' Vega-Lite specs (the

@@ -244,3 +244,36 @@ def test_live_waiting_on_spark_connect_is_said_to_be_unavailable():
     s = SkewReport(source, "by user")
     assert s.waiting_note.startswith("unavailable on Spark Connect")
     assert s.partitions["waiting"].isna().all() and s.to_json()["waiting_note"]
+
+
+def test_live_waiting_for_a_push_answers_at_once_and_reads_spark_on_its_own_thread(
+        monkeypatch):
+    """A push does not wait for Spark's partition sizes (py4j into the driver's scheduler:
+    seconds on busy cores): it gets the sizes as last read, and a thread reads them again
+    once they are older than a second."""
+    import threading
+    import time
+
+    from icedtea_jupyter.session import stage_sizes
+
+    release, calls = threading.Event(), []
+
+    def slow_read(sc, stage):
+        calls.append(stage)
+        release.wait(5)
+        return {0: 10 * len(calls)}
+    monkeypatch.setattr(stage_sizes, "stage_waiting", slow_read)
+    waiting = stage_sizes.LiveWaiting(sc=None)
+    started = time.monotonic()
+    assert waiting(3) is None and time.monotonic() - started < 0.5  # not read yet
+    assert waiting(3) is None and calls == [3]  # one read at a time
+    release.set()
+    deadline = time.monotonic() + 5
+    while waiting(3) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert waiting(3) == {0: 10} and calls == [3]  # fresh: not read again
+    waiting._known[3] = (time.monotonic() - 2 * waiting.REFRESH, {0: 10})
+    assert waiting(3) == {0: 10}  # stale: the old sizes now, a new read started
+    while len(calls) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert calls == [3, 3]

@@ -149,9 +149,12 @@ def merged(rows, changes, kind, key):
     return sorted(out.values(), key=sort_by(key))
 
 
-def test_a_live_run_pushes_its_whole_report_then_only_the_rows_that_changed(skewed_run):
+def test_a_live_run_pushes_its_whole_report_then_only_the_rows_that_changed(skewed_run,
+                                                                            monkeypatch):
+    from icedtea_jupyter.comm import skew
     from icedtea_jupyter.comm.skew import SkewPusher
 
+    monkeypatch.setattr(skew, "SLOW_GAP", 0.0)  # every push reads the heat map too
     comm = FakeComm()
     target._on_open(comm, {})
     source = live_source(skewed_run)
@@ -230,3 +233,29 @@ def test_rising_keys_are_those_that_grew_by_a_share_of_the_records_counted_since
     assert list(later.rising(early.counts(), share=0.01)["key"]) == ["c"]
     assert list(later.rising(early.counts(), share=0.004)["key"]) == ["c", "d", "b"]
     assert window.since(later, now=13.5) == later.counts()  # 10.0 left the window
+
+
+def test_pushes_read_the_heat_map_and_the_load_over_time_at_most_twice_a_second(skewed_run):
+    """The sidebar draws the heat map and the load over time at most every 0.5 s: a push
+    sooner after the last that read them carries the bars' changes only; the next one
+    after the gap carries the cells."""
+    from icedtea_jupyter.comm.skew import SLOW_GAP, SkewPusher
+
+    comm = FakeComm()
+    target._on_open(comm, {})
+    source = live_source(skewed_run)
+    pusher = SkewPusher(LiveRun(skewed_run, source), target.broadcast, lambda: True)
+    pusher.push()  # the whole report
+    source.sketches[1].append(dict(HOT, n=600, keys=[["late", 500, 1]]))
+    next(w for w in source.workers if w["operator"] == 3 and w["partition"] == 3)[
+        "records_in"] += 100
+    pusher.push()
+    soon = comm.events("skew.changed")[-1]["changes"]
+    assert {r["segment"] for r in soon["bars"] if r["partition"] == 1} >= {"'late'"}
+    assert soon["cells"] == [] and soon["removed_cells"] == [] and soon["timeline"] == []
+    pusher._every_at -= SLOW_GAP  # as if half a second had passed
+    pusher.push()
+    later = comm.events("skew.changed")[-1]["changes"]
+    assert [(c["operator"], c["partition"]) for c in later["cells"]] == [("sum", 3)]
+    assert later["bars"] == []  # sent already
+    comm.close()

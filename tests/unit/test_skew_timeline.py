@@ -75,3 +75,34 @@ def test_the_empty_chart_has_a_titled_legend():
     spec = spec_with("timeline", [], "sum: records in over time (live)")
     assert spec["encoding"]["color"]["title"] == "series"
     assert next(iter(spec["datasets"].values())) == []
+
+
+@pytest.mark.parametrize("kind, title", [
+    ("partitions", "sum: key records per partition (live)"),
+    ("partitions", "a title Altair keeps whole"),
+    ("heatmap", "records in per operator and partition"),
+    ("timeline", "sum (combine): records in over time (final)"),
+])
+def test_a_spec_from_the_template_is_altairs_own(kind, title):
+    """spec_with puts a title and rows into a spec Altair built once a kind: the same
+    spec Altair builds for that title and those rows."""
+    import pandas as pd
+
+    from icedtea_jupyter.skew.chart import heatmap, partitions_chart, spec_with
+    from icedtea_jupyter.skew.timeline import timeline_chart
+
+    rows = {"partitions": [{"partition": 0, "segment": "'hot'", "load": 5.0,
+                            "skewed": True}],
+            "heatmap": [{"operator": "sum", "partition": 0, "records_in": 3,
+                         "seconds": 0.5}],
+            "timeline": [{"seconds": 0.25, "series": "partition 0", "records": 2.0}]}[kind]
+    frame = pd.DataFrame(rows)
+    chart = {"partitions": lambda: partitions_chart(frame, title, "key_records"),
+             "heatmap": lambda: heatmap(frame, title),
+             "timeline": lambda: timeline_chart(frame, title)}[kind]()
+    altairs = chart.to_dict()
+    ours = spec_with(kind, rows, title, "key_records")
+    assert ours["title"] == altairs["title"]
+    assert next(iter(ours["datasets"].values())) == next(iter(altairs["datasets"].values()))
+    assert {k: v for k, v in ours.items() if k not in ("datasets", "data")} == \
+        {k: v for k, v in altairs.items() if k not in ("datasets", "data")}

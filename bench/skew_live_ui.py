@@ -47,7 +47,10 @@ spark.sparkContext.setLogLevel('ERROR')
 from icedtea_jupyter.agents.skew import SkewCoordinator
 ARRIVALS = {}
 _receive = SkewCoordinator.receive_message
+LAGS = []  # a sketch's worker -> the kernel's coordinator, seconds
 def _logged(self, worker, payload):
+    if isinstance(payload, dict) and 'sent' in payload:
+        LAGS.append(time.time() - payload['sent'])
     _receive(self, worker, payload)
     for key, _, _ in (payload.get('keys', []) if isinstance(payload, dict) else []):
         ARRIVALS.setdefault(str(key), time.time())
@@ -61,6 +64,14 @@ def _named(*args):
         NAMED.setdefault(row['segment'].strip("'"), time.time())
     return rows
 _report.stacked_records = _named
+from icedtea_jupyter.comm import skew as _comm_skew
+PUSHES = []  # (wall time, seconds) of each push the kernel built
+_push = _comm_skew.SkewPusher.push
+def _timed_push(self):
+    started = time.time()
+    _push(self)
+    PUSHES.append((started, time.time() - started))
+_comm_skew.SkewPusher.push = _timed_push
 def phase_key(x):
     time.sleep(0.0005)
     return ('base' if x % 2 else 'm%d' % int(time.time() / 1.5), 1)
@@ -93,8 +104,9 @@ RECEIVED = """(() => {
         const since = /"since": ?([0-9.]+)/.exec(text);
         if (since) {
           const whole = /"report": ?\{/.test(text);
-          const kinds = ['spec', 'heatmap', 'timeline'].filter((kind, i) => whole ||
-            new RegExp('"' + ['bars', 'cells', 'timeline'][i] + '": ?\\[\\{').test(text));
+          const rows = ['bars', 'cells', 'timeline'].map(name =>
+            text.includes('"' + name + '": [{') || text.includes('"' + name + '":[{'));
+          const kinds = ['spec', 'heatmap', 'timeline'].filter((kind, i) => whole || rows[i]);
           (window.__pushes = window.__pushes || []).push({at: now, since: +since[1] * 1000, kinds});
         }
       });
@@ -183,10 +195,13 @@ def test_live_chart_latency_and_frames(page, lab_server):
     named = json.loads(run_code(page, notebook, "print(json.dumps(NAMED))", "bench-named"))
     seconds = json.loads(run_code(page, notebook, "import icedtea_jupyter as _it; "
                                   "print(json.dumps(_it.last_run().duration))", "bench-took"))
+    kernel = json.loads(run_code(page, notebook, "print(json.dumps([LAGS, PUSHES]))",
+                                 "bench-kernel"))
     bench["received"] = page.evaluate("() => window.__received")
     bench["pushes"] = page.evaluate("() => window.__pushes || []")
     report(bench, arrivals, named, seconds)
     report_data_latency(bench)
+    report_kernel(*kernel)
 
 
 def wait_until_finished(page, timeout: float = RUN_FINISHED / 1000) -> None:
@@ -263,6 +278,11 @@ def data_latencies(bench: dict, only: str | None = None) -> list[float]:
 
 
 def report_data_latency(bench: dict) -> None:
+    arrived = sorted((p["at"] - p["since"]) / 1000 for p in bench["pushes"])
+    if arrived:
+        print(f"a sketch leaves its worker -> its push reaches the page, {len(arrived)} "
+              f"pushes: median {statistics.median(arrived):.3f} s, p95 "
+              f"{quantile(arrived, 0.95):.3f} s, max {max(arrived):.3f} s")
     for only, what in ((None, "every chart it changed"), ("spec", "the bars"),
                        ("timeline", "the load over time"), ("heatmap", "the heat map")):
         took = data_latencies(bench, only)
@@ -273,3 +293,16 @@ def report_data_latency(bench: dict) -> None:
               f"{len(bench['pushes'])} pushes: median {statistics.median(took):.3f} s, p95 "
               f"{quantile(took, 0.95):.3f} s, max {max(took):.3f} s, over 0.5 s: "
               f"{sum(t > 0.5 for t in took)}")
+
+
+def report_kernel(lags: list[float], pushes: list[list[float]]) -> None:
+    """The kernel's part: sketches' worker -> coordinator lag, each push's build time."""
+    if lags:
+        print(f"a sketch leaves its worker -> the kernel's coordinator has it, {len(lags)} "
+              f"sketches: median {statistics.median(lags):.3f} s, p95 "
+              f"{quantile(lags, 0.95):.3f} s, max {max(lags):.3f} s")
+    took = [p[1] for p in pushes]
+    if took:
+        print(f"a push built and sent by the kernel, {len(took)} pushes: median "
+              f"{statistics.median(took) * 1000:.1f} ms, p95 {quantile(took, 0.95) * 1000:.1f}"
+              f" ms, max {max(took) * 1000:.1f} ms")

@@ -94,7 +94,8 @@ class SkewPusher:
         return self
 
     def _loop(self) -> None:
-        warm_templates()  # before the first sketch: Altair takes seconds on busy cores
+        if self.listening():  # before the first sketch: Altair takes seconds on busy cores
+            warm_templates()
         while self.run.status == "running":
             self.wake.wait(PUSH_TICK)
             self.wake.clear()

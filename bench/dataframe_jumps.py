@@ -61,13 +61,15 @@ out = (df.mapInPandas(running, "id long, k long, amount double, total double")
 """
 
 
-def run_once(spark, args, store: str | None) -> tuple[float, object]:
-    ns = {"spark": spark, "N": args.rows, "running": running}
+def run_once(spark, args, store: str | None, code: str = CODE,
+             functions: dict | None = None) -> tuple[float, object]:
+    """``code`` run plainly (``store`` None) or recorded: its seconds, and the Run."""
+    ns = {"spark": spark, "N": args.rows, "running": running, **(functions or {})}
     start = time.perf_counter()
     if store is None:
-        exec(CODE, ns)  # noqa: S102 - the same cell without %%icedtea
+        exec(code, ns)  # noqa: S102 - the same cell without %%icedtea
         return time.perf_counter() - start, None
-    run = start_run(CODE, ns, RunOptions(store=store, interesting="running",
+    run = start_run(code, ns, RunOptions(store=store, interesting="running",
                                          interact_every=args.every))
     run.wait()
     assert run.status == "finished", run.error

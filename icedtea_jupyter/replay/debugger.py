@@ -456,7 +456,11 @@ class Debugger:
             notes.append(self.why_in_kernel)
         if self.logs.not_replayed:
             notes.append(self.logs.not_replayed)
-        notes += regenerated_notes(self.logs.fed)
+        hows: dict[str, set[str]] = {}
+        for stage in self.fed:
+            for name, ways in stage.releases().items():
+                hows.setdefault(name, set()).update(ways)
+        notes += regenerated_notes(hows)
         rerun = sorted(self.logs.rerun)
         if rerun:
             notes.append(f"θ's partitions {rerun} were computed by several jobs of the cell; the "

@@ -5,7 +5,8 @@ emitted, in the order the shuffle delivered them in the run (``OriginOrder``), a
 the operators after a user's ``partitionBy`` of θ's outputs (``ShuffleRuns``); a join's
 reduce side gets its inputs' combiners in the logged order (``JoinFeed``); the operators after a union
 get one path's outputs on one partition (``StraightFeed``); a DataFrame operator in a
-worker of its own gets its regenerated inputs up to its logged counts (``OwnCounts``).
+worker of its own gets its regenerated inputs up to its logged counts at a jump, then as
+θ's steps complete them (``OwnCounts``).
 They process what arrives at once — a step's scope runs to its end, across the shuffle
 or the union — and end when their sources have ended and everything has arrived.
 """
@@ -18,7 +19,7 @@ from ..executor.shuffle_read import SHUFFLE_RUNS
 from .cursor import PartitionCursor
 from .order import JoinFeed, OriginOrder, StraightFeed
 from .paths import PartitionPaths
-from .regenerated_feed import OwnCounts, own_target
+from .regenerated_feed import OwnCounts, own_target, release_for
 from .shuffle_feed import ShuffleRuns
 from .stages import Fed
 
@@ -54,6 +55,15 @@ class FedWorkers:
             if isinstance(source, OwnCounts):
                 source.at(index)
 
+    def releases(self) -> dict[str, set[str]]:
+        """How steps move each DataFrame operator fed by its own regenerated inputs
+        (``Release.how``), by the operator's name."""
+        hows: dict[str, set[str]] = {}
+        for source in self.sources.values():
+            if isinstance(source, OwnCounts):
+                hows.setdefault(source.name, set()).add(source.release.how)
+        return hows
+
     def abandon(self) -> None:
         for cursor in self.cursors.values():
             cursor.abandon()
@@ -73,7 +83,8 @@ def source_of(fed: Fed, q: int, logs: Any, inputs: Any) -> Any:
     if kind == "regenerated":
         name = where[0]
         return OwnCounts(name, q, lambda index: own_target(logs, index, name, q),
-                         lambda: inputs.regenerated(name, q))
+                         lambda: inputs.regenerated(name, q),
+                         lambda: release_for(logs, inputs, name, q))
     if kind == "join":
         reader = where[0]
         log = logs.log(reader, q)

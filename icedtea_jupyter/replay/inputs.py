@@ -14,10 +14,17 @@ from typing import Any
 from ..executor.batches import batch_checksum
 from ..executor.udf_errors import edited_calls
 from ..store.control_files import apply_edits, apply_error_edits, edits_of
-from ..store.staged_inputs import read_staged_inputs, write_staged_inputs
+from ..store.staged_inputs import (
+    read_staged_inputs,
+    read_staged_links,
+    write_staged_inputs,
+    write_staged_links,
+)
 from .dataframe_inputs import DataFrameUpstream, every_partition
 from .logs import Logs, RecordedRun, in_grouped_agg
 from .pushdown import pushed_below
+from .row_links import NotRowForRow
+from .row_links import links as row_links
 
 
 class InputsChanged(RuntimeError):
@@ -36,6 +43,7 @@ class ReplayInputs:
         self.pinned: dict[str, tuple] = {}  # SQL settings set to the run's to regenerate
         self._sides: dict[tuple[int, int], list] = {}  # (join, union partition) -> combiners
         self._regenerated: dict[tuple[str, int], list] = {}  # DataFrame operators after θ
+        self._links: dict[int, dict[int, list[int]] | str] = {}  # by operator (row_links)
 
     def records(self, partition: int) -> list:
         if partition not in self._cache:
@@ -55,6 +63,54 @@ class ReplayInputs:
             for q, (kind, *where) in fed.sources.items():
                 if kind == "regenerated":
                     self.regenerated(where[0], q)
+                    self._stage_links(where[0], q)
+
+    def links(self, name: str, partition: int) -> list[int]:
+        """The rows of ``name``'s input on ``partition`` that each of θ's input batches
+        gives (``row_links.links``); ``LookupError`` saying why they cannot be known."""
+        node = self.run.dag.node(name)
+        if node.id not in self._links:
+            try:
+                self._links[node.id] = read_staged_links(self.run.path, node.id)
+            except LookupError:
+                self._links[node.id] = self._computed_links(node)
+        found = self._links[node.id]
+        if isinstance(found, str):
+            raise LookupError(found)
+        return found.get(partition, [])
+
+    def _stage_links(self, name: str, partition: int) -> None:
+        if self.logs.same_stage_as_theta(name, partition):
+            try:
+                self.links(name, partition)
+            except LookupError:
+                pass  # the reason is staged too, where it will not change
+
+    def _computed_links(self, node: Any) -> dict[int, list[int]] | str:
+        """The links, computed with Spark in this kernel and staged; or why not."""
+        theta = self.run.dag.node(self.logs.chain[0])
+        upstream = self.run.upstream_rdd(node.id)
+        theta_upstream = self.run.upstream_rdd(theta.id)
+        if not isinstance(upstream, DataFrameUpstream) or \
+                not isinstance(theta_upstream, DataFrameUpstream):
+            return ("this kernel no longer has the cell's DataFrames to compute which of "
+                    "θ's rows reach it")
+        function = getattr(self.logs.operator(theta.name)(), "f", None)
+        try:
+            if len(self.logs.chain) > 1 or function is None or \
+                    theta_upstream.api not in ("mapInPandas", "mapInArrow"):
+                raise NotRowForRow("θ is not a mapInPandas or mapInArrow of its own")
+            found: dict[int, list[int]] | str = row_links(theta_upstream, function, upstream)
+        except NotRowForRow as why:
+            found = str(why)
+        except Exception as error:  # noqa: BLE001 - Spark could not rebuild the plan
+            found = ("Spark could not run the operators between θ and it on θ's tagged "
+                     f"rows ({type(error).__name__}: {str(error)[:200]})")
+        if isinstance(found, str):
+            write_staged_links(self.run.path, node.id, None, found)
+        else:
+            write_staged_links(self.run.path, node.id, found)
+        return found
 
     def regenerated(self, name: str, partition: int) -> list:
         """The input batches (or groups) of ``name``, a DataFrame operator of G(θ) in a

@@ -80,6 +80,7 @@ class Logs(Protocol):
     def key(self, name: str, partition: int, path: int = 0) -> str: ...
     def target(self, index: int, partition: int, path: int = 0) -> Target: ...
     def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]: ...
+    def same_stage_as_theta(self, name: str, partition: int) -> bool: ...
 
 
 class RecordedRun(Protocol):
@@ -134,6 +135,9 @@ class RunLogs:
                 ok.setdefault((row["operator"], row["partition"]), []).append(row["task"])
         # the latest, if several jobs computed the worker (``rerun``: θ's leaves' partitions)
         self._own_tasks = {key: max(tasks) for key, tasks in ok.items()}
+        self._stages = {(row["operator"], row["partition"]): row["stage"] for row in rows
+                        if row["status"] == "ok"
+                        and row["task"] == self._own_tasks[(row["operator"], row["partition"])]}
         self._leaves = [self.dag.node(path[-1]).id for path in self.paths]
         self.rerun = {p for (op, p), tasks in ok.items() if op in self._leaves and len(tasks) > 1}
         self._targets: dict[tuple[int, int, int], Target] = {}
@@ -173,6 +177,12 @@ class RunLogs:
         """The successful Spark task that ran ``path`` of θ's tree on ``partition``: its
         leaf's (the path's only worker no other path shares)."""
         return self._own_tasks.get((self._leaves[path], partition), -1)
+
+    def same_stage_as_theta(self, name: str, partition: int) -> bool:
+        """Whether ``name``'s worker on ``partition`` ran in θ's Spark stage (in θ's task,
+        not after a shuffle)."""
+        stage = self._stages.get((self.dag.node(name).id, partition))
+        return stage is not None and stage == self._stages.get((self.theta.id, partition))
 
     def target(self, index: int, partition: int, path: int = 0) -> Target:
         key = (index, partition, path)
@@ -332,6 +342,7 @@ class MemoryLogs:
     failure: Failure | None = None
     no_failure: str = "the run did not fail: there is no failure to jump to"
     not_replayed: str = ""
+    later_stages: set[str] = field(default_factory=set)  # fed operators after a shuffle
 
     @property
     def paths(self) -> list[list[str]]:
@@ -357,6 +368,9 @@ class MemoryLogs:
 
     def target(self, index: int, partition: int, path: int = 0) -> Target:
         return self.targets[index].get(partition, Target(0))
+
+    def same_stage_as_theta(self, name: str, partition: int) -> bool:
+        return name not in self.later_stages
 
     def counts(self, index: int, partition: int, path: int = 0) -> dict[str, int | None]:
         known = self.worker_counts[index] if index < len(self.worker_counts) else {}

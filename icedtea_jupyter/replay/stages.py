@@ -232,20 +232,18 @@ def _downstream(dag: Any, theta_name: str) -> set[int]:
     return found - {theta}
 
 
-def regenerated_notes(fed: list[Fed]) -> list[str]:
+def regenerated_notes(hows: dict[str, set[str]]) -> list[str]:
     """What a jump says of the DataFrame operators it puts where their own logs had them
-    (``_dataframe_after``): how, and that steps over θ's records do not move them."""
-    heads = [stage.names[0] for stage in fed
-             if any(kind == "regenerated" for kind, *_ in stage.sources.values())]
-    if not heads:
-        return []
-    names = ", ".join(repr(n) for n in heads)
-    return [f"{names} after θ ran in Python workers of their own: their input batches are "
-            "regenerated with Spark from their own input DataFrames (checked against the "
-            "batches their workers logged) and jumps give them as many batches as they had "
-            "processed at the interaction. Spark's JVM cuts θ's output rows into their "
-            "batches and does not log which of θ's records each batch waited for, so a "
-            "step over θ's record does not move them"]
+    (``_dataframe_after``): how, and how steps over θ's records move them (``hows``: by
+    operator, ``regenerated_feed.Release.how`` of its partitions)."""
+    notes = []
+    for name, ways in sorted(hows.items()):
+        notes.append(
+            f"{name!r} after θ ran in a Python worker of its own: its input batches are "
+            "regenerated with Spark from its own input DataFrame (checked against the "
+            "batches its worker logged), and jumps give it as many as it had processed at "
+            "the interaction. It " + "; on other partitions it ".join(sorted(ways)))
+    return notes
 
 
 def chain_of(dag: Any, theta: Any) -> list[Any]:

@@ -49,6 +49,9 @@ is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
     replay/inputs/p<p>.pkl    θ's regenerated inputs, staged for the replay process
                               (store/staged_inputs.py)
     replay/inputs/side<op>-p<m>.pkl   the regenerated map side of join <op> after θ
+    replay/inputs/links<op>.json      the rows each of θ's input batches gives DataFrame
+                              operator <op> after θ, by partition, or why they cannot
+                              be known (replay/row_links.py)
     replay/replay.log         what the replay processes print
     spark.log                 Spark's log lines about the run's failed tasks, kept out of
                               the cell while the run executes (session/spark_logs.py)
@@ -378,6 +381,12 @@ def staged_inputs_path(run: str, partition: int, side: int | None = None) -> str
     join's map side on union partition ``partition``."""
     name = f"p{partition}" if side is None else f"side{side}-p{partition}"
     return os.path.join(run, STAGED, f"{name}{PICKLE}")
+
+
+def staged_links_path(run: str, operator: int) -> str:
+    """The rows each of θ's input batches gives DataFrame operator ``operator`` after θ,
+    by partition (``replay/row_links.py``), or why they cannot be known."""
+    return os.path.join(run, STAGED, f"links{operator}{JSON}")
 
 
 def replay_log_file(run: str) -> str:

@@ -34,3 +34,30 @@ def read_staged_inputs(store_path: str, partition: int, side: int | None = None)
             return pickle.load(f)
     except FileNotFoundError:
         raise LookupError(f"no staged inputs for partition {partition}") from None
+
+
+def write_staged_links(store_path: str, operator: int, links: dict[int, list[int]] | None,
+                       why: str = "") -> None:
+    """Keep the rows each of θ's batches gives ``operator`` (by partition), or ``why``
+    they cannot be known (``links`` None)."""
+    import json
+
+    payload = {"why": why} if links is None else \
+        {"links": {str(p): rows for p, rows in links.items()}}
+    with layout.whole_file(layout.staged_links_path(store_path, operator)) as tmp, \
+            open(tmp, "w") as out:
+        json.dump(payload, out)
+
+
+def read_staged_links(store_path: str, operator: int) -> dict[int, list[int]] | str:
+    """The staged links, or why there are none; ``LookupError`` when nothing was staged."""
+    import json
+
+    try:
+        with open(layout.staged_links_path(store_path, operator)) as f:
+            payload = json.load(f)
+    except FileNotFoundError:
+        raise LookupError(f"no staged links for operator {operator}") from None
+    if "links" not in payload:
+        return str(payload.get("why", ""))
+    return {int(p): [int(r) for r in rows] for p, rows in payload["links"].items()}

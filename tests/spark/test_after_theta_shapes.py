@@ -101,6 +101,7 @@ def test_dataframe_operators_after_theta_are_replayed_as_their_workers_reported(
         for q in dbg.partitions("later"):
             if recorded.state("later", q) is not None:
                 assert jumped.state("later", q) == recorded.state("later", q), (k, q)
-    (note,) = [n for n in jumped.notes if "'later' after θ" in n]  # steps leave it
-    assert "regenerated with Spark" in note and "does not move them" in note
+    (note,) = [n for n in jumped.notes if "'later' after θ" in n]  # how steps move it
+    assert "regenerated with Spark" in note
+    assert ("later Spark stage" if between else "a step gives it each batch") in note, note
     dbg.close()

@@ -169,3 +169,27 @@ def test_theta_behind_a_grouped_map_and_a_shuffle_regenerates_the_runs_batches(
         rows = dbg.pending(p)["running"]["rows"]
         assert rows and all(end - start <= 70 for start, end in rows), rows
     dbg.close()
+
+
+@pytest.mark.parametrize("code, name", [(ROW_UDF, "Tally"), (PANDAS_UDF, "tally")],
+                         ids=["row-udf", "pandas-udf"])
+def test_steps_over_theta_move_the_udf_by_the_rows_theta_emits(
+        record, sql_conf, code, name):  # noqa: F811
+    """A row UDF's record is a row, a pandas UDF's a batch of θ's rows: each step over
+    one of θ's batches has the UDF take exactly the rows (batches) θ just emitted."""
+    sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch=str(BATCH))
+    run = record(code, interesting="running")
+    assert run.status == "finished", run.error
+    dbg = run.debugger()
+    jumped = dbg.jump(0)
+    notes = [n for n in jumped.notes if "after θ ran in a Python worker" in n]
+    assert len(notes) == 1 and "a step gives it each batch" in notes[0], jumped.notes
+    for q in (0, 1):
+        dbg.jump(0)
+        for taken in range(1, ROWS // 2 // BATCH + 1):
+            state = udf_state(dbg.step_over(partition=q).state(name, q))
+            want = oracle(q, taken * BATCH)
+            assert (state["rows"], state["total"]) == (want["rows"], want["total"]), taken
+            if code == PANDAS_UDF:
+                assert state["batches"] == taken
+    dbg.close()

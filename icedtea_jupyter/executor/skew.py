@@ -25,8 +25,9 @@ Where the keys are counted:
   with the job's own partitioner (the workers' hash seed is Spark's);
 - a join's or cogroup's reduce side (``GroupMerge``): each key's group once (its values
   from every input), ``count_groups``; the partition is the worker's own;
-- a grouped pandas function (``applyInPandas`` with a ``(key, frame)`` function): each
-  group's key and rows (the ``batch`` hook).
+- a grouped pandas function (``applyInPandas``): each group's key and rows (the
+  ``batch`` hook); a function that takes only the frame has its key read from the
+  group's first row, by the columns its ``groupBy`` named (``spec.group_columns``).
 
 The sketch is Misra–Gries over exact counts of blocks (mergeable, Agarwal et al.): a
 block's keys are counted exactly (``collections.Counter``, in C), its 2k most frequent
@@ -140,6 +141,7 @@ class SkewCounter(WorkerPlugin):
         self.last_sent = 0.0
         self.inputs: Counter = Counter()  # a join's records per input
         self.draw = random.Random(host.worker.get("partition", 0)).randrange  # sampled chunks
+        self.group_columns = getattr(host.spec, "group_columns", ())
 
     # --- taps ----------------------------------------------------------------------
     def tap(self, records: Iterable) -> Iterator:
@@ -204,10 +206,15 @@ class SkewCounter(WorkerPlugin):
             self.fold()
 
     def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
-        """A grouped pandas function's group: ``(key, frame)`` counts its rows."""
+        """A grouped pandas function's group: ``(key, frame)``, or ``(frame,)`` whose
+        key is its first row's values of the grouping columns; counts its rows."""
         if isinstance(batch, tuple) and len(batch) == 2:
             key = batch[0]
             self.sketch.add_block(Counter({tuple(key) if isinstance(key, tuple) else key: rows}))
+        elif isinstance(batch, tuple) and len(batch) == 1 and self.group_columns:
+            key = group_key(batch[0], self.group_columns)
+            if key is not None:
+                self.sketch.add_block(Counter({key: rows}))
 
     def beat(self, host: Any) -> None:
         now = time.monotonic()
@@ -259,6 +266,23 @@ class SkewCounter(WorkerPlugin):
         payload = dict(self.summary(host, k), sent=time.time())  # the live view's latency
         host.channel.send({"type": "agent", "agent": AGENT, "worker": host.worker,
                            "payload": payload})
+
+
+def group_key(frame: Any, columns: tuple) -> tuple | None:
+    """A group's key as Spark passes it to a ``(key, frame)`` function: the tuple of its
+    first row's values of ``columns`` (None: a column the frame lacks, or no row)."""
+    try:
+        if not len(frame):
+            return None
+        return tuple(_plain(frame[name].iloc[0]) for name in columns)
+    except (KeyError, AttributeError, TypeError, IndexError):
+        return None
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value Spark's key holds."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
 
 
 def _appending(records: Iterable, append: Any) -> Iterator:

@@ -10,13 +10,11 @@ Connect that keeps each input batch's partition (``spark_partition_id``).
 """
 from __future__ import annotations
 
-import pickle
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from ..replay.dataframe_inputs import (
-    KEEPERS,
     CogroupedUpstream,
     DataFrameUpstream,
     GroupedUpstream,
@@ -64,6 +62,11 @@ def register_connect() -> None:
                               ConnectUdfUpstream))
     register(PandasCogroupedOps, "applyInPandas")(
         cogroup_apply_in_pandas(ConnectCogroupedUpstream))
+    from pyspark.sql.connect.column import Column
+
+    from .dataframe import remember_window
+
+    register(Column, "over")(remember_window)  # a window UDF replays over its window
     register(DataFrame, "rdd")(_refused("rdd", "DataFrame.rdd"))
     register(SparkSession, "sparkContext")(_refused("sparkContext", "spark.sparkContext"))
     _REGISTERED.append(True)
@@ -91,6 +94,7 @@ class _OverConnect:
     frame: Any
     conf: dict[str, str]
     capture: Callable[[], Any]
+    records: Callable[[list], list]  # the records a partition's captured rows hold
 
     def batches(self, partition: int) -> tuple[list, Any, dict[str, tuple]]:
         """As ``DataFrameUpstream.batches``; the number of partitions Spark plans is not
@@ -111,10 +115,10 @@ class _OverConnect:
                     .select(functions.spark_partition_id().alias("p"), "b").collect())
         finally:
             restore(session, pinned)
-        by_partition: dict[int, list] = {}
+        payloads: dict[int, list] = {}
         for row in rows:
-            if row.b:
-                by_partition.setdefault(row.p, []).append(pickle.loads(row.b))
+            payloads.setdefault(row.p, []).append(row.b)
+        by_partition = {p: self.records(data) for p, data in payloads.items()}
         self._by_partition = (by_partition, pinned)
         return self._by_partition
 
@@ -139,4 +143,4 @@ class ConnectUdfUpstream(_OverConnect, UdfUpstream):
         from pyspark.sql.types import BinaryType
 
         return self.computed(UserDefinedFunction(
-            KEEPERS[self.eval_type], BinaryType(), "icedtea_keep", self.eval_type)(*self.args))
+            self.keeper(), BinaryType(), "icedtea_keep", self.eval_type)(*self.args))

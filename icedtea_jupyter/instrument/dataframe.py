@@ -137,15 +137,15 @@ def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi,
               grouped: Any = None) -> None:
     """A UDF of a kind replay knows (row, scalar or iterator pandas and Arrow, a grouped
     aggregate in ``grouped.agg``), called on ``df``: kept with its arguments (and its
-    grouping, or its window), to regenerate its calls. An aggregate UDF over a window on
-    Spark Connect is not kept (its ``.over`` is not wrapped there)."""
+    grouping, or its window), to regenerate its calls. An aggregate UDF whose window was
+    not seen (a ``.over`` outside the recording cell) is not kept."""
     recorder.udf_frames[node_id] = df  # replay/pushdown.py: filters run before it
     call = recorder.udf_calls.get(node_id)
     if call is None or call[0].evalType not in REPLAYED_UDFS:
         return
     aggregate = call[0].evalType in AGGREGATE_UDFS
     window = recorder.windows.get(recorder.udfs.get(node_id)) if aggregate else None
-    if aggregate and grouped is None and window is None:  # on Connect: not seen
+    if aggregate and grouped is None and window is None:  # its .over was not seen
         return
     udf, args = call
     spec = recorder.specs[node_id]
@@ -156,7 +156,7 @@ def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi,
         window if grouped is None else None))
 
 
-def _over(original: Callable) -> Callable:
+def remember_window(original: Callable) -> Callable:
     """``Column.over``: the window a UDF's column is computed over, by the UDF call's
     expression text (a window UDF after θ replays over the same window)."""
     @functools.wraps(original)
@@ -188,9 +188,23 @@ def _structural(api: str, flavour: DataFrameApi) -> Callable:
             recorder.details[node.id] = {"args": [_shown(a) for a in args],
                                          "kwargs": {k: _shown(v) for k, v in kwargs.items()}}
             remember(recorder, node.id, FrameCall(api, self, args, kwargs))
+            if api in ("groupBy", "groupby"):
+                _keep_group_columns(result, args)
             return recorder.produced(result, node)
         return patched
     return make
+
+
+def _keep_group_columns(grouped: Any, args: tuple) -> None:
+    """The names a ``groupBy`` groups by, kept on its GroupedData: a frame-only
+    ``applyInPandas`` reads each group's key from them (``--skew``). A computed
+    expression keeps its text, which names no column of the group's frame."""
+    names = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
+    try:
+        grouped._icedtea_group_columns = tuple(
+            _expression(n) if isinstance(n, Column) else str(n) for n in names)
+    except AttributeError:  # a GroupedData with __slots__: no keys for its groups
+        pass
 
 
 def _shown(value: Any) -> Any:
@@ -296,6 +310,8 @@ def _map_in(api: str, flavour: DataFrameApi) -> Callable:
 def _apply_in_pandas(flavour: DataFrameApi) -> Callable:
     def host(grouped: Any, spec: Any, func: Callable) -> tuple:
         arity = len(inspect.signature(func).parameters)  # applyInPandas counts them
+        if arity == 1:  # the group's key is not passed: read from its grouping columns
+            spec.group_columns = getattr(grouped, "_icedtea_group_columns", ())
         return (calls.group_function(spec, func, arity), calls.GroupFunction(spec, func),
                 flavour.grouped_upstream(grouped, arity))
     return _hosting("applyInPandas", lambda grouped: grouped._df, host)
@@ -352,6 +368,6 @@ register_api(DataFrameApi(DataFrame, GroupedData, SparkSession, DataFrameReader,
                           UserDefinedFunction))
 register(PandasCogroupedOps, "applyInPandas")(cogroup_apply_in_pandas())
 register(DataFrame, "rdd")(_rdd)
-register(ClassicColumn, "over")(_over)  # classic only: Connect's window UDFs are not kept
+register(ClassicColumn, "over")(remember_window)  # Connect's: instrument/connect.py
 for _api in ("format", "option", "options", "schema"):
     register(DataFrameReader, _api)(_reader_setting(_api))

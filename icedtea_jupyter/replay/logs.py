@@ -316,8 +316,8 @@ def refuse_unreplayable(run: Any, theta: Any) -> None:
     if uses and not in_grouped_agg(run.dag, theta):  # an aggregate UDF outside .agg
         raise NotReplayable(
             f"θ ({theta.name!r}) is an aggregate UDF used over a window (.over(...)), and "
-            f"{WINDOW_UNSEEN}. Record the cell on a classic SparkSession, where window "
-            "UDFs replay (a record a call), or call the function as an aggregate in "
+            f"{WINDOW_UNSEEN}. Make the .over(...) column in the recorded cell (window "
+            "UDFs replay a record a call), or call the function as an aggregate in "
             f"groupBy(...).agg(...) (a record a group), or {instead}")
     raise NotReplayable(
         f"θ ({theta.name!r}) is a UDF column of a kind the debugger does not replay "

@@ -198,10 +198,10 @@ def _why_not_replayed(dag: Any, missing: list[Any], unkept: dict) -> str:
 
 
 WINDOW_UNSEEN = (
-    "on Spark Connect the recorder does not see the window a UDF is computed over (the "
-    "Connect client's .over(...) is not wrapped), and without it replay cannot regenerate "
-    "the UDF's calls (Spark calls it once a window partition for an unbounded frame, once "
-    "a row for a bounded one)")
+    "the recorder did not see the window it is computed over (its column's .over(...) "
+    "was made outside the recording cell), and without it replay cannot regenerate the "
+    "UDF's calls (Spark calls it once a window partition for an unbounded frame, once a "
+    "row for a bounded one)")
 
 
 def _unkept_udf(name: str, reason: dict) -> tuple[str, str]:
@@ -213,8 +213,8 @@ def _unkept_udf(name: str, reason: dict) -> tuple[str, str]:
                 "sockets or locks in its closure) and record the cell again")
     return (f"{name!r} is a window UDF after θ (an aggregate UDF over .over(...)): "
             f"{WINDOW_UNSEEN}",
-            f"to step through it, record the cell on a classic SparkSession (window UDFs "
-            f"replay there), or call it in groupBy(...).agg(...) (a record a group) with "
+            f"to step through it, make its .over(...) column in the recorded cell, or "
+            f"call it in groupBy(...).agg(...) (a record a group) with "
             f"--interesting {name!r}")
 
 

@@ -111,3 +111,33 @@ out = df.withColumn("s", spread("v").over(Window.partitionBy(df.id % {KEYS}))).c
     moved = dbg.step_over(q).state("spread", q)["state"]
     assert moved["calls"] == calls + 1 and moved["rows"] == (calls + 1) * ROWS // KEYS
     dbg.close()
+
+
+ARROW_SPREAD = """
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.functions import arrow_udf
+from pyspark.sql.window import Window
+def make():
+    state = {"calls": 0, "rows": 0, "mins": []}
+    def spread(v: pa.Array) -> float:
+        time.sleep(SLEEP)
+        state["calls"] += 1
+        state["rows"] += len(v)
+        state["mins"].append(float(pc.min(v).as_py()))
+        return float(pc.max(v).as_py() - pc.min(v).as_py())
+    return spread
+spread = arrow_udf(make(), "double")
+"""
+ARROW_UNBOUNDED = (THETA + ARROW_SPREAD.replace("SLEEP", "0.1") + f"""
+out = theta.withColumn("s", spread("v").over(Window.partitionBy(theta.id % {KEYS}))).collect()
+""")
+
+
+def test_an_arrow_window_udf_after_theta_a_call_a_window_partition(record, sql_conf):  # noqa: F811
+    """An aggregate ``@arrow_udf`` over a window replays like a pandas one: a call a
+    window partition, its Arrow array of 250 rows whose least id is the key."""
+    finals = jumps_after_theta(record, sql_conf, ARROW_UNBOUNDED, record_inputs=False)
+    for state in finals:
+        assert state["rows"] == state["calls"] * ROWS // KEYS
+    assert sorted(m for state in finals for m in state["mins"]) == list(map(float, range(KEYS)))

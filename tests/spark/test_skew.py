@@ -111,8 +111,21 @@ out = frame.groupBy("user").applyInPandas(total, "user string, total long").coll
 """
 
 
-def test_heavy_groups_of_a_dataframe_group_by_with_a_pandas_function(record, spark):
-    run = record(GROUPED, {"EVENTS": EVENTS}, skew=True)
+FRAME_ONLY = """
+import pandas as pd
+from pyspark.sql.functions import col
+frame = spark.createDataFrame(EVENTS, "user string, amount long")
+def total(rows):
+    return pd.DataFrame({"user": [rows["user"].iloc[0]], "total": [int(rows["amount"].sum())]})
+out = frame.groupBy(col("user")).applyInPandas(total, "user string, total long").collect()
+"""
+
+
+@pytest.mark.parametrize("code", [GROUPED, FRAME_ONLY], ids=["key-and-frame", "frame-only"])
+def test_heavy_groups_of_a_dataframe_group_by_with_a_pandas_function(record, spark, code):
+    """A function of ``(key, frame)`` gets its key from Spark; one of the frame alone
+    has it read from the group's first row, by the column its groupBy named."""
+    run = record(code, {"EVENTS": EVENTS}, skew=True)
     assert run.status == "finished", run.error
     s = run.skew("total")
     exact = Counter(k for k, _ in EVENTS)

@@ -47,8 +47,8 @@ def test_a_window_udf_and_an_unpicklable_one_say_why_and_what_to_do():
     window = not_replayed(dag, ["running"], [], lambda node: [0], {str(udf): {"kind": "window"}})
     assert "'tally' in G(θ) are not replayed: 'tally' is a window UDF after θ" in window
     assert "groupBy(...).agg(...)" in window and "--interesting 'tally'" in window
-    assert "on Spark Connect the recorder does not see the window" in window  # why
-    assert "record the cell on a classic SparkSession" in window  # what replays it
+    assert "the recorder did not see the window it is computed over" in window  # why
+    assert "make its .over(...) column in the recorded cell" in window  # what replays it
     pickled = not_replayed(dag, ["running"], [], lambda node: [0],
                            {str(udf): {"kind": "unpicklable", "error": "TypeError: lock"}})
     assert "could not be pickled for replay (TypeError: lock)" in pickled

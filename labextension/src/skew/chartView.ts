@@ -87,6 +87,7 @@ export class SkewChart extends Widget {
       this._stale = false;
       this._pending = { remove: new Set(), insert: new Map(), scheduled: this._pending.scheduled };
       this._spec = this._model.report?.[this._kind] ?? null;
+      this._showNote();
       void this._draw(this._spec as VisualizationSpec | null);
       return;
     }
@@ -94,11 +95,11 @@ export class SkewChart extends Widget {
   }
 
   private _onChanged(): void {
-    this._showNote(); // a pushed change may bring a note and no rows
     if (!canBeSeen(this)) {
-      this._stale = true; // no Vega work while collapsed
+      this._stale = true; // no Vega work, and no note, while collapsed
       return;
     }
+    this._showNote(); // a pushed change may bring a note and no rows
     const spec = this._model.report?.[this._kind] ?? null;
     if (spec === this._spec) {
       return; // the same chart (a pushed change's rows, if any, are applied already)

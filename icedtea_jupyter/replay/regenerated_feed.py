@@ -9,9 +9,10 @@ pinned, one query), checked against the batch rows and checksums its worker logg
 Its worker reported how far it had got at each interaction; a jump hands it exactly that
 many batches. Steps then release its batches as θ's steps complete them (``Release``):
 
-- ``ByRows``: in θ's stage with only filters and projections between, the rows each of
-  θ's input batches gave it (``row_links``): a batch goes once θ has emitted its last row;
-- ``AtPartitionEnd``: in θ's stage with other operators between (a join, an explode):
+- ``ByRows``: in θ's stage with only filters, projections and explodes between, the rows
+  each of θ's input batches gave it (``row_links``): a batch goes once θ has emitted its
+  last row;
+- ``AtPartitionEnd``: in θ's stage with other operators between (a broadcast join):
   the rest of its batches when θ's partition ends;
 - ``AtStageEnd``: after a shuffle, in a later stage: its records once every partition of
   θ has ended, as Spark starts that stage once the map stage is done.
@@ -74,9 +75,9 @@ class ByRows(Release):
     batch ``i`` gave the operator (the last entry: after θ's input ended), ``ends`` the
     cumulative rows of its records (``row_links.links``)."""
 
-    how = ("ran in θ's Spark stage after filters and projections: a step gives it each "
-           "batch once θ has emitted the rows that complete it (the rows each of θ's "
-           "batches gives it, computed with Spark)")
+    how = ("ran in θ's Spark stage after row-by-row operators (filters, projections, "
+           "explodes): a step gives it each batch once θ has emitted the rows that "
+           "complete it (the rows each of θ's batches gives it, computed with Spark)")
 
     def __init__(self, q: int, links: list[int], ends: np.ndarray) -> None:
         self.q = q
@@ -108,7 +109,7 @@ def release_for(logs: Any, inputs: Any, name: str, q: int) -> Release:
     if sum(links) != (ends[-1] if len(ends) else 0):
         return AtPartitionEnd(q, f"its {ends[-1] if len(ends) else 0} input rows on partition "
                                  f"{q} are not the {sum(links)} that θ's rows give through the "
-                                 "filters and projections between")
+                                 "operators between")
     return ByRows(q, links, ends)
 
 

@@ -7,23 +7,27 @@ records a batch waited for, but it follows from the rows: the operator's batch `
 complete once θ has emitted the row that ends it. This module computes, with Spark, how
 many of the operator's input rows each of θ's input batches gives (``links``): θ runs
 again on its regenerated input, each output row tagged with the input batch θ had
-pulled last, and the ``Filter`` and ``Project`` nodes between θ and the operator (read
-from the optimized plan, as SQL) run on the tagged rows. Replay then moves the operator
-by exactly the batches each step of θ completes (``regenerated_feed.OwnCounts``).
+pulled last, and the ``Filter``, ``Project`` and ``Generate`` nodes between θ and the
+operator (read from the optimized plan, as SQL) run on the tagged rows. Replay then
+moves the operator by exactly the batches each step of θ completes
+(``regenerated_feed.OwnCounts``).
 
-Other operators between (a join, an explode, a window) are not row-for-row: ``links``
-then says why, and replay moves the operator at the end of θ's partition instead.
+Other operators between (a join, a window, a sort) are not row by row: ``links`` then
+says why, and replay moves the operator at the end of θ's partition instead. A
+generator (``explode``) is: it runs again on the tagged rows as a select expression.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from .dataframe_inputs import DataFrameUpstream, in_the_runs_session
 
 BATCH, PART = "__icedtea_theta_batch", "__icedtea_theta_part"
-_ROW_NODES = ("Project", "Filter")
+_ROW_NODES = ("Project", "Filter", "Generate")
+_OUTER = re.compile(r"^(explode|posexplode|inline)\(")  # generators with an _outer form
 _THETA_NODES = {"MapInPandas": "mapInPandas", "MapInArrow": "mapInArrow",
                 "PythonMapInArrow": "mapInArrow"}
 
@@ -65,8 +69,9 @@ class TagBatches:
 
 
 def theta_node(plan: Any) -> tuple[Any, list[tuple[str, Any]]]:
-    """The batch map at the bottom of ``plan``'s chain of filters and projections, and
-    that chain (top first, as ``(kind, node)``); ``NotRowForRow`` at another node."""
+    """The batch map at the bottom of ``plan``'s chain of filters, projections and
+    generators (``explode``), and that chain (top first, as ``(kind, node)``);
+    ``NotRowForRow`` at another node."""
     chain = []
     node = plan
     while node.nodeName() in _ROW_NODES:
@@ -76,6 +81,17 @@ def theta_node(plan: Any) -> tuple[Any, list[tuple[str, Any]]]:
         raise NotRowForRow(f"Spark runs a {node.nodeName()} between θ and it, which "
                            "does not give one row for each of θ's rows")
     return node, chain
+
+
+def generated(node: Any) -> str:
+    """A ``Generate`` node as a select expression: ``explode(xs) AS (x)``."""
+    call = _sql(node.generator())
+    if node.outer():
+        if not _OUTER.match(call):
+            raise NotRowForRow(f"Spark runs an outer {call} between θ and it")
+        call = _OUTER.sub(r"\1_outer(", call, count=1)
+    names = ", ".join(f"`{a.name()}`" for a in _seq(node.generatorOutput()))
+    return f"{call} AS ({names})"
 
 
 def _seq(scala_seq: Any) -> list:
@@ -108,6 +124,8 @@ def links(theta: DataFrameUpstream, function: Any, operator: DataFrameUpstream,
     for kind, node in reversed(chain):
         if kind == "Filter":
             tagged = tagged.where(expr(_sql(node.condition())))
+        elif kind == "Generate":
+            tagged = tagged.selectExpr("*", generated(node))
         else:
             tagged = tagged.selectExpr(*map(_sql, _seq(node.projectList())), BATCH, PART)
     counted = in_the_runs_session(tagged.groupBy(PART, BATCH).count(), theta.conf)

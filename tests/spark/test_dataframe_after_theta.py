@@ -151,22 +151,42 @@ def kept_ids(q):
     return [i for i in range(q * ROWS // 2, (q + 1) * ROWS // 2) if i % 3 != 1]
 
 
-def later_after(kept_ids, theta_batches, ended, at_jump):
+def exploded_ids(q):
+    """The ids of EXPLODED's rows on partition q: row id comes id % 3 + 1 times."""
+    return [i for i in range(q * ROWS // 2, (q + 1) * ROWS // 2) for _ in range(i % 3 + 1)]
+
+
+EXPLODED = THETA + """
+def later(batches):
+    seen, last = 0, None
+    for pdf in batches:
+        seen += len(pdf)
+        last = int(pdf.id.iloc[-1])
+        yield pdf
+out = (theta.selectExpr("id", "explode(sequence(0, CAST(k AS INT))) AS copy")
+       .mapInPandas(later, "id long, copy int").count())
+"""
+
+
+def later_after(ids, theta_batches, ended, at_jump):
     """The oracle of 'later''s state on a partition once θ has taken ``theta_batches``
-    batches of 100 rows: it has taken every 100-row batch of the filter's rows that θ's
-    rows so far complete (all of them once θ's partition ended), and never goes back
-    from where the jump put it (``at_jump``: its rows then)."""
-    start = kept_ids[0] - kept_ids[0] % (ROWS // 2)
-    emitted = [i for i in kept_ids if i < start + 100 * theta_batches]
-    rows = len(kept_ids) if ended else len(emitted) // 100 * 100
+    batches of 100 rows: it has taken every 100-row batch of its input rows (``ids``:
+    the θ row each came from) that θ's rows so far complete (all of them once θ's
+    partition ended), and never goes back from where the jump put it (``at_jump``)."""
+    start = ids[0] - ids[0] % (ROWS // 2)
+    emitted = [i for i in ids if i < start + 100 * theta_batches]
+    rows = len(ids) if ended else len(emitted) // 100 * 100
     rows = max(rows, at_jump)
-    return rows, (kept_ids[rows - 1] if rows else None)
+    return rows, (ids[rows - 1] if rows else None)
 
 
-def test_steps_over_theta_move_a_map_in_pandas_after_a_filter_by_the_batches_they_complete(
-        record, sql_conf):  # noqa: F811
+@pytest.mark.parametrize("code, ids", [(MAP_IN_PANDAS, kept_ids), (EXPLODED, exploded_ids)],
+                         ids=["filter", "explode"])
+def test_steps_over_theta_move_a_map_in_pandas_after_it_by_the_batches_they_complete(
+        record, sql_conf, code, ids):  # noqa: F811
+    """Through a filter and a projection (MAP_IN_PANDAS), or an explode (EXPLODED)."""
     sql_conf(spark_sql_execution_arrow_maxRecordsPerBatch="100")
-    run = record(MAP_IN_PANDAS, {"ROWS": ROWS}, interesting="running")
+    run = record(code, {"ROWS": ROWS}, interesting="running")
     assert run.status == "finished", run.error
     dbg = run.debugger()
     (note,) = [n for n in dbg.jump(0).notes if "'later' after θ" in n]
@@ -177,7 +197,7 @@ def test_steps_over_theta_move_a_map_in_pandas_after_a_filter_by_the_batches_the
         for taken in range(1, 31 + 1):
             snapshot = dbg.step_over(partition=q)
             state = snapshot.state("later", q)
-            seen, last = later_after(kept_ids(q), taken, taken == 31, at_jump)
+            seen, last = later_after(ids(q), taken, taken == 31, at_jump)
             assert (state["seen"], state["last"]) == (seen, last), (q, taken)
         assert dbg.ended(q)
         other = 1 - q  # the other partition's 'later' stays where the jump put it

@@ -22,6 +22,7 @@ class OperatorNode:
     input_partitions: list[int] | None = None  # a union: partitions of each input, in order
     inputs: list[int] | None = None  # a join/cogroup: each input's node, in argument order
     chained: bool = False  # applied straight to its parent's records in the same Python worker
+    copartitioned: bool = False  # a join/cogroup of inputs partitioned alike: no shuffle
 
     def __repr__(self) -> str:
         return f"OperatorNode({self.name!r}, kind={self.kind!r}, api={self.api!r})"

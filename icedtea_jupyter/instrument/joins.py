@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.core.rdd import RDD
+from pyspark.core.rdd import RDD, Partitioner, portable_hash
 
 from ..executor import wrappers as w
 from ..executor.lineage_keys import SideKeys
@@ -40,6 +40,8 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
             num_partitions = union._defaultReducePartitions()
         memory, serializer = union._memory_limit(), union._jrdd_deserializer
         mixed = union.partitioner is not None  # partitioner-aware: inputs share partitions
+        # partitioned as the grouping would: PySpark's partitionBy below shuffles nothing
+        node.copartitioned = union.partitioner == Partitioner(num_partitions, portable_hash)
         # PySpark's stub says mapPartitions' function takes an Iterable; it is given an
         # iterator, which is what TaggedCombine declares
         offsets = list(itertools.accumulate([0] + [r.getNumPartitions() for r in rdds]))

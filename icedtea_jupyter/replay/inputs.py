@@ -122,16 +122,35 @@ class ReplayInputs:
                 records = read_staged_inputs(self.run.path, partition, node.id)
             except LookupError:
                 upstream = self.run.upstream_rdd(node.id)
-                if not isinstance(upstream, DataFrameUpstream):
+                if upstream is not None and hasattr(upstream, "context"):  # an RDD: a join's
+                    records = self._regenerate_rdd(name, partition, upstream)
+                elif not isinstance(upstream, DataFrameUpstream):
                     raise LookupError(
                         f"the inputs of {name!r} on partition {partition} were not kept and "
                         "this kernel no longer has the pipeline that produced them: run "
                         "the cell again and debug the new run in that kernel (its first "
                         "jump keeps them in the run store)") from None
-                self._regenerate_all(name, upstream)
-                return self._regenerated[(name, partition)]
+                else:
+                    self._regenerate_all(name, upstream)
+                    return self._regenerated[(name, partition)]
             self._regenerated[(name, partition)] = records
         return self._regenerated[(name, partition)]
+
+    def _regenerate_rdd(self, name: str, partition: int, upstream: Any) -> list:
+        """Partition ``partition`` of the RDD ``name`` reads (a join of inputs partitioned
+        alike: the combiners its map-side combine made), with Spark, checked against the
+        number its worker logged and kept in the run store."""
+        node = self.run.dag.node(name)
+        records = list(upstream.context.runJob(upstream, lambda it: it, [partition]))
+        log = self.logs.log(name, partition)
+        if log is not None and log.records_in != len(records):
+            raise InputsChanged(
+                f"{name!r} read {log.records_in} records on partition {partition} in the run "
+                f"and would read {len(records)} now: its inputs changed since the run, or an "
+                "operator before it is not deterministic; run the cell again and debug the "
+                "new run")
+        write_staged_inputs(self.run.path, partition, records, node.id)
+        return records
 
     def _regenerate_all(self, name: str, upstream: DataFrameUpstream) -> None:
         """Every partition of ``name``'s inputs from one query, checked and staged."""

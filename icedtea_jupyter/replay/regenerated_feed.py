@@ -15,7 +15,10 @@ many batches. Steps then release its batches as θ's steps complete them (``Rele
 - ``AtPartitionEnd``: in θ's stage with other operators between (a broadcast join):
   the rest of its batches when θ's partition ends;
 - ``AtStageEnd``: after a shuffle, in a later stage: its records once every partition of
-  θ has ended, as Spark starts that stage once the map stage is done.
+  θ has ended, as Spark starts that stage once the map stage is done;
+- ``AfterCombine``: an RDD join of inputs partitioned alike (no shuffle): its combiners,
+  regenerated with Spark, once θ's partition has ended (its map-side combine reads the
+  whole partition first).
 """
 from __future__ import annotations
 
@@ -70,6 +73,18 @@ class AtPartitionEnd(Release):
         return paths is None or paths.ended
 
 
+class AfterCombine(AtPartitionEnd):
+    """A join of inputs partitioned alike: its map-side combine reads all of partition
+    ``q`` of its inputs, θ's among them, before its merge gets a combiner."""
+
+    def __init__(self, q: int) -> None:
+        self.q = q
+        self.how = ("is a join of inputs partitioned alike (no shuffle): its map-side "
+                    "combine reads all of θ's partition before the merge gets a combiner, "
+                    "so a step gives it its combiners, regenerated with Spark, when θ's "
+                    "partition ends")
+
+
 class ByRows(Release):
     """Partition ``q``'s records as θ emits their rows: ``links[i]`` is the rows θ's input
     batch ``i`` gave the operator (the last entry: after θ's input ended), ``ends`` the
@@ -101,6 +116,9 @@ def release_for(logs: Any, inputs: Any, name: str, q: int) -> Release:
     """How steps release ``name``'s records on partition ``q`` (see the module)."""
     if not logs.same_stage_as_theta(name, q):
         return AtStageEnd()
+    dag = getattr(logs, "dag", None)
+    if dag is not None and getattr(dag.node(name), "copartitioned", False):
+        return AfterCombine(q)
     try:
         links = inputs.links(name, q)
     except LookupError as why:

@@ -113,12 +113,19 @@ def _after_join(dag: Any, leaf_ids: set[int], partitions_of: Callable) -> list[F
     """Joins and cogroups reading θ's leaves that logged their combiners' origins
     (``input_partitions`` set), and the operators pipelined after them: each partition
     fed ``("join", reader, sides, offsets)``, ``sides`` naming the leaf of each input
-    (None: an input outside G(θ)), ``offsets`` where its partitions start in the union."""
+    (None: an input outside G(θ)), ``offsets`` where its partitions start in the union.
+    A join of inputs partitioned alike (``copartitioned``) shuffles nothing: partition q
+    of every input goes through one map-side combine, in θ's task, whose combiners the
+    merge reads; they are regenerated with Spark, ``("regenerated", join)``."""
     stages = []
     for join in dag.python_operators:
         parts = partitions_of(join) if join.api in _JOINS and join.inputs and \
-            join.input_partitions and set(join.inputs) & leaf_ids else []
-        if not parts:
+            set(join.inputs) & leaf_ids else []
+        if parts and getattr(join, "copartitioned", False):  # no shuffle: see the module
+            stages.append(Fed([n.name for n in chain_of(dag, join)], parts,
+                              {q: ("regenerated", join.name) for q in parts}))
+            continue
+        if not parts or not join.input_partitions:
             continue
         sides = tuple(dag.node(i).name if i in leaf_ids else None for i in join.inputs)
         offsets = tuple(sum(join.input_partitions[:i]) for i in range(len(join.inputs)))
@@ -239,10 +246,10 @@ def regenerated_notes(hows: dict[str, set[str]]) -> list[str]:
     notes = []
     for name, ways in sorted(hows.items()):
         notes.append(
-            f"{name!r} after θ ran in a Python worker of its own: its input batches are "
-            "regenerated with Spark from its own input DataFrame (checked against the "
-            "batches its worker logged), and jumps give it as many as it had processed at "
-            "the interaction. It " + "; on other partitions it ".join(sorted(ways)))
+            f"{name!r} after θ ran in a Python worker of its own: its inputs are "
+            "regenerated with Spark from what it read (checked against what its worker "
+            "logged), and jumps give it as many as it had processed at the interaction. "
+            "It " + "; on other partitions it ".join(sorted(ways)))
     return notes
 
 

@@ -105,3 +105,49 @@ def test_dataframe_operators_after_theta_are_replayed_as_their_workers_reported(
     assert "regenerated with Spark" in note
     assert ("later Spark stage" if between else "a step gives it each batch") in note, note
     dbg.close()
+
+
+COPARTITIONED = """
+class Running:
+    def __init__(self):
+        self.total = 0
+    def __call__(self, v):
+        self.total += v
+        return (v, self.total)
+left = sc.parallelize([(i % 10, i) for i in range(1000)], 2).partitionBy(2)
+right = sc.parallelize([(i, i * i) for i in range(10)], 2).partitionBy(2)
+theta = left.mapValues(Running()).setName("running")
+out = theta.join(right, 2).mapValues(lambda p: p[0][1] + p[1]).setName("after").collect()
+"""
+
+
+def test_a_join_of_inputs_partitioned_alike_replays_once_thetas_partition_ends(record, sc):
+    """No shuffle: PySpark's join of two RDDs partitioned alike runs its map-side combine
+    and merge in θ's stage, the combine reading all of θ's partition first. Replay
+    regenerates the combiners with Spark; a step that ends θ's partition gives them to
+    the join, which then ends as the run ended it, and the operator after it too."""
+    run = record(COPARTITIONED, {}, interesting="running", interact_every=0.05)
+    assert run.status == "finished", run.error
+    plain = {"sc": sc}
+    exec(COPARTITIONED, plain)  # noqa: S102 - the same cell without %%icedtea
+    assert sorted(run.namespace["out"]) == sorted(plain["out"])
+    assert run.dag.node("join").copartitioned
+    dbg = run.debugger()
+    for k in distinct_moments(run):
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        assert not [n for n in jumped.notes if "not replayed" in n], jumped.notes
+        for q in (0, 1):
+            if recorded.status("join", q) in ("running", "finished"):
+                assert jumped.state("join", q) == recorded.state("join", q), (k, q)
+    (note,) = [n for n in dbg.jump(0).notes if "'join' after θ" in n]
+    assert "a join of inputs partitioned alike" in note
+    for q in (0, 1):
+        while not dbg.ended(q):
+            snapshot = dbg.step_over(partition=q)
+            if not dbg.ended(q):  # its combine has not read all of θ's partition yet
+                assert snapshot.count("join", q) == 0
+        for name in ("join", "after"):
+            assert snapshot.state(name, q) == run.final_state(name, q), (name, q)
+        assert snapshot.count("join", q) == 10  # a combiner a key
+        assert snapshot.count("join", 1 - q) == (10 if q else 0)
+    dbg.close()

@@ -114,6 +114,8 @@ export interface IOperatorNode {
   inputs?: number[] | null;
   /** Applied straight to its parent's records in the same Python worker. */
   chained?: boolean;
+  /** A join or cogroup of inputs partitioned alike: no shuffle. */
+  copartitioned?: boolean;
 }
 
 export interface IDag {

@@ -75,9 +75,15 @@ class RunVersions:
 
         if self.manifest.get("status") == "running":
             raise RuntimeError("a running run cannot be deleted: wait for it to end")
+        kept = getattr(self, "stage_tasks_kept", None)  # a thread writes into its folder
+        if kept is not None:  # (session/stage_loads.py): deleted under it, rmtree fails
+            kept.wait(STAGE_TASKS_WAIT)
         removed = catalog.delete(self.root, self.path)
         registry.forget(self)  # type: ignore[arg-type]
         return removed
+
+
+STAGE_TASKS_WAIT = 30.0  # seconds delete() waits for the JVM stages' loads to be written
 
 
 def _manifest_of(root: str, other: Any) -> dict:

@@ -54,6 +54,29 @@ def test_equal_results_are_stored_once_and_outlive_a_deleted_version(record, sto
     assert b.delete() == [ra["digest"]] and not os.path.exists(path)
 
 
+def test_a_run_deleted_as_it_ends_waits_for_its_stages_loads(record, store, monkeypatch):
+    """When a run ends, a thread writes its JVM stages' loads into its folder; deleting
+    the run meanwhile waits for it (rmtree under a file being written failed in CI)."""
+    import time
+
+    from icedtea_jupyter.session import stage_loads
+
+    written = []
+    write = stage_loads.write_stage_tasks
+
+    def slow_write(run_path, rows):
+        time.sleep(1.0)
+        write(run_path, rows)
+        written.append(run_path)
+
+    monkeypatch.setattr(stage_loads, "write_stage_tasks", slow_write)
+    cell = "out = sc.parallelize(ROWS, 2).filter(lambda r: r[1] > 100).collect()"
+    run = record(cell, {"ROWS": ROWS}, store=store, cell_id="d")
+    assert not run.stage_tasks_kept.is_set()  # still writing
+    run.delete()
+    assert written == [run.path] and not os.path.exists(run.path)
+
+
 FRAME = ("df = spark.createDataFrame(ROWS, 'name string, amount double, n long')\n")
 
 

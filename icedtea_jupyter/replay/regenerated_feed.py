@@ -56,11 +56,22 @@ class AtStageEnd(Release):
         return all(paths.ended for paths in upstream.values())
 
 
-class AtPartitionEnd(Release):
+class InThetasTask(Release):
+    """An operator fed in θ's task on partition ``q``: it ends when θ's partition does."""
+
+    def __init__(self, q: int) -> None:
+        self.q = q
+
+    def ended(self, upstream: dict) -> bool:
+        paths = upstream.get(self.q)
+        return paths is None or paths.ended
+
+
+class AtPartitionEnd(InThetasTask):
     """The rest once θ's partition ``q`` has ended (rows not one-for-one with θ's)."""
 
     def __init__(self, q: int, why: str) -> None:
-        self.q = q
+        super().__init__(q)
         self.how = (f"ran in θ's Spark stage, but {why}: which of θ's records each of its "
                     "batches waited for is not known, so a step leaves it where it is until "
                     "θ's partition ends, and then it takes the rest")
@@ -68,24 +79,20 @@ class AtPartitionEnd(Release):
     def ready(self, upstream: dict, total: Callable[[], int]) -> int:
         return total() if self.ended(upstream) else 0
 
-    def ended(self, upstream: dict) -> bool:
-        paths = upstream.get(self.q)
-        return paths is None or paths.ended
-
 
 class AfterCombine(AtPartitionEnd):
     """A join of inputs partitioned alike: its map-side combine reads all of partition
     ``q`` of its inputs, θ's among them, before its merge gets a combiner."""
 
     def __init__(self, q: int) -> None:
-        self.q = q
+        InThetasTask.__init__(self, q)
         self.how = ("is a join of inputs partitioned alike (no shuffle): its map-side "
                     "combine reads all of θ's partition before the merge gets a combiner, "
                     "so a step gives it its combiners, regenerated with Spark, when θ's "
                     "partition ends")
 
 
-class ByRows(Release):
+class ByRows(InThetasTask):
     """Partition ``q``'s records as θ emits their rows: ``links[i]`` is the rows θ's input
     batch ``i`` gave the operator (the last entry: after θ's input ended), ``ends`` the
     cumulative rows of its records (``row_links.links``)."""
@@ -95,7 +102,7 @@ class ByRows(Release):
            "complete it (the rows each of θ's batches gives it, computed with Spark)")
 
     def __init__(self, q: int, links: list[int], ends: np.ndarray) -> None:
-        self.q = q
+        super().__init__(q)
         self.available = np.concatenate([[0], np.cumsum(links, dtype=np.int64)])
         self.ends = ends
 
@@ -106,10 +113,6 @@ class ByRows(Release):
         taken = min(c.position for c in paths.paths)
         rows = self.available[min(taken, len(self.available) - 1)]
         return min(int(np.searchsorted(self.ends, rows, "right")), total())
-
-    def ended(self, upstream: dict) -> bool:
-        paths = upstream.get(self.q)
-        return paths is None or paths.ended
 
 
 def release_for(logs: Any, inputs: Any, name: str, q: int) -> Release:

@@ -23,6 +23,7 @@ class OperatorNode:
     inputs: list[int] | None = None  # a join/cogroup: each input's node, in argument order
     chained: bool = False  # applied straight to its parent's records in the same Python worker
     copartitioned: bool = False  # a join/cogroup of inputs partitioned alike: no shuffle
+    hosted: bool = False  # a JVM shuffle (partitionBy) read by a worker host: it has loads
 
     def __repr__(self) -> str:
         return f"OperatorNode({self.name!r}, kind={self.kind!r}, api={self.api!r})"
@@ -78,6 +79,11 @@ class Dag:
     @property
     def python_operators(self) -> list[OperatorNode]:
         return [n for n in self._nodes if n.kind == "python"]
+
+    @property
+    def loaded_operators(self) -> list[OperatorNode]:
+        """The nodes with loads per partition: Python operators and hosted shuffles."""
+        return [n for n in self._nodes if n.kind == "python" or n.hosted]
 
     @property
     def edges(self) -> list[tuple[str, str]]:

@@ -29,12 +29,14 @@ _LIVE_OPERATOR: dict[str, str] = {}  # run id -> the operator a sidebar asked fo
 
 def default_operator(run: Run) -> str:
     """The operator a skew view starts on: the first whose keys were counted (the
-    reduce side of an aggregation, a join), else the last Python operator."""
-    python = run.dag.python_operators
+    reduce side of an aggregation, a join, a partitionBy), else the last Python operator."""
+    python = run.dag.loaded_operators
     if not python:
         raise LookupError(f"run {run.id} has no Python operator: no load per partition")
+    counted = bool(run.options.get("skew"))  # a partitionBy's keys: only under --skew
     for node in python:
         if node.phase != "combine" and (node.phase == "merge" or node.inputs
+                                        or (node.hosted and counted)
                                         or node.api == "applyInPandas"):
             return node.name
     return python[-1].name
@@ -63,7 +65,7 @@ def live_report(run: Run, operator: str) -> SkewReport:
 def report_json(run: Run, report: SkewReport, view: dict | None = None) -> dict:
     """``skew.report``'s result: the report with the run's operators to pick from."""
     result = report.to_json(view)
-    result.update(run=run.id, operators=[n.name for n in run.dag.python_operators
+    result.update(run=run.id, operators=[n.name for n in run.dag.loaded_operators
                                          if n.phase != "combine"] + report.jvm_stages,
                   recorded=bool(run.options.get("skew")))
     return jsonable(result)

@@ -127,7 +127,7 @@ class ShuffleRead(Shipped):
         host = WorkerHost(self.spec, split)
         host.order = order = BlockRuns()
         host.user_function = _as_read  # stateless, in the run as in replay
-        return host.run_partition(_as_read, order.read(batches))
+        return host.run_partition(_as_read, host.keyed(order.read(batches)))
 
     def replay(self, partition: int, records: Iterable) -> Iterator:
         host = WorkerHost(self.spec, partition)

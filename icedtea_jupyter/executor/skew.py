@@ -25,6 +25,8 @@ Where the keys are counted:
   with the job's own partitioner (the workers' hash seed is Spark's);
 - a join's or cogroup's reduce side (``GroupMerge``): each key's group once (its values
   from every input), ``count_groups``; the partition is the worker's own;
+- a user's ``partitionBy`` (``ShuffleRead``, its reduce side): the keys of the records
+  it reads, through ``tap`` as on a map side; the partition is the worker's own;
 - a grouped pandas function (``applyInPandas``): each group's key and rows (the
   ``batch`` hook); a function that takes only the frame has its key read from the
   group's first row, by the columns its ``groupBy`` named (``spec.group_columns``).
@@ -65,6 +67,8 @@ SEND_PERIOD = 1.0  # seconds between two live messages of a worker
 _INPUT = _KEY = itemgetter(0)
 JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup",
                    "groupWith"})
+# their own partition's keys: a grouped pandas function's, a user partitionBy's read side
+GROUPED = frozenset({"applyInPandas", "partitionBy"})
 
 
 class HeavyHitters:
@@ -301,7 +305,7 @@ def _recording(host: Any) -> bool:
 
 def keyed_worker(spec: Any) -> bool:
     """Whether a worker of ``spec`` counts keys under ``--skew``."""
-    return spec.phase == "combine" or spec.api in JOINS or spec.api == "applyInPandas"
+    return spec.phase == "combine" or spec.api in JOINS or spec.api in GROUPED
 
 
 def write_summary(path: str, summary: Mapping) -> str:

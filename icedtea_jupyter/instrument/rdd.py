@@ -94,7 +94,8 @@ def _structural(api: str) -> Callable:
             inputs = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, RDD)]
             parents = recorder.parents(*inputs)
             marked = _marked_partition_by(recorder, original, self, args, kwargs) \
-                if api == "partitionBy" and joins.after_theta(self, recorder) else None
+                if api == "partitionBy" and (joins.after_theta(self, recorder)
+                                             or recorder.run.skew) else None
             if marked is not None:
                 return marked
             with recorder.inside():
@@ -116,10 +117,11 @@ for _api in _STRUCTURAL:
 
 def _marked_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tuple,
                          kwargs: dict) -> RDD | None:
-    """``partitionBy`` after θ's chain: the same shuffle, each map partition's block of
-    each reduce partition started by a marker record, and a worker that reads the
-    blocks whole (logging the order the shuffle delivered them in) before anything else
-    sees the records. None: ``rdd`` is partitioned so already (PySpark shuffles nothing)."""
+    """``partitionBy`` after θ's chain or under ``--skew``: the same shuffle, each map
+    partition's block of each reduce partition started by a marker record, and a worker
+    that reads the blocks whole (logging the order the shuffle delivered them in; under
+    ``--skew`` counting their keys) before anything else sees the records. None: ``rdd``
+    is partitioned so already (PySpark shuffles nothing)."""
     from pyspark.core.rdd import portable_hash
 
     bound = _bind(original, rdd, *args, **kwargs)
@@ -129,6 +131,7 @@ def _marked_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tupl
         return None
     marking = partition_func if partition_func is portable_hash else Marking(partition_func)
     node = recorder.jvm("partitionBy", recorder.parents(rdd))
+    node.hosted = True
     spec = OperatorSpec(node.id, recorder.run, "partitionBy", node.name, in_g=node.in_g)
     reader = ShuffleRead(spec, partitions, partition_func)
     with recorder.inside():

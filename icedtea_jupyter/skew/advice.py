@@ -26,7 +26,8 @@ JOINS = {"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup", 
 @dataclass
 class Advice:
     """One remedy: ``remedy`` (salt, partitions, aggregate, broadcast, skew_join,
-    repartition), why, the code, and the heaviest partition's load before and after."""
+    own_partitions, repartition), why, the code, and the heaviest partition's load
+    before and after."""
 
     remedy: str
     why: str
@@ -72,6 +73,8 @@ def advise(s: Situation) -> list[Advice]:
         return _join(s)
     if s.api == "applyInPandas":
         return [_salt_groups(s)]
+    if s.api == "partitionBy":
+        return [_own_partitions(s), _more_partitions(s)]
     return [_repartition(s)]
 
 
@@ -101,6 +104,21 @@ def _more_partitions(s: Situation) -> Advice:
     return Advice("partitions", f"twice the reduce partitions ({2 * n}): the other keys "
                                 "spread, but each key still lands whole in one partition",
                   f"# numPartitions={2 * n} in the .{s.api}(...) call", top, after)
+
+
+def _own_partitions(s: Situation) -> Advice:
+    """A partitionBy whose heavy keys get a partition each, the other keys staying put."""
+    _, top = _heaviest(s)
+    n = len(s.loads)
+    after = max([s.top_key] + [load - s.heavy.get(p, 0) for p, load in s.loads.items()])
+    keys = ", ".join(repr(k) for k in s.heavy_keys)
+    code = (f"HEAVY = {{key: i for i, key in enumerate([{keys}])}}\n"
+            "def spread(key):  # each heavy key a partition of its own, the rest as before\n"
+            f"    return {n} + HEAVY[key] if key in HEAVY else portable_hash(key) % {n}\n"
+            f".partitionBy({n} + len(HEAVY), spread)")
+    return Advice("own_partitions", f"give the {len(s.heavy_keys)} heavy key(s) partitions "
+                                    "of their own: a key still lands whole in one partition, "
+                                    "but no longer beside the others", code, top, after)
 
 
 def _aggregate(s: Situation) -> Advice:

@@ -68,10 +68,10 @@ class SkewReport:
             node = source.dag.node(operator)
         except KeyError as exc:
             raise KeyError(f"{exc.args[0]}{where}") from None
-        if node.kind != "python":
+        if node.kind != "python" and not node.hosted:
             raise ValueError(f"{node.name!r} is a JVM operator ({node.api}): Python "
                              "operators have per-partition loads; name one of "
-                             + ", ".join(repr(n.name) for n in source.dag.python_operators)
+                             + ", ".join(repr(n.name) for n in source.dag.loaded_operators)
                              + where)
         return node
 

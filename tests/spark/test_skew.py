@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from icedtea_jupyter.comm.skew import default_operator
 from icedtea_jupyter.skew import MitigationRefused
 
 pytestmark = pytest.mark.spark
@@ -100,6 +101,33 @@ def test_heavy_keys_of_a_skewed_join_count_both_sides(record, sc):
     assert s.keys["key"].iloc[0] == "hot"
     assert {a.remedy for a in s.advice} >= {"broadcast", "skew_join"}
     assert s.advice[0].remedy == "broadcast"  # 301 users against 20,000 events
+
+
+PARTITIONED = """
+sizes = (sc.parallelize(EVENTS, 4){before}.partitionBy(3).setName("by key")
+           .mapPartitions(lambda rows: [sum(1 for _ in rows)]).collect())
+"""
+
+
+@pytest.mark.parametrize("before", ["", ".map(lambda e: e)"], ids=["source", "after θ"])
+def test_heavy_keys_of_a_user_partition_by_and_the_advice_that_spreads_them(record, sc,
+                                                                            before):
+    run = record(PARTITIONED.format(before=before), {"EVENTS": EVENTS}, skew=True)
+    assert run.status == "finished", run.error
+    s = run.skew("by key")
+    exact = Counter(k for k, _ in EVENTS)
+    check_against_exact(s, exact, spark_partitions(sc, list(exact), 3))
+    assert s.keys["key"].iloc[0] == "hot"
+    assert s.partitions["records"].tolist() == run.namespace["sizes"]
+    assert default_operator(run) == "by key"  # the sidebar's Skew view opens on it
+    advice = s.advice[0]
+    assert advice.remedy == "own_partitions" and advice.shrink > 0.2
+    # the advised partitioner, run: its heaviest partition is what the advice said
+    code = advice.code.splitlines()
+    scope = {"portable_hash": __import__("pyspark").rdd.portable_hash}
+    exec("\n".join(code[:-1]), scope)
+    spread = eval("sc.parallelize(EVENTS, 4)" + code[-1], dict(scope, sc=sc, EVENTS=EVENTS))
+    assert max(spread.glom().map(len).collect()) == advice.after
 
 
 GROUPED = """

@@ -123,6 +123,12 @@ def test_advice_names_the_remedy_for_each_kind_of_operator():
     assert advise(situation("applyInPandas"))[0].remedy == "salt"
     assert advise(situation("groupByKey"))[0].remedy == "aggregate"
     assert advise(situation("map"))[0].remedy == "repartition"
+    own = advise(situation("partitionBy"))
+    assert [a.remedy for a in own] == ["own_partitions", "partitions"]
+    assert own[0].after == max(700.0, *(load - (700.0 if p == 2 else 0)
+                                        for p, load in LOADS.items()))
+    assert "enumerate(['hot'])" in own[0].code and own[0].code.endswith(
+        f".partitionBy({len(LOADS)} + len(HEAVY), spread)")
     assert "reduceByKey(<merge>)" in salted_code("x = 1", "foldByKey", ["a"], 2)
 
 

@@ -116,6 +116,8 @@ export interface IOperatorNode {
   chained?: boolean;
   /** A join or cogroup of inputs partitioned alike: no shuffle. */
   copartitioned?: boolean;
+  /** A JVM shuffle whose reduce side is read in a worker host: it has loads per partition. */
+  hosted?: boolean;
 }
 
 export interface IDag {

@@ -15,6 +15,7 @@ from ..skew.changes import LiveChanges
 from ..skew.chart import warm_templates
 from ..skew.keys import CountsWindow
 from ..skew.report import SkewReport
+from ..skew.source import is_frame_join
 from .handlers import MethodTable, jsonable, run_of
 from .messages import RequestError
 
@@ -65,8 +66,10 @@ def live_report(run: Run, operator: str) -> SkewReport:
 def report_json(run: Run, report: SkewReport, view: dict | None = None) -> dict:
     """``skew.report``'s result: the report with the run's operators to pick from."""
     result = report.to_json(view)
+    joins = [n.name for n in run.dag.operators if is_frame_join(n)] \
+        if run.options.get("skew") and not report.live else []
     result.update(run=run.id, operators=[n.name for n in run.dag.loaded_operators
-                                         if n.phase != "combine"] + report.jvm_stages,
+                                         if n.phase != "combine"] + joins + report.jvm_stages,
                   recorded=bool(run.options.get("skew")))
     return jsonable(result)
 

@@ -19,8 +19,10 @@ class FrameCall:
 
 
 def remember(recorder: Any, node_id: int, call: FrameCall) -> None:
-    """Keep ``call`` as the one that made node ``node_id`` (in a ``--lineage`` run)."""
-    if not getattr(recorder.run, "lineage", False):
+    """Keep ``call`` as the one that made node ``node_id`` (in a ``--lineage`` run; a
+    join's in a ``--skew`` run, whose keys Spark counts on request)."""
+    if not getattr(recorder.run, "lineage", False) and not (
+            getattr(recorder.run, "skew", False) and call.api == "join"):
         return
     calls = recorder.__dict__.setdefault("frame_calls", {})
     calls[node_id] = call

@@ -19,8 +19,20 @@ from __future__ import annotations
 import ast
 from dataclasses import asdict, dataclass
 
+from .source import FRAME_JOIN
+
 AGGREGATIONS = {"reduceByKey": 0, "foldByKey": 1, "aggregateByKey": 2, "combineByKey": 2}
 JOINS = {"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "cogroup", "groupWith"}
+BROADCAST_RDD = ("small = sc.broadcast(dict(right.collect()))\n"
+                 "joined = left.flatMap(lambda kv: [(kv[0], (kv[1], small.value[kv[0]]))] "
+                 "if kv[0] in small.value else [])")
+BROADCAST_FRAME = ("from pyspark.sql import functions as F\n"
+                   "joined = left.join(F.broadcast(right), on)  # the small side as right")
+SKEW_JOIN = ('spark.conf.set("spark.sql.adaptive.enabled", "true")\n'
+             'spark.conf.set("spark.sql.adaptive.skewJoin.enabled", "true")\n'
+             'spark.conf.set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "5")')
+SKEW_JOIN_THRESHOLD = ('\nspark.conf.set('
+                       '"spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "64MB")')
 
 
 @dataclass
@@ -69,7 +81,7 @@ def advise(s: Situation) -> list[Advice]:
         return [_salt(s), _more_partitions(s)]
     if s.api == "groupByKey":
         return [_aggregate(s), _more_partitions(s)]
-    if s.api in JOINS:
+    if s.api in JOINS or s.api == FRAME_JOIN:
         return _join(s)
     if s.api == "applyInPandas":
         return [_salt_groups(s)]
@@ -133,20 +145,19 @@ def _join(s: Situation) -> list[Advice]:
     _, top = _heaviest(s)
     total = sum(s.loads.values())
     balanced = total / max(len(s.loads), 1)
+    frame = s.api == FRAME_JOIN
     advice = []
     if len(s.inputs) == 2 and min(s.inputs) <= 0.1 * max(s.inputs):
         small = "right" if s.inputs[1] <= s.inputs[0] else "left"
         advice.append(Advice("broadcast", f"the {small} side is small ({min(s.inputs):,.0f} "
                                           "records): broadcast it and join on the map side, "
                                           "no shuffle",
-                             "small = sc.broadcast(dict(right.collect()))\n"
-                             "joined = left.flatMap(lambda kv: [(kv[0], (kv[1], small.value["
-                             "kv[0]]))] if kv[0] in small.value else [])", top, balanced))
-    advice.append(Advice("skew_join", "for a DataFrame join, AQE splits skewed partitions "
-                                      "(> factor × median and > threshold)",
-                         'spark.conf.set("spark.sql.adaptive.enabled", "true")\n'
-                         'spark.conf.set("spark.sql.adaptive.skewJoin.enabled", "true")\n'
-                         'spark.conf.set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "5")',
+                             BROADCAST_FRAME if frame else BROADCAST_RDD, top, balanced))
+    why = ("AQE splits a skewed shuffle partition (> factor × median and > a threshold in "
+           "bytes) into pieces joined with copies of the other side's partition" if frame
+           else "for a DataFrame join, AQE splits skewed partitions "
+                "(> factor × median and > threshold)")
+    advice.append(Advice("skew_join", why, SKEW_JOIN + (SKEW_JOIN_THRESHOLD if frame else ""),
                          top, max(_spread_heavy(s), balanced)))
     return advice
 

@@ -22,7 +22,15 @@ from .chart import (
 )
 from .keys import KeyCounts, Keys, merge_summaries
 from .rules import Rules, skewed
-from .source import SkewSource, key_node, load_node, worker_key
+from .source import (
+    FRAME_JOIN,
+    SkewSource,
+    is_frame_join,
+    key_node,
+    load_node,
+    with_frame_join,
+    worker_key,
+)
 from .stages import jvm_stages, stage_cells, stage_id, stage_node, stage_workers
 from .timeline import chart_points, grid, named_partitions, on_grid, timeline_chart
 
@@ -44,11 +52,13 @@ class SkewReport:
             node = stage_node(stage)
         else:
             node = self._operator_node(source, operator)
+            if is_frame_join(node):
+                source = with_frame_join(source, node)
         self.source, self.top = source, top
         self.node = load_node(source.dag, node)
         self.key_node = key_node(source.dag, node)
         self.operator = self.node.name
-        self.api = self.node.api
+        self.api = FRAME_JOIN if is_frame_join(self.node) else self.node.api
         self.live = source.live
         self.waiting: dict[int, int] | None = \
             source.waiting(self.node.id) if self.live and source.waiting else None
@@ -68,7 +78,7 @@ class SkewReport:
             node = source.dag.node(operator)
         except KeyError as exc:
             raise KeyError(f"{exc.args[0]}{where}") from None
-        if node.kind != "python" and not node.hosted:
+        if node.kind != "python" and not node.hosted and not is_frame_join(node):
             raise ValueError(f"{node.name!r} is a JVM operator ({node.api}): Python "
                              "operators have per-partition loads; name one of "
                              + ", ".join(repr(n.name) for n in source.dag.loaded_operators)

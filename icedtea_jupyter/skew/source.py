@@ -8,7 +8,7 @@ how to re-run the cell with heavy keys split (``s.mitigate()``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..dag import Dag, OperatorNode
@@ -36,9 +36,28 @@ class SkewSource:
     series_note: str = ""  # why there is no load over time (a store from before it)
     # every task of the run's Spark stages (session/stage_loads.py), once the run ended
     stage_tasks: list[dict] | None = None
+    # a DataFrame join node -> its loads per shuffle partition (worker rows) and its keys
+    # (a sketch summary), counted by Spark when asked (session/frame_join_keys.py)
+    frame_join: Callable[[int], tuple[list[dict], dict]] | None = None
 
 
 WORKER_KEY = ("operator", "stage", "partition", "attempt", "task")  # one task attempt
+FRAME_JOIN = "DataFrame.join"  # a report's api for a DataFrame join
+
+
+def is_frame_join(node: OperatorNode) -> bool:
+    """A DataFrame join: a JVM node (an RDD join is a hosted Python operator)."""
+    return node.kind == "jvm" and node.api == "join"
+
+
+def with_frame_join(source: SkewSource, node: OperatorNode) -> SkewSource:
+    """``source`` with the DataFrame join's loads and keys, as Spark counted them."""
+    if source.frame_join is None:
+        raise ValueError(f"{node.name!r} is a DataFrame join: its keys are counted by Spark "
+                         "for a run recorded with --skew in this kernel")
+    workers, summary = source.frame_join(node.id)
+    return replace(source, workers=source.workers + workers,
+                   sketches={**source.sketches, node.id: [summary]})
 
 
 def worker_key(worker: dict) -> tuple:

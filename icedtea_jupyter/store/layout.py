@@ -88,6 +88,7 @@ INPUTS = "inputs"
 LINEAGE = "lineage"
 DERIVED = "derived"  # lineage/derived/: key links a trace derived
 SKEW = "skew"
+FRAME_JOIN_KEYS = "skew_joins"  # a DataFrame join's keys, counted by Spark on request
 SAMPLES = "samples"
 SUMMARIES = "summaries"
 INTERACTIONS_LOG = "interactions.jsonl"
@@ -305,6 +306,12 @@ def derived_keys_files(run: str, operator: int) -> list[str]:
 
 def skew_path(run: str, worker: Mapping) -> str:
     return os.path.join(run, SKEW, worker_name(worker) + JSON)
+
+
+def frame_join_keys_path(run: str, operator: int) -> str:
+    """A DataFrame join's records per shuffle partition and heavy keys, counted by Spark
+    (``session/frame_join_keys.py``)."""
+    return os.path.join(run, FRAME_JOIN_KEYS, f"join{operator}{JSON}")
 
 
 def skew_files(run: str) -> Iterator[tuple[WorkerName, str]]:

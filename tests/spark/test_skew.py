@@ -130,6 +130,54 @@ def test_heavy_keys_of_a_user_partition_by_and_the_advice_that_spreads_them(reco
     assert max(spread.glom().map(len).collect()) == advice.after
 
 
+FRAME_JOIN = """
+events = spark.createDataFrame(EVENTS, "user string, amount long")
+users = spark.createDataFrame(USERS, "user string, name string")
+if BROADCAST:
+    from pyspark.sql.functions import broadcast
+    users = broadcast(users)
+out = events.join(users, {on}).groupBy("name").count().collect()
+"""
+
+
+@pytest.mark.parametrize("on,broadcast", [('"user"', False),
+                                          ("events.user == users.user", False),
+                                          ('"user"', True)],
+                         ids=["on a name", "on a condition", "broadcast"])
+def test_heavy_keys_of_a_dataframe_join_are_counted_by_spark(record, spark, on, broadcast):
+    from pyspark.sql import functions as F
+
+    from icedtea_jupyter import open_run
+
+    users = [(k, f"name of {k}") for k in sorted({k for k, _ in EVENTS})]
+    threshold = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # AQE: no late broadcast
+    try:
+        run = record(FRAME_JOIN.format(on=on),
+                     {"EVENTS": EVENTS, "USERS": users, "BROADCAST": broadcast}, skew=True)
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+    assert run.status == "finished", run.error
+    if broadcast:
+        with pytest.raises(ValueError, match="BroadcastHashJoin: Spark shuffled neither"):
+            run.skew("join")
+        return
+    s = run.skew("join")
+    exact = Counter(k for k, _ in EVENTS) + Counter(k for k, _ in users)
+    keys = spark.createDataFrame([(k,) for k in exact], "user string")
+    where = dict(keys.repartition(4, "user").select("user", F.spark_partition_id()).collect())
+    check_against_exact(s, exact, where)  # Spark's own shuffle partition of each key
+    assert s.keys["key"].iloc[0] == "hot" and s.api == "DataFrame.join"
+    loads = Counter()
+    for key, count in exact.items():
+        loads[where[key]] += count
+    assert s.partitions.set_index("partition")["records"].to_dict() == \
+        {p: loads[p] for p in range(4)}
+    assert [a.remedy for a in s.advice] == ["broadcast", "skew_join"]
+    assert "F.broadcast(right)" in s.advice[0].code
+    assert open_run(run.path).skew("join").keys.equals(s.keys)  # kept in the store
+
+
 GROUPED = """
 import pandas as pd
 frame = spark.createDataFrame(EVENTS, "user string, amount long")

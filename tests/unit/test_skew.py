@@ -283,3 +283,15 @@ def test_live_waiting_for_a_push_answers_at_once_and_reads_spark_on_its_own_thre
     while len(calls) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert calls == [3, 3]
+
+
+def test_a_dataframe_join_condition_splits_into_its_equalities_in_both_spellings():
+    from icedtea_jupyter.session.frame_join_keys import EQUALITY, _conjuncts
+
+    for text, terms in [("=(user, user)", [("user", "user")]),
+                        ("and(=(t.x, u.z), <=>(y, w))", [("t.x", "u.z"), ("y", "w")]),
+                        ("((x = y) AND (`a` = b))", [("x", "y"), ("`a`", "b")])]:
+        found = [tuple(g for g in EQUALITY.match(term).groups() if g is not None)
+                 for term in _conjuncts(text)]
+        assert found == terms
+    assert EQUALITY.match(_conjuncts("=(lower(x), y)")[0]) is None  # not two columns

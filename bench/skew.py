@@ -8,7 +8,14 @@ tenants steal wall time, not CPU). Then the sketch's error against exact counts 
 heavy keys, and ``s.mitigate()`` on the same workload: the wall time before and after.
 Reshape's metric collection cost 1-2%; the issue's budget is 1.02x on >= 5M records.
 
-    .venv/bin/python bench/skew.py [--records 5000000] [--repeat 3]
+``--shape partitionBy``: the same keys through a user's ``partitionBy`` (its reduce side
+read by a worker host under ``--skew``) and a ``mapPartitions`` counting each partition.
+``--shape join``: a DataFrame join of Zipf-like keys (log-uniform ranks, computed in
+SQL: no Python operator) with a table of the keys, as a sort-merge join; after the runs,
+how long Spark takes to count the join's keys for ``run.skew("join")``, against the
+plain run's wall time.
+
+    .venv/bin/python bench/skew.py [--records 5000000] [--repeat 3] [--shape reduceByKey]
 """
 from __future__ import annotations
 
@@ -33,10 +40,23 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from icedtea_jupyter.session.execution import RunOptions, start_run  # noqa: E402
 
-PIPELINE = """
+PIPELINES = {
+    "reduceByKey": """
 totals = (sc.range(0, N, numSlices=P).map(ZipfKey(KEYS, S)).setName("by key")
             .reduceByKey(add, R).setName("sum").collect())
-"""
+""",
+    "partitionBy": """
+sizes = (sc.range(0, N, numSlices=P).map(ZipfKey(KEYS, S)).setName("by key")
+           .partitionBy(R).setName("spread").mapPartitions(lambda rows: [sum(1 for _ in rows)])
+           .collect())
+""",
+    "join": """
+u = "((id * 2654435761) % 4294967296) / 4294967296"
+events = spark.range(0, N, numPartitions=P).selectExpr(
+    f"concat('k', cast(floor(exp({u} * ln({KEYS}))) - 1 as bigint)) as key", "id")
+keys = spark.range(0, KEYS).selectExpr("concat('k', id) as key", "id % 100 as bucket")
+out = events.join(keys, "key").groupBy("bucket").count().collect()
+"""}
 
 
 class ZipfKey:
@@ -70,31 +90,36 @@ def main() -> None:
     parser.add_argument("--zipf", type=float, default=1.1)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--shape", choices=sorted(PIPELINES), default="reduceByKey")
     args = parser.parse_args()
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.autoBroadcastJoinThreshold", "-1")  # a sort-merge join
+             .config("spark.sql.shuffle.partitions", str(args.partitions)).getOrCreate())
     sc = spark.sparkContext
     sc.setLogLevel("ERROR")
-    ns = {"sc": sc, "N": args.records, "P": args.partitions, "R": args.partitions,
-          "KEYS": args.keys, "S": args.zipf, "ZipfKey": ZipfKey, "add": add}
+    ns = {"sc": sc, "spark": spark, "N": args.records, "P": args.partitions,
+          "R": args.partitions, "KEYS": args.keys, "S": args.zipf, "ZipfKey": ZipfKey,
+          "add": add}
+    pipeline = PIPELINES[args.shape]
     store = tempfile.mkdtemp(prefix="icedtea-skew-bench-")
     runs: dict = {}
 
     def recorded(skew: bool) -> None:
-        run = start_run(PIPELINE, dict(ns), RunOptions(store=store, skew=skew, prepare=False))
+        run = start_run(pipeline, dict(ns), RunOptions(store=store, skew=skew, prepare=False))
         run.wait(3600)
         assert run.status == "finished", run.error
         runs["skew" if skew else "recorded"] = run
 
-    variants = {"plain": lambda: exec(PIPELINE, dict(ns)), "recorded": lambda: recorded(False),
+    variants = {"plain": lambda: exec(pipeline, dict(ns)), "recorded": lambda: recorded(False),
                 "skew": lambda: recorded(True)}
-    exec(PIPELINE.replace("N,", "10_000,"), dict(ns))  # warm the workers
+    exec(pipeline, dict(ns, N=10_000))  # warm the workers
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     names = list(variants)
     for k in range(args.repeat):
         for name in names[k % 3:] + names[:k % 3]:
             samples[name].append(timed(variants[name]))
-    print(f"{args.records:,} records, {args.keys:,} keys Zipf({args.zipf}), "
+    print(f"{args.shape}: {args.records:,} records, {args.keys:,} keys Zipf({args.zipf}), "
           f"{args.partitions} partitions, {args.repeat} repetitions (medians)")
     for name, values in samples.items():
         print(f"  {name:9s} wall {statistics.median(w for w, _ in values):7.2f} s   "
@@ -105,8 +130,23 @@ def main() -> None:
         print(f"  {a}/{b}: wall {statistics.median(walls):.3f}x "
               f"(each: {', '.join(f'{r:.3f}' for r in walls)}), "
               f"worker cpu {statistics.median(cpus):.3f}x")
-    accuracy(runs["skew"], args)
-    mitigation(runs["skew"])
+    if args.shape == "reduceByKey":
+        accuracy(runs["skew"], args)
+        mitigation(runs["skew"])
+    elif args.shape == "partitionBy":
+        s = runs["skew"].skew("spread")
+        print(f"  partitionBy: heaviest key {s.keys['key'][0]} {s.keys['count'][0]:,} "
+              f"in partition {s.keys['partition'][0]}; advice: {s.advice[0].remedy}, "
+              f"{s.advice[0].shrink:.0%} smaller")
+    else:
+        start = time.perf_counter()
+        s = runs["skew"].skew("join")
+        counted = time.perf_counter() - start
+        plain = statistics.median(w for w, _ in samples["plain"])
+        print(f"  DataFrame join: Spark counted its keys in {counted:.2f} s "
+              f"({counted / plain:.2f}x the plain run's wall); heaviest key "
+              f"{s.keys['key'][0]} {s.keys['count'][0]:,}; advice: "
+              f"{[a.remedy for a in s.advice]}")
     spark.stop()
 
 

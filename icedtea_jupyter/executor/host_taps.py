@@ -36,6 +36,12 @@ class PluginTaps:
         counter = self.plugins.get(SkewCounter)
         return records if counter is None else counter.tap(records)
 
+    def keyed_batches(self, batches: Iterable[list]) -> Iterable[list]:
+        """A shuffle read's batches of ``(key, value)`` records, tapped by the skew
+        counter (``--skew``): Python once a batch."""
+        counter = self.plugins.get(SkewCounter)
+        return batches if counter is None else counter.tap_batches(batches)
+
     def merged(self, combiners: Iterable) -> Iterable:
         """A reduce side's untagged ``(key, combiner)`` input, tapped by the lineage
         capture (``--lineage``: its keys numbered by C calls)."""

@@ -14,7 +14,7 @@ cogroup after θ's chain tags its map side's combiners instead (``OriginMerge``)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain, count, islice, repeat, tee
+from itertools import chain, count, repeat, tee
 from operator import itemgetter
 from typing import Any
 
@@ -83,11 +83,14 @@ class BlockRuns(InputOrder):
 
     kind = SHUFFLE_RUNS
 
-    def read(self, batches: Iterable[list]) -> Iterator:
-        """PySpark's batches of ``(key, value)`` records, flattened, markers dropped."""
-        return chain.from_iterable(self._noted(batches))
+    def read(self, batches: Iterable[list],
+             tap: Callable[[Iterable[list]], Iterable[list]] | None = None) -> Iterator:
+        """PySpark's batches of ``(key, value)`` records, flattened, markers dropped
+        (``tap``: sees each batch so)."""
+        noted = self._noted(batches)
+        return chain.from_iterable(noted if tap is None else tap(noted))
 
-    def _noted(self, batches: Iterable[list]) -> Iterator[Iterable]:
+    def _noted(self, batches: Iterable[list]) -> Iterator[list]:
         starts, position = self.starts, 0
         for batch in batches:
             first = batch[0][0] if batch else None
@@ -95,7 +98,7 @@ class BlockRuns(InputOrder):
                 starts.append(first.split)
                 starts.append(position)
                 position += len(batch) - 1
-                yield islice(batch, 1, None)
+                yield batch[1:]
             else:
                 position += len(batch)
                 yield batch
@@ -127,7 +130,7 @@ class ShuffleRead(Shipped):
         host = WorkerHost(self.spec, split)
         host.order = order = BlockRuns()
         host.user_function = _as_read  # stateless, in the run as in replay
-        return host.run_partition(_as_read, host.keyed(order.read(batches)))
+        return host.run_partition(_as_read, order.read(batches, host.keyed_batches))
 
     def replay(self, partition: int, records: Iterable) -> Iterator:
         host = WorkerHost(self.spec, partition)

@@ -185,6 +185,21 @@ def test_after_the_first_records_one_chunk_in_every_few_is_counted_and_weighted(
     assert sketch.counts["hot"] == total // 4  # one key in four, in every chunk
 
 
+def test_a_shuffle_reads_batches_are_counted_whole_then_one_in_every_few():
+    from icedtea_jupyter.executor.skew import EVERY, EXACT
+
+    counter = SkewCounter(FakeHost())
+    batch = 256
+    batches = [[("hot" if i % 4 == 0 else f"k{i % 97}", i) for i in range(start, start + batch)]
+               for start in range(0, EXACT + 64 * batch, batch)]
+    assert list(counter.tap_batches(iter(batches))) == batches  # the same lists, in order
+    counter.fold()
+    sketch = counter.sketch
+    # EXACT records' batches all counted, then 4 of the 64 other batches, EVERY times each
+    assert sketch.n == EXACT + 64 * batch and sketch.estimated == 64 * batch
+    assert sketch.counts["hot"] == len(batches) * batch // 4
+
+
 def test_sampled_key_counts_stay_within_the_error_the_keys_table_states():
     from icedtea_jupyter.executor.skew import CHUNK, EXACT
 

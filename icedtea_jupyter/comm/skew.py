@@ -30,8 +30,12 @@ _LIVE_OPERATOR: dict[str, str] = {}  # run id -> the operator a sidebar asked fo
 
 def default_operator(run: Run) -> str:
     """The operator a skew view starts on: the first whose keys were counted (the
-    reduce side of an aggregation, a join, a partitionBy), else the last Python operator."""
+    reduce side of an aggregation, a join, a partitionBy), else the last Python operator;
+    in a --skew run without one that has ended, its first DataFrame join."""
     python = run.dag.loaded_operators
+    joins = [n.name for n in run.dag.operators if is_frame_join(n)]
+    if not python and joins and run.options.get("skew") and run.status != "running":
+        return joins[0]
     if not python:
         raise LookupError(f"run {run.id} has no Python operator: no load per partition")
     counted = bool(run.options.get("skew"))  # a partitionBy's keys: only under --skew

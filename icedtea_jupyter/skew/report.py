@@ -36,6 +36,8 @@ from .timeline import chart_points, grid, named_partitions, on_grid, timeline_ch
 
 PARTITION_COLUMNS = ["partition", "records", "bytes", "seconds"]
 HEATMAP_TITLE = "records in per operator and partition"
+NO_JOIN_TIMELINE = ("a DataFrame join's keys are counted by Spark after the run: its "
+                    "load over time is its stages' (run.skew('stage N'))")
 NO_TIMELINE = ("this run's store has no load over time (runs recorded before it was kept "
                "have none)")
 
@@ -258,6 +260,8 @@ class SkewReport:
     @property
     def timeline_note(self) -> str:
         """Why ``timeline`` is empty, if it can only be (else "")."""
+        if is_frame_join(self.node):
+            return NO_JOIN_TIMELINE
         if self.source.series is None:
             return self.source.series_note or NO_TIMELINE
         return ""
@@ -283,7 +287,7 @@ class SkewReport:
     def _read_timeline(self) -> tuple[OperatorNode, list[tuple[int, tuple]]]:
         """Live, the operator once it has taken in records, else its map side (the stage
         running); final, whichever of the two took in records over the longer time."""
-        if self.source.series is None:
+        if self.source.series is None or is_frame_join(self.node):
             return self.node, []
         sides = [self.node] + ([self.key_node] if self.key_node is not self.node else [])
         if self.live:

@@ -37,6 +37,19 @@ def hot_bar_label(chart) -> str | None:
     return bars.first.get_attribute("aria-label") if bars.count() else None
 
 
+def click_hot_bar(view, chart, hot: int):
+    """Click partition ``hot``'s bar of the 'hot' key: its keys are listed, 'hot' first."""
+    bar = chart.locator(f"svg path[aria-label*=\"partition: {hot}\"]"
+                        "[aria-label*=\"segment: 'hot'\"]")
+    expect(bar).to_have_count(1)
+    bar.click()
+    keys = view.locator(".jp-icedtea-SkewKeys")
+    expect(keys).to_have_attribute("data-partition", str(hot))
+    rows = keys.locator(".jp-icedtea-skew-key")
+    expect(rows.first.locator(".jp-icedtea-skew-key-name")).to_have_text("'hot'")
+    return rows
+
+
 def svg_size(chart) -> tuple[float, float]:
     """The width and height of the chart's SVG (its viewBox)."""
     _, _, width, height = map(float, chart.locator("svg").first.get_attribute("viewBox").split())
@@ -97,14 +110,7 @@ def watch_skew(page, lab_server, artifacts, live):
     assert expected.strip() == f"[{hot}] {hot}", expected
 
     # A click on the hot partition's bar lists its heavy keys: 'hot' first.
-    bar = chart.locator(f"svg path[aria-label*=\"partition: {hot}\"]"
-                        "[aria-label*=\"segment: 'hot'\"]")
-    expect(bar).to_have_count(1)
-    bar.click()
-    keys = view.locator(".jp-icedtea-SkewKeys")
-    expect(keys).to_have_attribute("data-partition", str(hot))
-    rows = keys.locator(".jp-icedtea-skew-key")
-    expect(rows.first.locator(".jp-icedtea-skew-key-name")).to_have_text("'hot'")
+    rows = click_hot_bar(view, chart, hot)
     for row in rows.all():
         assert row.get_attribute("data-partition") == str(hot)
     expect(view.locator(".jp-icedtea-skew-remedy[data-remedy='salt']")).to_have_count(1)

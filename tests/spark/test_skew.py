@@ -168,6 +168,7 @@ def test_heavy_keys_of_a_dataframe_join_are_counted_by_spark(record, spark, on, 
     where = dict(keys.repartition(4, "user").select("user", F.spark_partition_id()).collect())
     check_against_exact(s, exact, where)  # Spark's own shuffle partition of each key
     assert s.keys["key"].iloc[0] == "hot" and s.api == "DataFrame.join"
+    assert s.timeline.empty and "after the run" in s.timeline_note
     loads = Counter()
     for key, count in exact.items():
         loads[where[key]] += count

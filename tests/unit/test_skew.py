@@ -186,7 +186,7 @@ def test_after_the_first_records_one_chunk_in_every_few_is_counted_and_weighted(
 
 
 def test_a_shuffle_reads_batches_are_counted_whole_then_one_in_every_few():
-    from icedtea_jupyter.executor.skew import EVERY, EXACT
+    from icedtea_jupyter.executor.skew import EXACT
 
     counter = SkewCounter(FakeHost())
     batch = 256

@@ -130,6 +130,32 @@ def test_heavy_keys_of_a_user_partition_by_and_the_advice_that_spreads_them(reco
     assert max(spread.glom().map(len).collect()) == advice.after
 
 
+THETA_AFTER_PARTITION_BY = """
+class Count:
+    def __init__(self):
+        self.n = 0
+    def __call__(self, rows):
+        for row in rows:
+            self.n += 1
+            yield row[0], self.n
+out = sc.parallelize(EVENTS, 4).partitionBy(3).mapPartitions(Count()).setName("count").collect()
+"""
+
+
+def test_jumps_through_an_operator_after_a_counted_partition_by_equal_the_run(record):
+    run = record(THETA_AFTER_PARTITION_BY, {"EVENTS": EVENTS}, skew=True,
+                 interesting="count", interact_every=0.05)
+    assert run.status == "finished", run.error
+    assert run.skew("partitionBy").keys["key"].iloc[0] == "hot"
+    dbg = run.debugger()
+    last = len(run.interactions) - 1
+    for k in sorted({0, last // 2, last}):
+        jumped, recorded = dbg.jump(k), run.snapshot(k)
+        for q in (w["partition"] for w in run.partitions("count")):
+            assert jumped.state("count", q) == recorded.state("count", q), (k, q)
+    dbg.close()
+
+
 FRAME_JOIN = """
 events = spark.createDataFrame(EVENTS, "user string, amount long")
 users = spark.createDataFrame(USERS, "user string, name string")

@@ -26,8 +26,8 @@ Where the keys are counted:
 - a join's or cogroup's reduce side (``GroupMerge``): each key's group once (its values
   from every input), ``count_groups``; the partition is the worker's own;
 - a user's ``partitionBy`` (``ShuffleRead``, its reduce side): the keys of the batches
-  it reads, ``tap_batches`` (as ``tap``, by the shuffle's batches rather than chunks);
-  the partition is the worker's own;
+  it reads, ``tap_batches`` (all of the first ``EXACT`` records, then one record in
+  ``EVERY`` of each batch, weighted ``EVERY``); the partition is the worker's own;
 - a grouped pandas function (``applyInPandas``): each group's key and rows (the
   ``batch`` hook); a function that takes only the frame has its key read from the
   group's first row, by the columns its ``groupBy`` named (``spec.group_columns``).
@@ -181,20 +181,18 @@ class SkewCounter(WorkerPlugin):
 
     def tap_batches(self, batches: Iterable[list]) -> Iterator[list]:
         """A shuffle read's batches of ``(key, value)`` records, unchanged: the keys of
-        every batch until ``EXACT`` records, then of one batch in each run of ``EVERY``
-        (drawn at random), appended to ``keys`` (``sampled``) by C calls; Python runs
-        once a batch, nothing a record of the batches left out."""
-        position = index = phase = 0
+        every batch until ``EXACT`` records, then of one record in ``EVERY`` of each batch
+        (every ``EVERY``-th from an offset drawn at random a batch: batches can hold
+        thousands of records, too few to sample whole), appended to ``keys``
+        (``sampled``) by C calls; Python runs once a batch."""
+        position = 0
+        keys, sampled, draw = self.keys, self.sampled, self.draw
         for batch in batches:
-            within = index % EVERY
-            if within == 0:
-                phase = self.draw(EVERY)
             if position < EXACT:
-                self.keys.extend(map(_KEY, batch))
-            elif within == phase:
-                self.sampled.extend(map(_KEY, batch))
+                keys.extend(map(_KEY, batch))
+            else:
+                sampled.extend(map(_KEY, batch[draw(EVERY)::EVERY]))
             position += len(batch)
-            index += 1
             yield batch
 
     def count_groups(self, groups: Iterable) -> Iterator:

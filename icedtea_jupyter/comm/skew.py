@@ -15,7 +15,7 @@ from ..skew.changes import LiveChanges
 from ..skew.chart import warm_templates
 from ..skew.keys import CountsWindow
 from ..skew.report import SkewReport
-from ..skew.source import is_frame_join
+from ..skew.source import frame_joins
 from .handlers import MethodTable, jsonable, run_of
 from .messages import RequestError
 
@@ -33,7 +33,7 @@ def default_operator(run: Run) -> str:
     reduce side of an aggregation, a join, a partitionBy), else the last Python operator;
     in a --skew run without one that has ended, its first DataFrame join."""
     python = run.dag.loaded_operators
-    joins = [n.name for n in run.dag.operators if is_frame_join(n)]
+    joins = frame_joins(run.dag)
     if not python and joins and run.options.get("skew") and run.status != "running":
         return joins[0]
     if not python:
@@ -70,8 +70,7 @@ def live_report(run: Run, operator: str) -> SkewReport:
 def report_json(run: Run, report: SkewReport, view: dict | None = None) -> dict:
     """``skew.report``'s result: the report with the run's operators to pick from."""
     result = report.to_json(view)
-    joins = [n.name for n in run.dag.operators if is_frame_join(n)] \
-        if run.options.get("skew") and not report.live else []
+    joins = frame_joins(run.dag) if run.options.get("skew") and not report.live else []
     result.update(run=run.id, operators=[n.name for n in run.dag.loaded_operators
                                          if n.phase != "combine"] + joins + report.jvm_stages,
                   recorded=bool(run.options.get("skew")))

@@ -31,7 +31,7 @@ from ..replay.dataframe_inputs import (
     GroupedUpstream,
     UdfUpstream,
 )
-from .frame_calls import FrameCall, remember
+from .frame_calls import FrameCall, column_text, remember
 from .patching import active, node_of, own, register
 
 _UDF_MODES = {
@@ -86,7 +86,7 @@ def _udf_parents(recorder: Any, df: Any, values: tuple, api: DataFrameApi,
              for column in (value if isinstance(value, (list, tuple)) else [value])
              if isinstance(column, Column)]
     parents: list[int] = []
-    for expression, node_ids in _calls_by_expression(recorder).items():
+    for expression, node_ids in _calls_bycolumn_text(recorder).items():
         used = sum(len(re.findall(rf"(?<![\w.]){re.escape(expression)}", text))
                    for text in texts)
         fresh = [n for n in node_ids if not recorder.dag.node(n).parents]
@@ -119,18 +119,12 @@ def _warn_if_reused_after_theta(recorder: Any, node_ids: list[int], frame: int) 
                 "call is an operator of its own, and one on θ's output is in G(θ))")
 
 
-def _calls_by_expression(recorder: Any) -> dict[str, list[int]]:
+def _calls_bycolumn_text(recorder: Any) -> dict[str, list[int]]:
     """The UDF calls' nodes by their column's expression text, in creation order."""
     found: dict[str, list[int]] = {}
     for node_id, expression in recorder.udfs.items():
         found.setdefault(expression, []).append(node_id)
     return found
-
-
-def _expression(column: Any) -> str:
-    """A Column's expression text: ``Column<'plus_one(v)'>`` gives ``plus_one(v)``."""
-    text = str(column)
-    return text[len("Column<'"):-len("'>")] if text.startswith("Column<'") else text
 
 
 def _keep_udf(recorder: Any, node_id: int, df: Any, api: DataFrameApi,
@@ -163,7 +157,7 @@ def remember_window(original: Callable) -> Callable:
     def patched(self: Any, window: Any) -> Any:
         recorder = active()
         if recorder is not None:
-            recorder.windows[_expression(self)] = window
+            recorder.windows[column_text(self)] = window
         return original(self, window)
     return patched
 
@@ -202,7 +196,7 @@ def _keep_group_columns(grouped: Any, args: tuple) -> None:
     names = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
     try:
         grouped._icedtea_group_columns = tuple(
-            _expression(n) if isinstance(n, Column) else str(n) for n in names)
+            column_text(n) if isinstance(n, Column) else str(n) for n in names)
     except AttributeError:  # a GroupedData with __slots__: no keys for its groups
         pass
 
@@ -343,7 +337,7 @@ def _udf_call(original: Callable) -> Callable:
         recorder.udf_calls[node.id] = (self, args)
         with recorder.inside():
             column = original(wrapped, *args, **kwargs)
-        recorder.udfs[node.id] = _expression(column)
+        recorder.udfs[node.id] = column_text(column)
         recorder.check_interesting()
         return recorder.produced(column, node.id)
     return patched

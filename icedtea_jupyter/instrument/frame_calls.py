@@ -18,6 +18,12 @@ class FrameCall:
     function: Any = None
 
 
+def column_text(column: Any) -> str:
+    """A Column's expression text: ``Column<'plus_one(v)'>`` gives ``plus_one(v)``."""
+    text = str(column)
+    return text[len("Column<'"):-len("'>")] if text.startswith("Column<'") else text
+
+
 def remember(recorder: Any, node_id: int, call: FrameCall) -> None:
     """Keep ``call`` as the one that made node ``node_id`` (in a ``--lineage`` run; a
     join's in a ``--skew`` run, whose keys Spark counts on request)."""

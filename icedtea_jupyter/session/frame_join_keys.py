@@ -19,8 +19,9 @@ import re
 from typing import Any
 
 from ..executor.state import encode
-from ..instrument.frame_calls import FrameCall, calls_of
+from ..instrument.frame_calls import FrameCall, calls_of, column_text
 from ..store import layout
+from ..store.run_store import write_json
 
 TOP = 512  # heaviest keys kept, as many as a worker's sketch keeps
 PARTITIONS = re.compile(r"hashpartitioning\(.*?, (\d+)\)")
@@ -28,10 +29,10 @@ BROADCAST = ("BroadcastHashJoin", "BroadcastNestedLoopJoin")
 # ``(a = b)`` as SQL prints it, ``=(a, b)`` as PySpark 4 prints a Column (``<=>``: null-safe)
 EQUALITY = re.compile(r"^\(?([\w.`]+) (?:=|<=>) ([\w.`]+)\)?$|^(?:=|<=>)\(([\w.`]+), ([\w.`]+)\)$")
 # join type -> the inputs whose null keys Spark filters out before the shuffle
+# (the join type lower-cased, without underscores: "left_outer" is "leftouter")
 NULLS_DROPPED = {"inner": (0, 1), "cross": (0, 1), "semi": (0, 1), "leftsemi": (0, 1),
-                 "left_semi": (0, 1), "left": (1,), "leftouter": (1,), "left_outer": (1,),
-                 "anti": (1,), "leftanti": (1,), "left_anti": (1,), "right": (0,),
-                 "rightouter": (0,), "right_outer": (0,)}
+                 "left": (1,), "leftouter": (1,), "anti": (1,), "leftanti": (1,),
+                 "right": (0,), "rightouter": (0,)}
 
 
 def counted_join(run: Any, node_id: int) -> tuple[list[dict], dict]:
@@ -54,11 +55,7 @@ def counted_join(run: Any, node_id: int) -> tuple[list[dict], dict]:
         raise ValueError(f"{name!r} is a DataFrame join whose keys were not counted while "
                          "its kernel had its DataFrames: re-run the cell with --skew")
     counted = count_join_keys(call, recorder.outputs[node_id])
-    layout.with_parent(path)
-    tmp = layout.temp_path(path)
-    with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(counted, out)
-    os.replace(tmp, path)
+    write_json(path, counted)
     return as_source(node_id, counted)
 
 
@@ -146,14 +143,9 @@ def key_pairs(left: Any, right: Any, on: Any) -> list[tuple[str, str]]:
         return [(item, item) for item in items]
     pairs = []
     for item in items:
-        for term in _conjuncts(_text(item)):
+        for term in _conjuncts(column_text(item)):
             pairs.append(_sides(term, left, right))
     return pairs
-
-
-def _text(column: Any) -> str:
-    text = str(column)
-    return text[len("Column<'"):-len("'>")] if text.startswith("Column<'") else text
 
 
 def _conjuncts(text: str) -> list[str]:

@@ -50,6 +50,11 @@ def is_frame_join(node: OperatorNode) -> bool:
     return node.kind == "jvm" and node.api == "join"
 
 
+def frame_joins(dag: Dag) -> list[str]:
+    """The names of ``dag``'s DataFrame joins."""
+    return [n.name for n in dag.operators if is_frame_join(n)]
+
+
 def with_frame_join(source: SkewSource, node: OperatorNode) -> SkewSource:
     """``source`` with the DataFrame join's loads and keys, as Spark counted them."""
     if source.frame_join is None:

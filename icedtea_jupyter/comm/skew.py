@@ -21,7 +21,8 @@ from .messages import RequestError
 
 SKEW = MethodTable()
 RULES = ("load", "eta", "tau", "factor", "threshold")
-PUSH_GAP = 0.25  # seconds at least between two pushes of a run's changes
+PUSH_GAP = 0.15  # seconds at least from one push's start to the next (at 0.25 s, a sketch
+# waited up to a gap for its push: 0.63-0.65 s p95 to the charts drawn, against 0.45-0.48 s)
 PUSH_TICK = 0.5  # seconds at most between two looks (the workers' counts move unasked)
 SLOW_GAP = 0.5  # seconds at least between two pushes reading the heat map and the load
 # over time (the sidebar draws them at most this often: skew/chartView.ts HEATMAP_GAP)
@@ -107,12 +108,13 @@ class SkewPusher:
         while self.run.status == "running":
             self.wake.wait(PUSH_TICK)
             self.wake.clear()
+            started = time.monotonic()
             if self.listening():
                 try:
                     self.push()
                 except Exception:  # a view not computable yet (no worker): the next look
                     self._changes = None
-            time.sleep(PUSH_GAP)
+            time.sleep(max(0.0, PUSH_GAP - (time.monotonic() - started)))  # from push to push
         _LIVE_OPERATOR.pop(self.run.id, None)
 
     def _since(self) -> float | None:

@@ -237,6 +237,11 @@ class InteractionBook:
         with self._cond:
             return [dict(i) for i in self.interactions], list(self.entries)
 
+    def interaction_copies(self) -> list[dict]:
+        """Copies of the interactions so far, without the workers' reports."""
+        with self._cond:
+            return [dict(i) for i in self.interactions]
+
     def save(self) -> None:
         """The final list, with latencies, beside the append-only log; the book is
         closed (``close``) from then on. A report that completes an interaction later

@@ -19,7 +19,7 @@ from ..control.api import LiveControlAPI
 from ..coordinator.coordinator import Coordinator
 from ..dag import Dag
 from ..instrument import Recorder
-from ..snapshots.history import History, Interaction
+from ..snapshots.history import History, Interaction, InteractionMark, marks
 from ..store.full import release
 from ..store.run_store import RunStore
 from .run import Listener, Run
@@ -119,6 +119,9 @@ class LiveRun(LiveControlAPI, Run):
         interactions, entries = self._coordinator.book.copies()
         workers = [state for _, state in self._coordinator.worker_states()]
         return History(interactions, entries, self.dag, workers)
+
+    def interaction_marks(self) -> list[InteractionMark]:
+        return marks(self._coordinator.book.interaction_copies())
 
     def interact(self, timeout: float = 2.0) -> Interaction:
         if self.status != "running":

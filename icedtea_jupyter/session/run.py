@@ -31,7 +31,7 @@ from ..lineage.frame_trace import (
 from ..lineage.frames_ahead import WriteAhead, write_ahead
 from ..lineage.trace import Lineage, Trace, output_rows, trace_back, trace_forward
 from ..replay.cursor import StepRefused  # the refusal the views show
-from ..snapshots.history import History, Interaction
+from ..snapshots.history import History, Interaction, InteractionMark, marks
 from ..snapshots.snapshot import Snapshot
 from ..store import layout
 from ..store.run_store import RunStore
@@ -168,11 +168,13 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
         sampling job runs its input's operators once more before the real one), of its
         attempts the one furthest along (a retry, or a speculative copy racing its
         original), never one Spark killed because another attempt won (``killed``)."""
-        workers = self._worker_states()
+        by_operator: dict[int, list[dict]] = {}
+        for worker in self._worker_states():
+            by_operator.setdefault(worker["operator"], []).append(worker)
         rows = []
         now = time.time()
         for node in self.dag.python_operators:
-            mine = [w for w in workers if w["operator"] == node.id]
+            mine = by_operator.get(node.id, [])
             counted = _one_attempt_per_task(mine)
             starts = [w["started"] for w in mine if w.get("started")]
             span = (max((w.get("ended") or now) for w in mine) - min(starts)) if starts else 0.0
@@ -209,6 +211,11 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
     def interactions(self) -> list[Interaction]:
         """Every interaction, I0 (the initial states) first."""
         return self.history().interactions()
+
+    def interaction_marks(self) -> list[InteractionMark]:
+        """Every interaction's index, time, trigger and completeness, without the
+        workers' counts (``interactions`` reads every worker's reports for those)."""
+        return marks(self.store.interactions())
 
     def interaction_points(self) -> list[dict[int, int | None]]:
         """θ's records processed per partition at each interaction after I0 (0: not

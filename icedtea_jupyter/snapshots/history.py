@@ -44,6 +44,26 @@ class Interaction:
     complete: bool = True
 
 
+@dataclass(frozen=True)
+class InteractionMark:
+    """An interaction without its counts: what a timeline draws, read without going
+    through every worker's reports (``run.interaction_marks()``)."""
+
+    index: int
+    time: float
+    trigger: str
+    complete: bool = True
+
+    @classmethod
+    def of(cls, raw: dict) -> InteractionMark:
+        return cls(raw["index"], raw["time"], raw["trigger"], bool(raw.get("complete", True)))
+
+
+def marks(raw: list[dict]) -> list[InteractionMark]:
+    """The marks of interactions as the book or the store lists them, in order."""
+    return [InteractionMark.of(r) for r in sorted(raw, key=lambda r: r["index"])]
+
+
 @dataclass
 class WorkerView:
     operator: str

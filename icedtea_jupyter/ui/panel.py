@@ -174,7 +174,7 @@ class RunPanel:
             self.rows[row["operator"]].update(row)
         self.messages.value = self._messages()
         self.control.update()
-        interactions = run.interactions
+        interactions = run.interaction_marks()
         self.timeline.value = self._timeline(interactions)
         self._timeline_row(interactions)
         self.interact_button.disabled = run.status != "running" or run.dag.interesting is None

@@ -5,9 +5,12 @@ import time
 import pytest
 
 from icedtea_jupyter import Operator
+from icedtea_jupyter.dag import Dag
 from icedtea_jupyter.examples import fraud
 from icedtea_jupyter.session.execution import RunOptions, start_run
+from icedtea_jupyter.session.run import Run
 from icedtea_jupyter.store.replay_logs import read_replay_log
+from icedtea_jupyter.store.run_store import RunStore
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.spark
@@ -231,12 +234,23 @@ def test_the_panels_interact_button_takes_a_manual_interaction(spark, tmp_path, 
         assert not panel.interact_button.disabled
         panel.interact_button.click()
         wait_until(lambda: len(run.interactions) >= 2, 10, "the button's interaction")
+        live_marks = run.interaction_marks()  # the panel's timeline, from the coordinator
+        assert [(m.index, m.trigger) for m in live_marks][:2] == [(0, "initial"), (1, "manual")]
     finally:
         gate.open()
     run.wait(60)
     panel.refresh()
     assert [i.trigger for i in run.interactions][:2] == ["initial", "manual"]
     assert "I1<sub>m</sub>" in panel.timeline.value and panel.interact_button.disabled
+    # the marks the panel draws are the interactions without their counts, live and kept
+    full = [(i.index, i.time, i.trigger, i.complete) for i in run.interactions]
+    assert [(m.index, m.time, m.trigger, m.complete) for m in run.interaction_marks()] == full
+    assert [(m.index, m.time, m.trigger) for m in live_marks] == [f[:3] for f in full[:2]]
+    store = RunStore.open(run.path)  # the store as a later kernel reads it
+    manifest = store.read_manifest()
+    reopened = Run(store, manifest, Dag.from_json(manifest["dag"]))
+    assert [(m.index, m.time, m.trigger, m.complete)
+            for m in reopened.interaction_marks()] == full
 
 
 class Tally(Operator):

@@ -87,7 +87,7 @@ totals = rdd.map(phase_key).setName('keyed').reduceByKey(add, 200).setName('sum'
 
 # Before the page loads: the time each phase key first reaches the page in a pushed
 # skew.changed message (the kernel's websocket, before JupyterLab handles it).
-RECEIVED = """(() => {
+RECEIVED = r"""(() => {
   const received = window.__received = {};
   const decoder = new TextDecoder();
   const Socket = window.WebSocket;
@@ -99,7 +99,7 @@ RECEIVED = """(() => {
         if (typeof event.data !== 'string' && !(event.data instanceof ArrayBuffer)) return;
         const text = typeof event.data === 'string' ? event.data : decoder.decode(event.data);
         if (!text.includes('skew.changed')) return;
-        for (const m of text.matchAll(/"segment": ?"'(m\\d+)'/g))
+        for (const m of text.matchAll(/"segment": ?"'(m\d+)'/g))
           if (!(m[1] in received)) received[m[1]] = now;
         const since = /"since": ?([0-9.]+)/.exec(text);
         if (since) {
@@ -183,7 +183,14 @@ def test_live_chart_latency_and_frames(page, lab_server):
     runs = sidebar.locator(".jp-icedtea-run-item")
     expect(runs).to_have_count(1, timeout=RUN_FINISHED)
     only_skew_open(sidebar)
-    wait_until_finished(page)
+    if os.environ.get("SKEW_BASELINE"):  # the same run with no chart drawn: the frames'
+        # baseline on this machine (the Skew section collapsed once the run is live)
+        wait_until_live(page)
+        sidebar.locator('.lm-AccordionPanel-title[aria-controls="icedtea-section-skew"]').click()
+        run_code(page, notebook, "import icedtea_jupyter as _it; _it.last_run().wait(); "
+                 "print('bench-' + 'ended')", "bench-ended")
+    else:
+        wait_until_finished(page)
     time.sleep(1.0)  # the last fetch drawn
     if profile is not None:
         profile.save(os.environ["SKEW_PROFILE"])
@@ -222,6 +229,17 @@ def wait_until_finished(page, timeout: float = RUN_FINISHED / 1000) -> None:
     raise AssertionError("the run did not finish")
 
 
+def wait_until_live(page, timeout: float = RUN_FINISHED / 1000) -> None:
+    """Until the Skew view shows the run live."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.evaluate("() => document.querySelector('#icedtea-sidebar "
+                         ".jp-icedtea-SkewView')?.dataset.live") == "true":
+            return
+        time.sleep(0.25)
+    raise AssertionError("the run did not show live")
+
+
 def latencies_from(bench: dict, sent: dict) -> list[float]:
     """Seconds from ``sent[key]`` (kernel) to the key's first bar drawn (page)."""
     return sorted(bench["seen"][key] / 1000 - sent[key] for key in bench["seen"]
@@ -229,12 +247,16 @@ def latencies_from(bench: dict, sent: dict) -> list[float]:
 
 
 def report(bench: dict, arrivals: dict, named: dict, wall: float) -> None:
-    latencies = latencies_from(bench, arrivals)
-    from_named = latencies_from(bench, named)
-    missed = [key for key in arrivals if key.startswith("m") and key not in bench["seen"]]
     frames = bench["frames"][1:]
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"\nrun {wall:.1f} s; {len(frames)} frames; {load}")
+    report_frames(bench, frames)
+    latencies = latencies_from(bench, arrivals)
+    from_named = latencies_from(bench, named)
+    if not latencies or not from_named:
+        print("no key's bar was seen drawn")
+        return
+    missed = [key for key in arrivals if key.startswith("m") and key not in bench["seen"]]
     print(f"latency (kernel got the sketch -> bar drawn), {len(latencies)} keys: "
           f"median {statistics.median(latencies):.3f} s, max {max(latencies):.3f} s, "
           f"all {[round(x, 3) for x in latencies]}; never drawn: {missed}")
@@ -253,6 +275,9 @@ def report(bench: dict, arrivals: dict, named: dict, wall: float) -> None:
         print(f"{name}: {len(took)} updates, median {statistics.median(took):.1f} ms, p95 "
               f"{quantile(took, 0.95):.1f} ms, max {max(took):.1f} ms")
     print(f"drawn as: {bench.get('renderers')}")
+
+
+def report_frames(bench: dict, frames: list[float]) -> None:
     print(f"frames: median {statistics.median(frames):.1f} ms, p95 {quantile(frames, 0.95):.1f}"
           f" ms, p99 {quantile(frames, 0.99):.1f} ms, max {max(frames):.1f} ms, over 100 ms: "
           f"{sum(f > 100 for f in frames)}; long tasks: {len(bench['long'])}, max "

@@ -9,19 +9,25 @@ partition as Spark's hash partitioning computes it (``pmod(hash(keys), n)``, ``n
 the join's plan), the records per partition (the load the shuffle delivers, before AQE
 coalesces or splits partitions) and the heaviest keys, all exact. It reads both inputs
 once more. The result is kept in the run store (``layout.frame_join_keys_path``) for
-later kernels. A broadcast join shuffles nothing: the report says so instead.
+later kernels. A broadcast join shuffles nothing: the report says so instead, also
+when adaptive execution made it one at run time (``final_plans.py``).
 """
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..executor.state import encode
 from ..instrument.frame_calls import FrameCall, calls_of, column_text
 from ..store import layout
 from ..store.run_store import write_json
+from .final_plans import broadcast_at_run_time, run_plans
+
+log = logging.getLogger(__name__)
 
 TOP = 512  # heaviest keys kept, as many as a worker's sketch keeps
 PARTITIONS = re.compile(r"hashpartitioning\(.*?, (\d+)\)")
@@ -54,13 +60,32 @@ def counted_join(run: Any, node_id: int) -> tuple[list[dict], dict]:
     if recorder is None or call is None or node_id not in recorder.outputs:
         raise ValueError(f"{name!r} is a DataFrame join whose keys were not counted while "
                          "its kernel had its DataFrames: re-run the cell with --skew")
-    counted = count_join_keys(call, recorder.outputs[node_id])
+    joined = recorder.outputs[node_id]
+    counted = count_join_keys(call, joined, _final_plans(run, joined))
     write_json(path, counted)
     return as_source(node_id, counted)
 
 
+def _final_plans(run: Any, joined: Any) -> list[str]:
+    """The final plans of the run's SQL queries (``final_plans.run_plans``); none where
+    Spark's status store cannot tell them."""
+    jobs = {int(job["id"]) for job in run.manifest.get("jobs") or ()}
+    try:
+        return run_plans(joined.sparkSession, jobs) if jobs else []
+    except Exception as exc:  # a Spark without the SQL status store: the planned join
+        log.info("icedtea: the final plans of run %s are unknown: %s", run.id, exc)
+        return []
+
+
 def as_source(node_id: int, counted: dict) -> tuple[list[dict], dict]:
     """Worker rows (one per shuffle partition) and a sketch summary from ``counted``."""
+    if counted.get("at_run_time"):
+        raise ValueError(f"this DataFrame join ran as a {counted['broadcast']}: Spark's "
+                         "adaptive execution chose it at run time, once it had measured "
+                         "an input under spark.sql.adaptive.autoBroadcastJoinThreshold; "
+                         "the other input was read where its map tasks wrote it, not by "
+                         "join key, so no key made a partition heavy; the loads of its "
+                         "stage are in run.skew('stage N')")
     if counted.get("broadcast"):
         raise ValueError(f"this DataFrame join ran as a {counted['broadcast']}: Spark "
                          "shuffled neither input, so no key made a partition heavy; the "
@@ -74,8 +99,9 @@ def as_source(node_id: int, counted: dict) -> tuple[list[dict], dict]:
     return workers, summary
 
 
-def count_join_keys(call: FrameCall, joined: Any) -> dict:
-    """Spark's count of the join's keys (see the module docstring)."""
+def count_join_keys(call: FrameCall, joined: Any, final_plans: Sequence[str] = ()) -> dict:
+    """Spark's count of the join's keys (see the module docstring); ``final_plans``: the
+    run's queries' plans as they ended, where AQE may have made the join a broadcast."""
     from pyspark.sql import functions as F
 
     left, other, on, how = join_arguments(call)
@@ -83,6 +109,9 @@ def count_join_keys(call: FrameCall, joined: Any) -> dict:
     broadcast = next((b for b in BROADCAST if b in plan), None)
     if broadcast is not None:
         return {"broadcast": broadcast}
+    late = broadcast_at_run_time(plan, list(final_plans))
+    if late is not None:
+        return {"broadcast": late, "at_run_time": True}
     found = PARTITIONS.findall(plan)
     partitions = int(found[0]) if found else \
         int(joined.sparkSession.conf.get("spark.sql.shuffle.partitions"))

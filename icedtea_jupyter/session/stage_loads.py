@@ -33,7 +33,7 @@ def stage_tasks(sc: Any, stages: list[dict], operators: dict[int, list[str]]) ->
     """One row per task attempt of ``stages`` (the run's jobs' stages: id, name);
     ``operators``: stage -> the Python operators that ran in it ("" in ``operators``:
     a JVM stage)."""
-    mapper = _mapper(sc)
+    mapper = json_mapper(sc)
     store = sc._jsc.sc().statusStore()
     tracker = sc.statusTracker()
     rows: list[dict] = []
@@ -50,7 +50,7 @@ def stage_tasks(sc: Any, stages: list[dict], operators: dict[int, list[str]]) ->
 _MAPPERS: dict[int, Any] = {}  # id of a JVM SparkContext -> its mapper
 
 
-def _mapper(sc: Any) -> Any:
+def json_mapper(sc: Any) -> Any:
     """Jackson with Scala's module: Spark's status classes as JSON (Options as values).
     One per SparkContext: a mapper learns each class once (0.2 s the first time)."""
     key = id(sc._jsc)

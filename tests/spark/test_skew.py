@@ -205,6 +205,25 @@ def test_heavy_keys_of_a_dataframe_join_are_counted_by_spark(record, spark, on, 
     assert open_run(run.path).skew("join").keys.equals(s.keys)  # kept in the store
 
 
+def test_a_join_adaptive_execution_made_a_broadcast_at_run_time_says_so(record, spark):
+    users = [(k, f"name of {k}") for k in sorted({k for k, _ in EVENTS})]
+    names = ("spark.sql.autoBroadcastJoinThreshold",
+             "spark.sql.adaptive.autoBroadcastJoinThreshold")
+    saved = {name: spark.conf.get(name, None) for name in names}
+    spark.conf.set(names[0], "-1")  # planned as a sort-merge join (no size known ahead)
+    spark.conf.set(names[1], "10MB")  # AQE broadcasts the users once it has measured them
+    try:
+        run = record(FRAME_JOIN.format(on='"user"'),
+                     {"EVENTS": EVENTS, "USERS": users, "BROADCAST": False}, skew=True)
+    finally:
+        for name, value in saved.items():
+            spark.conf.unset(name) if value is None else spark.conf.set(name, value)
+    assert run.status == "finished", run.error
+    with pytest.raises(ValueError, match="BroadcastHashJoin: Spark's adaptive execution "
+                                         "chose it at run time"):
+        run.skew("join")
+
+
 GROUPED = """
 import pandas as pd
 frame = spark.createDataFrame(EVENTS, "user string, amount long")

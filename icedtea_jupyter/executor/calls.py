@@ -209,6 +209,15 @@ class CallFunction:
             host = self._host = call_host(self.spec, self.f)
         return self._whole(host, args)
 
+    def with_key(self, key: Any, frame: Any) -> Any:
+        """A group of a function of the frame alone, with the key Spark passed: the
+        host keeps the key for its hooks (the skew counter's)."""
+        host = self._host
+        if host is None or host.task is not _TASKS._taskContext or host.status is not _RUNNING:
+            host = self._host = call_host(self.spec, self.f)
+        host.group_key = key
+        return self._whole(host, (frame,))
+
     def _whole(self, host: WorkerHost, args: tuple) -> Any:
         """A batch, an aggregate's group or a group: one record, processed whole."""
         mode = self.mode
@@ -271,9 +280,12 @@ def _apply(f: Callable, group: Any) -> Any:
 
 
 def group_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
-    """applyInPandas inspects its function's argument count: keep it."""
+    """applyInPandas inspects its function's argument count: a function of ``(key,
+    frame)`` is shipped as one; a function of the frame alone too, so that Spark passes
+    each group's key (also of a computed grouping expression, which names no column of
+    the frame): its host keeps the key (``host.group_key``), the function gets the frame."""
     call = CallFunction(spec, f, "group")
-    return _keyed_group(call) if arity == 2 else _group(call)
+    return _keyed_group(call) if arity == 2 else _key_to_host(call)
 
 
 def cogroup_function(spec: OperatorSpec, f: Callable, arity: int) -> Callable:
@@ -294,7 +306,7 @@ def _keyed_group(call: Callable) -> Callable:
     return apply_group
 
 
-def _group(call: Callable) -> Callable:
-    def apply_group(frame: Any) -> Any:
-        return call(frame)
+def _key_to_host(call: CallFunction) -> Callable:
+    def apply_group(key: Any, frame: Any) -> Any:
+        return call.with_key(key, frame)
     return apply_group

@@ -90,6 +90,7 @@ class WorkerHost(InBlocks, PluginTaps):
         self.call_feed: Any = None  # a row UDF's rows through the plugins' records hooks
         self.call_rows: list[list] = []  # per call: the plugins' output rows lists
         self.udf_errors: Any = None  # a UDF's exception policy (udf_errors.py), if any
+        self.group_key: Any = None  # the key of the group a grouped function takes now
         self.user_function: Any = None  # whose attributes/closure are the state
         self.user_generator: Any = None  # whose locals are the state
         self.final_locals: dict | None = None  # its locals when its input ran out

@@ -29,8 +29,9 @@ Where the keys are counted:
   it reads, ``tap_batches`` (all of the first ``EXACT`` records, then one record in
   ``EVERY`` of each batch, weighted ``EVERY``); the partition is the worker's own;
 - a grouped pandas function (``applyInPandas``): each group's key and rows (the
-  ``batch`` hook); a function that takes only the frame has its key read from the
-  group's first row, by the columns its ``groupBy`` named (``spec.group_columns``).
+  ``batch`` hook); Spark passes every group's key, also to a function that takes only
+  the frame (shipped as one of ``(key, frame)``: ``calls.group_function``), whose host
+  keeps it (``host.group_key``).
 
 The sketch is Misra–Gries over exact counts of blocks (mergeable, Agarwal et al.): a
 block's keys are counted exactly (``collections.Counter``, in C), its 2k most frequent
@@ -146,7 +147,6 @@ class SkewCounter(WorkerPlugin):
         self.last_sent = 0.0
         self.inputs: Counter = Counter()  # a join's records per input
         self.draw = random.Random(host.worker.get("partition", 0)).randrange  # sampled chunks
-        self.group_columns = getattr(host.spec, "group_columns", ())
 
     # --- taps ----------------------------------------------------------------------
     def tap(self, records: Iterable) -> Iterator:
@@ -228,14 +228,13 @@ class SkewCounter(WorkerPlugin):
 
     def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
         """A grouped pandas function's group: ``(key, frame)``, or ``(frame,)`` whose
-        key is its first row's values of the grouping columns; counts its rows."""
-        if isinstance(batch, tuple) and len(batch) == 2:
-            key = batch[0]
-            self.sketch.add_block(Counter({tuple(key) if isinstance(key, tuple) else key: rows}))
-        elif isinstance(batch, tuple) and len(batch) == 1 and self.group_columns:
-            key = group_key(batch[0], self.group_columns)
-            if key is not None:
-                self.sketch.add_block(Counter({key: rows}))
+        key Spark passed to its host (``host.group_key``); counts its rows."""
+        if not isinstance(batch, tuple):
+            return
+        key = batch[0] if len(batch) == 2 else getattr(host, "group_key", None)
+        if key is not None and len(batch) in (1, 2):
+            key = tuple(map(_plain, key)) if isinstance(key, tuple) else _plain(key)
+            self.sketch.add_block(Counter({key: rows}))
 
     def beat(self, host: Any) -> None:
         now = time.monotonic()
@@ -289,19 +288,8 @@ class SkewCounter(WorkerPlugin):
                            "payload": payload})
 
 
-def group_key(frame: Any, columns: tuple) -> tuple | None:
-    """A group's key as Spark passes it to a ``(key, frame)`` function: the tuple of its
-    first row's values of ``columns`` (None: a column the frame lacks, or no row)."""
-    try:
-        if not len(frame):
-            return None
-        return tuple(_plain(frame[name].iloc[0]) for name in columns)
-    except (KeyError, AttributeError, TypeError, IndexError):
-        return None
-
-
 def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python value Spark's key holds."""
+    """A numpy scalar (PySpark's group keys) as the Python value it holds."""
     item = getattr(value, "item", None)
     return item() if callable(item) else value
 

@@ -35,4 +35,3 @@ class OperatorSpec:
     in_g: bool = False  # θ or downstream of θ: G(θ)
     phase: str = ""  # "combine"/"merge": a side of a key-based aggregation
     shuffle: tuple | None = None  # a map side under --skew: (numPartitions, partitionFunc)
-    group_columns: tuple = ()  # a frame-only applyInPandas: the columns it is grouped by

@@ -182,23 +182,9 @@ def _structural(api: str, flavour: DataFrameApi) -> Callable:
             recorder.details[node.id] = {"args": [_shown(a) for a in args],
                                          "kwargs": {k: _shown(v) for k, v in kwargs.items()}}
             remember(recorder, node.id, FrameCall(api, self, args, kwargs))
-            if api in ("groupBy", "groupby"):
-                _keep_group_columns(result, args)
             return recorder.produced(result, node)
         return patched
     return make
-
-
-def _keep_group_columns(grouped: Any, args: tuple) -> None:
-    """The names a ``groupBy`` groups by, kept on its GroupedData: a frame-only
-    ``applyInPandas`` reads each group's key from them (``--skew``). A computed
-    expression keeps its text, which names no column of the group's frame."""
-    names = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
-    try:
-        grouped._icedtea_group_columns = tuple(
-            column_text(n) if isinstance(n, Column) else str(n) for n in names)
-    except AttributeError:  # a GroupedData with __slots__: no keys for its groups
-        pass
 
 
 def _shown(value: Any) -> Any:
@@ -304,8 +290,6 @@ def _map_in(api: str, flavour: DataFrameApi) -> Callable:
 def _apply_in_pandas(flavour: DataFrameApi) -> Callable:
     def host(grouped: Any, spec: Any, func: Callable) -> tuple:
         arity = len(inspect.signature(func).parameters)  # applyInPandas counts them
-        if arity == 1:  # the group's key is not passed: read from its grouping columns
-            spec.group_columns = getattr(grouped, "_icedtea_group_columns", ())
         return (calls.group_function(spec, func, arity), calls.GroupFunction(spec, func),
                 flavour.grouped_upstream(grouped, arity))
     return _hosting("applyInPandas", lambda grouped: grouped._df, host)

@@ -243,19 +243,31 @@ out = frame.groupBy(col("user")).applyInPandas(total, "user string, total long")
 """
 
 
-@pytest.mark.parametrize("code", [GROUPED, FRAME_ONLY], ids=["key-and-frame", "frame-only"])
+# grouped by a computed expression: no column of the group's frame holds its key
+COMPUTED = FRAME_ONLY.replace('groupBy(col("user"))', 'groupBy(upper(col("user")))').replace(
+    "import col", "import col, upper").replace('rows["user"].iloc[0]',
+                                               'rows["user"].iloc[0].upper()')
+
+
+@pytest.mark.parametrize("code", [GROUPED, FRAME_ONLY, COMPUTED],
+                         ids=["key-and-frame", "frame-only", "frame-only-computed-key"])
 def test_heavy_groups_of_a_dataframe_group_by_with_a_pandas_function(record, spark, code):
-    """A function of ``(key, frame)`` gets its key from Spark; one of the frame alone
-    has it read from the group's first row, by the column its groupBy named."""
+    """Each group's key comes from Spark, also for a function of the frame alone and a
+    key computed by the groupBy (the host takes it; the function gets the frame)."""
+    upper = "upper(" in code
     run = record(code, {"EVENTS": EVENTS}, skew=True)
     assert run.status == "finished", run.error
     s = run.skew("total")
-    exact = Counter(k for k, _ in EVENTS)
-    rows = (spark.createDataFrame(EVENTS, "user string, amount long").groupBy("user").count()
+    exact = Counter(k.upper() if upper else k for k, _ in EVENTS)
+    grouped = spark.createDataFrame(EVENTS, "user string, amount long")
+    if upper:
+        grouped = grouped.selectExpr("upper(user) as user")
+    rows = (grouped.groupBy("user").count()
             .selectExpr("user", "spark_partition_id() as p").collect())
     where = {r["user"]: r["p"] for r in rows}
     keys = s.keys.assign(key=lambda f: f["key"].map(lambda k: k[0]))
-    assert keys["key"].iloc[0] == "hot"
+    assert keys["key"].iloc[0] == ("HOT" if upper else "hot")
+    assert run.namespace["out"] and {r["user"] for r in run.namespace["out"]} == set(exact)
     for key, count, part in zip(keys["key"], keys["count"], keys["partition"]):
         assert count == exact[key] and part == where[key]
     assert s.advice[0].remedy == "salt" and "applyInPandas" in s.advice[0].code

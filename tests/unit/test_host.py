@@ -203,7 +203,10 @@ def test_an_agent_failing_in_init_becomes_an_alert(monkeypatch):
         "Tagger": {"even": 3}}
 
 
-def test_a_group_function_keeps_the_arity_spark_inspects(monkeypatch):
+def test_a_group_function_takes_the_key_spark_passes_and_calls_with_the_users_arity(
+        monkeypatch):
+    """Both are shipped as functions of ``(key, frame)``, so Spark passes every group's
+    key; a function of the frame alone gets the frame, and its host keeps the key."""
     import inspect
 
     from icedtea_jupyter.executor.calls import group_function
@@ -213,8 +216,9 @@ def test_a_group_function_keeps_the_arity_spark_inspects(monkeypatch):
     host_with(monkeypatch)  # no coordinator: a recording channel
     keyed = group_function(make_spec(api="applyInPandas"), lambda k, rows: (k, len(rows)), 2)
     plain = group_function(make_spec(api="applyInPandas"), len, 1)
-    assert [len(inspect.signature(f).parameters) for f in (keyed, plain)] == [2, 1]
-    assert keyed("a", [1, 2]) == ("a", 2) and plain([1, 2, 3]) == 3
+    assert [len(inspect.signature(f).parameters) for f in (keyed, plain)] == [2, 2]
+    assert keyed("a", [1, 2]) == ("a", 2) and plain(("B",), [1, 2, 3]) == 3
+    assert plain.__closure__[0].cell_contents._host.group_key == ("B",)
 
 
 def test_a_large_report_is_encoded_once_and_arrives_as_the_state(monkeypatch):

@@ -12,7 +12,7 @@ from ..skew.source import SkewSource, worker_key
 from ..store import layout
 from .frame_join_keys import counted_join
 from .metrics import last_successful_attempts
-from .stage_loads import read_stage_tasks
+from .stage_loads import LiveStageTasks, read_stage_tasks
 from .stage_sizes import LiveWaiting, stage_waiting
 
 SAMPLE = 12
@@ -31,6 +31,7 @@ def skew_source(run: Any, sizes_now: bool = True) -> SkewSource:
                         wall=run.duration, run_id=run.id)
     if live:
         _live_sizes(run, source, sizes_now)
+        source.stage_tasks = _live_stage_tasks(run, sizes_now)
     source.series = _live_series(run) if live else _stored_series(run)
     if not live:
         kept = getattr(run, "stage_tasks_kept", None)  # a run this kernel recorded
@@ -69,6 +70,22 @@ def _live_sizes(run: Any, source: SkewSource, now: bool = True) -> None:
                   if w["operator"] == node and w.get("stage") is not None]
         return read(sc, max(stages)) if stages else None
     source.waiting = waiting
+
+
+def _live_stage_tasks(run: Any, now: bool) -> list[dict] | None:
+    """The run's stages' tasks so far (``stage_loads.LiveStageTasks``, made on first
+    use): read now, or as last read (``now`` False: the sidebar's pushes)."""
+    if run.manifest.get("session") == "connect":
+        return None
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return None
+    tasks = run.__dict__.get("_live_stage_tasks")
+    if tasks is None or tasks.sc is not sc:
+        tasks = run.__dict__["_live_stage_tasks"] = LiveStageTasks(sc, run)
+    return tasks.now() if now else tasks()
 
 
 def _live_waiting(run: Any, sc: Any) -> Callable[[Any, int], dict[int, int] | None]:

@@ -1,6 +1,7 @@
-"""Every task of a run's Spark stages, from Spark's status store when the run ends: the
-loads of JVM stages (no Python operator sees their records), kept in the run store
-(``stages.parquet``) for ``run.skew("stage N")`` and the skew heat map.
+"""Every task of a run's Spark stages, from Spark's status store: the loads of JVM
+stages (no Python operator sees their records), read while the run records
+(``LiveStageTasks``) and kept in the run store when it ends (``stages.parquet``), for
+``run.skew("stage N")`` and the skew heat map.
 
 Spark's status store holds one ``TaskData`` per task attempt, with its metrics (records
 and bytes read from its input or shuffle, run time, records and bytes written). They are
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
+import time
 from typing import Any
 
 import pyarrow as pa
@@ -124,3 +127,75 @@ def _keep(run: Any, sc: Any, stages: list[dict]) -> None:
                     run.id, type(exc).__name__, exc)
     finally:
         run.stage_tasks_kept.set()
+
+
+def run_stages(sc: Any, group: str) -> list[dict]:
+    """The stages (id, name, ended) of the jobs of job group ``group`` so far."""
+    tracker = sc.statusTracker()
+    stages: dict[int, dict] = {}
+    for job_id in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job_id)
+        for stage_id in (info.stageIds if info is not None else ()):
+            stage = tracker.getStageInfo(stage_id)
+            if stage is not None:
+                stages[stage_id] = {"id": stage_id, "name": stage.name,
+                                    "ended": stage.numActiveTasks == 0
+                                    and stage.numCompletedTasks >= stage.numTasks}
+    return [stages[k] for k in sorted(stages)]
+
+
+class LiveStageTasks:
+    """The tasks of a recording run's stages so far (``stage_tasks`` rows: running ones
+    with the records Spark's status store has at the executors' last heartbeat), read
+    on a thread of its own when older than ``REFRESH`` seconds: a call answers at once
+    with the rows as last read (None before the first read), ``now()`` reads them. A
+    stage that had ended when read is not read again."""
+
+    REFRESH = 1.0
+
+    def __init__(self, sc: Any, run: Any) -> None:
+        self.sc, self.run = sc, run
+        self._rows: list[dict] | None = None
+        self._read_at = -math.inf
+        self._ended: dict[int, list[dict]] = {}  # stage -> its rows, read once it ended
+        self._reading = False
+        self._lock = threading.Lock()
+
+    def __call__(self) -> list[dict] | None:
+        with self._lock:
+            stale = time.monotonic() - self._read_at > self.REFRESH and not self._reading
+            self._reading = self._reading or stale
+            rows = self._rows
+        if stale:
+            threading.Thread(target=self._read, daemon=True,
+                             name=f"icedtea-stage-tasks-{self.run.id}").start()
+        return rows
+
+    def now(self) -> list[dict] | None:
+        """The rows read now (None if Spark could not tell them)."""
+        with self._lock:
+            self._reading = True
+        self._read()
+        with self._lock:
+            return self._rows
+
+    def _read(self) -> None:
+        rows: list[dict] | None = None
+        try:
+            rows = []
+            for stage in run_stages(self.sc, self.run.id):
+                kept = self._ended.get(stage["id"])
+                if kept is None:
+                    kept = stage_tasks(self.sc, [stage], self.run.dag.stages)
+                    if stage["ended"]:
+                        self._ended[stage["id"]] = kept
+                rows.extend(kept)
+        except Exception as exc:  # py4j: the context stopped, Spark's classes changed
+            log.debug("icedtea: run %s: live stage tasks unread: %s", self.run.id, exc)
+            rows = None
+        finally:
+            with self._lock:
+                if rows is not None:
+                    self._rows = rows
+                self._read_at = time.monotonic()
+                self._reading = False

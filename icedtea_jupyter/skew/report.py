@@ -74,7 +74,7 @@ class SkewReport:
     def _operator_node(source: SkewSource, operator: str) -> OperatorNode:
         stages = ", ".join(f"'stage {n}'" for n in jvm_stages(source.stage_tasks or []))
         where = (f"; JVM stages from Spark's status store: {stages}" if stages else
-                 "; a JVM stage's loads are read from Spark when the run ends"
+                 "; no JVM stage has tasks in Spark's status store yet"
                  if source.live else "")
         try:
             node = source.dag.node(operator)

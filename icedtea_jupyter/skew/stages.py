@@ -1,8 +1,9 @@
 """Spark stages in a skew report: ``run.skew("stage N")`` reads a stage's tasks as an
 operator's workers, so a JVM stage between Python operators (a DataFrame aggregation,
 a ``partitionBy``, a sort) gets the same loads, skew test and advice. The tasks come from
-Spark's status store when the run ends (``session/stage_loads.py``); while it records
-there are none."""
+Spark's status store (``session/stage_loads.py``): while the run records, as last read
+(running tasks with their records at the executors' last heartbeat), and when it ends.
+"""
 from __future__ import annotations
 
 import re
@@ -10,6 +11,7 @@ import re
 from ..dag import OperatorNode
 
 STAGE_NAME = re.compile(r"^stage (\d+)$")
+STATUSES = {"SUCCESS": "finished", "RUNNING": "running"}  # Spark's task -> a worker's
 
 
 def stage_id(name: str) -> int | None:
@@ -24,19 +26,25 @@ def stage_node(stage: int) -> OperatorNode:
 
 
 def stage_workers(tasks: list[dict], stage: int) -> list[dict]:
-    """The stage's successful tasks of its latest attempt, one per partition, as the
-    worker rows a report reads (records in, bytes in, seconds)."""
-    rows = [t for t in tasks if t["stage"] == stage and t["status"] == "SUCCESS"]
+    """The stage's tasks of its latest attempt, one per partition, as the worker rows a
+    report reads (records in, bytes in, seconds): its successful one, else (while the
+    run records) the running one furthest along."""
+    rows = [t for t in tasks if t["stage"] == stage and t["status"] in STATUSES]
     latest = max((t["attempt"] for t in rows), default=0)
     node = stage_node(stage).id
-    by_partition: dict[int, dict] = {}
+    best: dict[int, dict] = {}
     for t in rows:
-        if t["attempt"] == latest:
-            by_partition[t["partition"]] = {
-                "operator": node, "partition": t["partition"], "stage": stage,
-                "attempt": t["attempt"], "task": t["task"], "status": "finished",
-                "records_in": t["records"], "bytes_in": t["bytes"], "seconds": t["seconds"]}
-    return [by_partition[p] for p in sorted(by_partition)]
+        mine = best.get(t["partition"])
+        if t["attempt"] == latest and (mine is None or _rank(t) > _rank(mine)):
+            best[t["partition"]] = t
+    return [{"operator": node, "partition": p, "stage": stage, "attempt": t["attempt"],
+             "task": t["task"], "status": STATUSES[t["status"]], "records_in": t["records"],
+             "bytes_in": t["bytes"], "seconds": t["seconds"]}
+            for p, t in sorted(best.items())]
+
+
+def _rank(task: dict) -> tuple[bool, int]:
+    return task["status"] == "SUCCESS", task["records"]
 
 
 def jvm_stages(tasks: list[dict]) -> list[int]:

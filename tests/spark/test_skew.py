@@ -8,6 +8,7 @@ import pytest
 
 from icedtea_jupyter.comm.skew import default_operator
 from icedtea_jupyter.skew import MitigationRefused
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -480,6 +481,52 @@ def tag(batches):
         yield pdf.assign(amount=pdf.amount * 2)
 out = frame.mapInPandas(tag, "user string, amount long").repartition(4, "user").collect()
 """
+
+
+HELD_AFTER_JVM_STAGE = """
+import pandas as pd
+frame = spark.createDataFrame(EVENTS, "user string, amount long")
+def tag(batches):
+    for pdf in batches:
+        yield pdf.assign(amount=pdf.amount * 2)
+def held(batches):
+    GATE.wait("held")
+    yield from batches
+out = (frame.mapInPandas(tag, "user string, amount long").repartition(4, "user")
+       .groupBy("user").count().repartition(3, "count")
+       .mapInPandas(held, "user string, count long").collect())
+"""
+
+
+def test_a_jvm_stage_has_loads_while_the_run_records(spark, tmp_path, gate):
+    """The stage that counts the repartitioned events per user runs no Python; while the
+    run is held after it, run.skew("stage N") has its partitions' records (the events it
+    read) from Spark's status store, and the live view lists it."""
+    from icedtea_jupyter.comm.skew import live_report, report_json
+    from icedtea_jupyter.session.execution import RunOptions, start_run
+
+    rows = (spark.createDataFrame(EVENTS, "user string, amount long")  # before the run:
+            .repartition(4, "user").selectExpr("spark_partition_id() as p")  # its held
+            .groupBy("p").count().collect())  # tasks take both of Spark's task slots
+    exact = {r["p"]: r["count"] for r in rows}
+    run = start_run(HELD_AFTER_JVM_STAGE, {"spark": spark, "EVENTS": EVENTS, "GATE": gate},
+                    RunOptions(store=str(tmp_path / "runs"), skew=True))
+    try:
+        wait_until(lambda: gate.held(), 120, "the held operator's workers")
+        s = run.skew("tag")
+        assert s.live and len(s.jvm_stages) == 1, s.jvm_stages
+        stage = run.skew(s.jvm_stages[0])
+        assert stage.live
+        assert stage.partitions.set_index("partition")["records"].to_dict() == exact
+        assert set(stage.skewed["partition"]) == {max(exact, key=exact.get)}
+        wait_until(lambda: s.jvm_stages[0] in report_json(
+            run, live_report(run, "held"))["operators"], 10, "the live view's stages")
+    finally:
+        gate.open()
+    run.wait(120)
+    assert run.status == "finished", run.error
+    final = run.skew(s.jvm_stages[0]).partitions  # the live loads were the final ones
+    assert final.equals(stage.partitions[list(final.columns)])
 
 
 def test_a_jvm_stage_has_loads_per_partition_from_spark(record, spark):

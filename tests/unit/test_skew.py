@@ -311,3 +311,60 @@ def test_a_dataframe_join_condition_splits_into_its_equalities_in_both_spellings
                  for term in _conjuncts(text)]
         assert found == terms
     assert EQUALITY.match(_conjuncts("=(lower(x), y)")[0]) is None  # not two columns
+
+
+def test_a_stage_shows_each_partitions_successful_task_else_its_running_one():
+    """While a run records, a JVM stage's partition shows its successful task, else the
+    running attempt furthest along; failed and killed attempts never count."""
+    from icedtea_jupyter.skew.stages import stage_workers
+
+    def task(partition, task_id, status, records, attempt=0):
+        return {"stage": 3, "attempt": attempt, "partition": partition, "task": task_id,
+                "status": status, "records": records, "bytes": records * 10,
+                "seconds": 0.1, "operators": ""}
+
+    tasks = [task(0, 10, "SUCCESS", 50), task(0, 14, "RUNNING", 70),  # a speculative copy
+             task(1, 11, "FAILED", 90), task(1, 15, "RUNNING", 20),
+             task(1, 16, "RUNNING", 30), task(2, 12, "KILLED", 5),
+             task(3, 13, "RUNNING", 8), {**task(3, 17, "SUCCESS", 1), "stage": 4}]
+    rows = stage_workers(tasks, 3)
+    assert [(r["partition"], r["task"], r["status"], r["records_in"]) for r in rows] == [
+        (0, 10, "finished", 50), (1, 16, "running", 30), (3, 13, "running", 8)]
+    assert all(r["operator"] == -4 and r["stage"] == 3 for r in rows)
+
+
+def test_live_stage_tasks_answer_at_once_and_read_an_ended_stage_once(monkeypatch):
+    """A push gets the run's stages' tasks as last read, without waiting for Spark; a
+    thread reads them again once they are older than a second, and a stage that had
+    ended is not read again."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.session import stage_loads
+
+    release, reads = threading.Event(), []
+    stages = [{"id": 0, "name": "scan", "ended": True}, {"id": 1, "name": "agg", "ended": False}]
+
+    def read(sc, wanted, operators):
+        release.wait(5)
+        reads.append(wanted[0]["id"])
+        return [{"stage": wanted[0]["id"], "records": len(reads)}]
+    monkeypatch.setattr(stage_loads, "run_stages", lambda sc, group: stages)
+    monkeypatch.setattr(stage_loads, "stage_tasks", read)
+    run = SimpleNamespace(id="r", dag=SimpleNamespace(stages={}))
+    tasks = stage_loads.LiveStageTasks(sc=None, run=run)
+    started = time.monotonic()
+    assert tasks() is None and time.monotonic() - started < 0.5  # not read yet
+    release.set()
+    deadline = time.monotonic() + 5
+    while tasks() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert tasks() == [{"stage": 0, "records": 1}, {"stage": 1, "records": 2}]
+    tasks._read_at -= 2 * tasks.REFRESH  # stale: a new read; the ended stage is kept
+    assert tasks() == [{"stage": 0, "records": 1}, {"stage": 1, "records": 2}]
+    while len(reads) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)
+    assert reads == [0, 1, 1] and tasks.now() == [{"stage": 0, "records": 1},
+                                                  {"stage": 1, "records": 4}]

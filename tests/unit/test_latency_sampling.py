@@ -107,9 +107,12 @@ def test_a_slow_stretch_in_a_fast_operator_is_alerted_and_listed_slowest(monkeyp
     assert any(12_000 <= a["record"]["value"] < 12_200 for a in alerts if "record" in a)
     slowest = latency_payloads(channel)[0]["payload"]["slowest"]
     slow = [int(r) for s, r in slowest if s >= 0.001]
+    stretch = [r for r in slow if 12_000 <= r < 12_200]
     # One record of each group of 64 is timed, drawn at random: any 200 records in a row
     # hold at least two whole groups, so at least two slow ones are timed (3.1 on average).
-    assert len(slow) >= 2 and all(12_000 <= r < 12_200 for r in slow)
+    # A fast record timed while the machine preempted the test can pass 1 ms too (CI
+    # listed record 17,099 once): such records stay fewer than the stretch's.
+    assert len(stretch) >= 2 and len(slow) - len(stretch) < len(stretch), slow
     assert slowest[0][0] >= 0.001  # listed first
 
 

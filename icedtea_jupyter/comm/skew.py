@@ -139,14 +139,16 @@ class SkewPusher:
         now = time.monotonic()
         every = changes is None or now - self._every_at >= SLOW_GAP
         view = report.live_view(self._counts.since(report.keys_sketch, now), every)
-        if changes is not None and changes.timeline_operator != view["timeline_operator"]:
-            changes = None  # the load over time moved to the reduce side: a new chart
+        if changes is not None and not changes.same_charts(view):
+            changes = None  # a new chart: the load over time moved to the reduce side, or
+            # the heat map's columns now span more partitions (more have reported)
             view = report.live_view(self._counts.since(report.keys_sketch, now))
             every = True
         if every:
             self._every_at = now
         if changes is None:
-            self._changes = LiveChanges(report.operator, view["timeline_operator"])
+            self._changes = LiveChanges(report.operator, view["timeline_operator"],
+                                        view["span"])
             self._changes.changes(view)
             self._pushed_at = pushed_at
             self.send("skew.changed", {"run": run.id, "operator": report.operator,

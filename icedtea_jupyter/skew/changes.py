@@ -24,11 +24,18 @@ WHOLE = ("keys", "skewed", "error", "records", "estimated", "waiting_note", "tim
 class LiveChanges:
     """The rows last sent for one (run, operator); ``changes(view)`` diffs a new view."""
 
-    def __init__(self, operator: str, timeline_operator: str = "") -> None:
+    def __init__(self, operator: str, timeline_operator: str = "", span: int = 1) -> None:
         self.operator = operator
         self.timeline_operator = timeline_operator  # whose load over time was sent
+        self.span = span  # the partitions a heat map column spans in the chart sent
         self._sent: dict[str, dict[Any, dict]] = {kind: {} for kind in ROW_KEYS}
         self._whole: dict[str, Any] = {}
+
+    def same_charts(self, view: dict) -> bool:
+        """Whether ``view``'s rows fit the charts sent: the same operator's load over
+        time, heat map columns of the same span (a view without cells: unknown, yes)."""
+        return (view["timeline_operator"] == self.timeline_operator
+                and view.get("span", self.span) == self.span)
 
     def changes(self, view: dict) -> dict | None:
         """The changed rows of ``view`` (``{kind: rows}``, ``removed_<kind>: keys`` and

@@ -4,9 +4,9 @@
 keys (the eight heaviest by name, live also those rising now, the rest of the partition
 as ``other``), flagged
 partitions outlined; clicking a bar selects the partition (the ``partition`` parameter:
-the sidebar listens to it and lists the partition's keys). ``heatmap``: the records of
-every Python operator on every partition. ``side_by_side``: two runs' bars with their
-wall times (a mitigation against the run it fixes).
+the sidebar listens to it and lists the partition's keys). ``side_by_side``: two runs'
+bars with their wall times (a mitigation against the run it fixes). The heat map is
+``heatmap.py``'s; ``spec_with`` builds any of them from a cached template.
 """
 from __future__ import annotations
 
@@ -112,29 +112,35 @@ def _template(kind: str, load: str) -> str:
 
         chart = timeline_chart(pd.DataFrame(columns=POINT_COLUMNS), TEMPLATE_TITLE)
     else:
-        chart = heatmap(pd.DataFrame(columns=HEATMAP_COLUMNS), TEMPLATE_TITLE)
+        from .heatmap import CELL_COLUMNS, SPAN_COLUMNS, heatmap
+
+        columns = SPAN_COLUMNS if kind == "heatmap_columns" else CELL_COLUMNS
+        chart = heatmap(pd.DataFrame(columns=columns), TEMPLATE_TITLE)
     return json.dumps(chart.to_dict())
 
 
 def warm_templates() -> None:
-    """Build the live view's templates now (the bars by either load, the heat map, the
-    load over time), so a run's first push does not wait for Altair."""
+    """Build the live view's templates now (the bars by either load, the heat map of
+    either form, the load over time), so a run's first push does not wait for Altair."""
     for kind, load in (("partitions", "key_records"), ("partitions", "records"),
-                       ("heatmap", ""), ("timeline", "")):
+                       ("heatmap", ""), ("heatmap_columns", ""), ("timeline", "")):
         _template(kind, load)
 
 
-def title_json(kind: str, title: str) -> Any:
+def title_json(kind: str, title: str | dict) -> Any:
     """The spec's ``title`` as Altair writes it for ``title``: the bars' split in two
-    lines (``partitions_chart``), the others' as they are."""
+    lines (``partitions_chart``), the others' as they are (a dict: as Altair writes it)."""
+    if not isinstance(title, str):
+        return title
     head, cut, tail = title.partition(" per partition")
     if kind == "partitions" and cut:
         return {"text": head, "subtitle": "per partition" + tail, "anchor": "start"}
     return title
 
 
-def spec_with(kind: str, records: list[dict], title: str, load: str = "") -> dict:
-    """The Vega-Lite spec of ``partitions_chart`` (kind "partitions"), ``heatmap`` or
+def spec_with(kind: str, records: list[dict], title: str | dict, load: str = "") -> dict:
+    """The Vega-Lite spec of ``partitions_chart`` (kind "partitions"), ``heatmap`` (kind
+    "heatmap", or "heatmap_columns" for columns of several partitions) or
     ``timeline_chart`` (kind "timeline") titled ``title`` and holding ``records``:
     Altair's spec is built once a kind and load, and only its title and its one
     dataset put in (a live sidebar gets reports several times a second)."""
@@ -142,20 +148,6 @@ def spec_with(kind: str, records: list[dict], title: str, load: str = "") -> dic
     spec["title"] = title_json(kind, title)
     spec["datasets"] = {spec["data"]["name"]: records}
     return spec
-
-
-HEATMAP_COLUMNS = ["operator", "partition", "records_in", "seconds"]
-
-
-def heatmap(workers: pd.DataFrame, title: str) -> Any:
-    """Partitions × operators, coloured by records in."""
-    alt = _altair()
-    return alt.Chart(workers, title=title).mark_rect().encode(
-        x=alt.X("partition:O"), y=alt.Y("operator:N", sort=None),
-        color=alt.Color("records_in:Q", title="records in"),
-        tooltip=["operator:N", "partition:O", alt.Tooltip("records_in:Q", format=","),
-                 alt.Tooltip("seconds:Q", format=".2f")],
-    ).properties(width=360)
 
 
 def side_by_side(before: Any, after: Any, wall: tuple[float, float]) -> Any:

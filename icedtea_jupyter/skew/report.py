@@ -11,14 +11,22 @@ import pandas as pd
 from ..dag import OperatorNode
 from .advice import Advice, Situation, advise
 from .chart import (
-    HEATMAP_COLUMNS,
-    heatmap,
     partitions_chart,
     side_by_side,
     spec_with,
     stacked_records,
     stacked_rows,
     with_rising,
+)
+from .heatmap import (
+    CELL_COLUMNS,
+    SPAN_COLUMNS,
+    column_span,
+    heatmap,
+    heatmap_title,
+    in_columns,
+    partition_cells,
+    partition_count,
 )
 from .keys import KeyCounts, Keys, merge_summaries
 from .rules import Rules, skewed
@@ -35,7 +43,6 @@ from .stages import jvm_stages, stage_cells, stage_id, stage_node, stage_workers
 from .timeline import chart_points, grid, named_partitions, on_grid, timeline_chart
 
 PARTITION_COLUMNS = ["partition", "records", "bytes", "seconds"]
-HEATMAP_TITLE = "records in per operator and partition"
 NO_JOIN_TIMELINE = ("a DataFrame join's keys are counted by Spark after the run: its "
                     "load over time is its stages' (run.skew('stage N'))")
 NO_TIMELINE = ("this run's store has no load over time (runs recorded before it was kept "
@@ -220,27 +227,18 @@ class SkewReport:
         return f"{self.operator}: {load} per partition ({'live' if self.live else 'final'})"
 
     def heatmap(self) -> Any:
-        """Records in of every Python operator on every partition."""
-        return heatmap(self._heatmap_frame(), HEATMAP_TITLE)
+        """Records in of every Python operator and JVM stage on every partition (over
+        ``heatmap.MAX_COLUMNS`` partitions, a column's heaviest of several)."""
+        cells, span = self._heatmap_cells()
+        frame = pd.DataFrame(cells, columns=SPAN_COLUMNS if span > 1 else CELL_COLUMNS)
+        return heatmap(frame, heatmap_title(span))
 
-    def _heatmap_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self._heatmap_cells(), columns=HEATMAP_COLUMNS)
-
-    def _heatmap_cells(self) -> list[dict]:
-        """One cell per (operator, partition), its workers' records in and seconds summed,
-        sorted by operator name and partition (no pandas: a live push makes 2,400)."""
-        names = self.source.dag.names()
-        cells: dict[tuple[str, int], dict] = {}
-        for w in self.source.workers:
-            if w["operator"] < 0:  # a stage's tasks (stage_cells draws JVM stages)
-                continue
-            operator = names.get(w["operator"], str(w["operator"]))
-            cell = cells.setdefault((operator, int(w["partition"])), {
-                "operator": operator, "partition": int(w["partition"]), "records_in": 0,
-                "seconds": 0.0})
-            cell["records_in"] += int(w.get("records_in") or 0)
-            cell["seconds"] += float(w.get("seconds") or 0.0)
-        return [cells[key] for key in sorted(cells)] + stage_cells(self.source.stage_tasks or [])
+    def _heatmap_cells(self) -> tuple[list[dict], int]:
+        """The heat map's cells (``heatmap.in_columns``) and the partitions a column spans."""
+        cells = partition_cells(self.source.workers, self.source.dag) \
+            + stage_cells(self.source.stage_tasks or [])
+        partitions = partition_count(cells, self.source.dag)
+        return in_columns(cells, partitions), column_span(partitions)
 
     # --- load over time ------------------------------------------------------------------
     @property
@@ -358,7 +356,8 @@ class SkewReport:
                 "bars": bars, "timeline_operator": self.timeline_operator,
                 "timeline_note": self.timeline_note}
         if every:
-            view.update(cells=self._heatmap_cells(),
+            cells, span = self._heatmap_cells()
+            view.update(cells=cells, span=span,
                         timeline=self._timeline_points(loads, flagged))
         return view
 
@@ -367,12 +366,13 @@ class SkewReport:
         same as ``chart()``'s and ``heatmap()``'s, their data put in cached specs);
         ``view``: this report's ``live_view()`` if already made."""
         view = dict(view or self.live_view())
-        bars, cells = view.pop("bars"), view.pop("cells")
+        bars, cells, span = view.pop("bars"), view.pop("cells"), view.pop("span")
         points, shown = view.pop("timeline"), view.pop("timeline_operator")
         return dict(view, parameters=self.parameters,
                     advice=[a.as_dict() for a in self.advice],
                     spec=spec_with("partitions", bars, self._chart_title(), self.rules.load),
-                    heatmap=spec_with("heatmap", cells, HEATMAP_TITLE),
+                    heatmap=spec_with("heatmap_columns" if span > 1 else "heatmap", cells,
+                                      heatmap_title(span)),
                     timeline=spec_with("timeline", points, self._timeline_title(shown)))
 
     def mitigate(self, salts: int | None = None, timeout: float = 600.0) -> Any:

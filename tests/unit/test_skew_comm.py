@@ -259,3 +259,39 @@ def test_pushes_read_the_heat_map_and_the_load_over_time_at_most_twice_a_second(
     assert [(c["operator"], c["partition"]) for c in later["cells"]] == [("sum", 3)]
     assert later["bars"] == []  # sent already
     comm.close()
+
+
+def test_a_heat_map_whose_columns_widen_live_is_sent_whole_with_its_new_spec(skewed_run):
+    """Live, partitions report as they start: once more than 40 have, a heat map column
+    spans several and the cells sent so far no longer fit the chart drawn. The next push
+    carries the whole report, its heat map in columns, not changes to the old chart."""
+    comm = FakeComm()
+    target._on_open(comm, {})
+    source = live_source(skewed_run)
+    pusher = skew_pusher(skewed_run, source)
+    pusher.push()
+    first = comm.events("skew.changed")[-1]["report"]["heatmap"]
+    assert first["title"] == "records in per operator and partition"
+    reducer = next(w for w in source.workers if w["operator"] == 3)
+    source.workers.extend(dict(reducer, partition=p, records_in=10) for p in range(4, 90))
+    source.workers.append(dict(reducer, partition=77, records_in=9_999))
+    pusher._every_at = float("-inf")
+    pusher.push()
+    event = comm.events("skew.changed")[-1]
+    assert event["changes"] is None and event["report"] is not None
+    spec = event["report"]["heatmap"]
+    assert spec["title"]["subtitle"] == "a column: 3 partitions, coloured by its heaviest"
+    (_, cells) = one_dataset(spec)
+    hot = next(c for c in cells if c["operator"] == "sum" and c["heaviest"] == 77)
+    assert (hot["partition"], hot["last"], hot["records_in"]) == (75, 77, 10_009)
+    assert len({c["partition"] for c in cells}) == 30
+    pusher._every_at = float("-inf")
+    pusher.push()  # nothing changed since: nothing sent
+    assert comm.events("skew.changed")[-1] is event
+    comm.close()  # every event conformed to the schema
+
+
+def skew_pusher(run, source):
+    from icedtea_jupyter.comm.skew import SkewPusher
+
+    return SkewPusher(LiveRun(run, source), target.broadcast, lambda: True)

@@ -81,6 +81,8 @@ def test_the_empty_chart_has_a_titled_legend():
     ("partitions", "sum: key records per partition (live)"),
     ("partitions", "a title Altair keeps whole"),
     ("heatmap", "records in per operator and partition"),
+    ("heatmap_columns", {"text": "records in per operator and partition",
+                         "subtitle": "a column: 5 partitions, coloured by its heaviest"}),
     ("timeline", "sum (combine): records in over time (final)"),
 ])
 def test_a_spec_from_the_template_is_altairs_own(kind, title):
@@ -88,17 +90,21 @@ def test_a_spec_from_the_template_is_altairs_own(kind, title):
     spec Altair builds for that title and those rows."""
     import pandas as pd
 
-    from icedtea_jupyter.skew.chart import heatmap, partitions_chart, spec_with
+    from icedtea_jupyter.skew.chart import partitions_chart, spec_with
+    from icedtea_jupyter.skew.heatmap import heatmap
     from icedtea_jupyter.skew.timeline import timeline_chart
 
     rows = {"partitions": [{"partition": 0, "segment": "'hot'", "load": 5.0,
                             "skewed": True}],
             "heatmap": [{"operator": "sum", "partition": 0, "records_in": 3,
                          "seconds": 0.5}],
+            "heatmap_columns": [{"operator": "sum", "partition": 0, "records_in": 3,
+                                 "seconds": 0.5, "last": 4, "heaviest": 2}],
             "timeline": [{"seconds": 0.25, "series": "partition 0", "records": 2.0}]}[kind]
     frame = pd.DataFrame(rows)
     chart = {"partitions": lambda: partitions_chart(frame, title, "key_records"),
              "heatmap": lambda: heatmap(frame, title),
+             "heatmap_columns": lambda: heatmap(frame, title),
              "timeline": lambda: timeline_chart(frame, title)}[kind]()
     altairs = chart.to_dict()
     ours = spec_with(kind, rows, title, "key_records")

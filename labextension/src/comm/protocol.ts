@@ -630,12 +630,15 @@ export interface ISkewBar {
   skewed: boolean;
 }
 
-/** A cell of the skew heat map: an operator's records in on a partition. */
+/** A cell of the skew heat map: an operator's records in on a partition; over 40
+ * partitions, a column of several (`partition` to `last`) showing its `heaviest`. */
 export interface ISkewCell {
   operator: string;
   partition: number;
   records_in: number;
   seconds: number;
+  last?: number;
+  heaviest?: number;
 }
 
 /** A point of the load over time: the records a series (`partition 3`, `other partitions

@@ -50,6 +50,14 @@ def click_hot_bar(view, chart, hot: int):
     return rows
 
 
+# The keys list's first row and its text, kept to see the list change in place live.
+FIRST_KEY_ROW = "document.querySelector('#icedtea-sidebar .jp-icedtea-skew-key')"
+KEEP_FIRST_KEY_ROW = f"""() => {{
+  window.__keyRow = {FIRST_KEY_ROW};
+  window.__keyText = window.__keyRow.textContent;
+}}"""
+
+
 def svg_size(chart) -> tuple[float, float]:
     """The width and height of the chart's SVG (its viewBox)."""
     _, _, width, height = map(float, chart.locator("svg").first.get_attribute("viewBox").split())
@@ -83,10 +91,16 @@ def watch_skew(page, lab_server, artifacts, live):
     expect(view).to_have_attribute("data-live", "true", timeout=RUN_FINISHED)
     expect(chart).to_have_attribute("data-state", "drawn", timeout=LIVE)
     first = wait_until(lambda: hot_bar_label(chart), LIVE / 1000, "the hot key's bar")
+    expect(view.locator(".jp-icedtea-skew-key").first).to_be_visible(timeout=LIVE)
+    page.evaluate(KEEP_FIRST_KEY_ROW)
     # ... and updates as the counts grow (a sketch a second from each map task)
     wait_until(lambda: (hot_bar_label(chart) or first) != first, LIVE / 1000,
                f"the hot key's bar to change from {first!r}")
     assert view.get_attribute("data-live") == "true"  # still recording
+    # The keys list changes in place: the same row, its counts' text changed.
+    wait_until(lambda: page.evaluate(f"() => {FIRST_KEY_ROW}.textContent !== window.__keyText"),
+               LIVE / 1000, "the first key row's counts to change")
+    assert page.evaluate(f"() => {FIRST_KEY_ROW} === window.__keyRow"), "key rows made anew"
     # The load over time is drawn live too, if only its frame (no points yet), at the
     # sidebar's size: Vega laid an empty line chart out at 1.8e308 px, which hung the page.
     expect(timeline).to_have_attribute("data-state", "drawn", timeout=LIVE)

@@ -1,10 +1,12 @@
-import { el, formatCount, setChildren, setText } from '../widgets/format';
+import { el, formatCount, setData, setText, syncChildren } from '../widgets/format';
 import { ModelView } from '../widgets/modelView';
+import type { ISkewFlag, ISkewKey } from '../comm/protocol';
 import type { SkewModel } from './model';
 
 /**
  * The heavy keys of the partition selected in the chart (of every partition, when none
- * is), with the partitions the skew rules flag and why.
+ * is), with the partitions the skew rules flag and why. Live, both lists change in place
+ * (`syncChildren`): only the text that changed.
  */
 export class SkewKeys extends ModelView<SkewModel> {
   constructor(model: SkewModel) {
@@ -13,6 +15,10 @@ export class SkewKeys extends ModelView<SkewModel> {
     this._title = el('div', 'jp-icedtea-skew-keys-title');
     this._flagList = el('ul', 'jp-icedtea-skew-flags');
     this._table = el('table', 'jp-icedtea-skew-keys');
+    this._head = el('tr');
+    this._rows = el('tbody');
+    this._table.append(el('thead'), this._rows);
+    this._table.tHead!.append(this._head);
     this._bound = el('div', 'jp-icedtea-muted');
     this.node.append(this._flagList, this._title, this._table, this._bound);
     this._follow();
@@ -22,41 +28,27 @@ export class SkewKeys extends ModelView<SkewModel> {
     const model = this._model;
     const report = model.report;
     const part = model.partition;
-    this.node.dataset.partition = part === null ? '' : String(part);
-    setChildren(
-      this._flagList,
-      model.partitionFlags.map(flag => {
-        const item = el('li', 'jp-icedtea-skew-flag', `partition ${flag.partition} (${flag.rule}): ${flag.why}`);
-        item.dataset.partition = String(flag.partition);
-        item.dataset.rule = flag.rule;
-        return item;
-      })
-    );
+    setData(this.node, 'partition', part === null ? '' : String(part));
+    syncChildren(this._flagList, model.partitionFlags, () => el('li', 'jp-icedtea-skew-flag'), fillFlag);
     const keys = model.partitionKeys;
     const where = part === null ? 'every partition' : `partition ${part}`;
     setText(
       this._title,
       !report ? '' : report.recorded ? `Heavy keys of ${where}` : 'No key counts: record the cell with %%icedtea --skew'
     );
-    const head = el('tr');
-    head.append(el('th', undefined, 'key'), el('th', undefined, 'records'), el('th', undefined, 'share'));
-    if (part === null) {
-      head.append(el('th', undefined, 'partition'));
-    }
-    const rows = keys.map(key => {
-      const row = el('tr', 'jp-icedtea-skew-key');
-      row.dataset.partition = String(key.partition);
-      row.append(
-        el('td', 'jp-icedtea-skew-key-name', key.key),
-        el('td', undefined, formatCount(key.count)),
-        el('td', undefined, `${(key.share * 100).toFixed(1)}%`)
-      );
-      if (part === null) {
-        row.append(el('td', undefined, String(key.partition)));
-      }
-      return row;
-    });
-    this._table.replaceChildren(...(keys.length ? [head, ...rows] : []));
+    const columns = part === null ? ['key', 'records', 'share', 'partition'] : ['key', 'records', 'share'];
+    syncChildren(
+      this._head,
+      columns,
+      () => el('th'),
+      (th, name) => setText(th, name)
+    );
+    syncChildren(
+      this._rows,
+      keys,
+      () => el('tr', 'jp-icedtea-skew-key'),
+      (row, key) => fillKey(row, key, columns.length)
+    );
     this._table.hidden = keys.length === 0;
     setText(
       this._bound,
@@ -72,5 +64,30 @@ export class SkewKeys extends ModelView<SkewModel> {
   private _title: HTMLDivElement;
   private _flagList: HTMLUListElement;
   private _table: HTMLTableElement;
+  private _head: HTMLTableRowElement;
+  private _rows: HTMLTableSectionElement;
   private _bound: HTMLDivElement;
+}
+
+const KEY_NAME = 'jp-icedtea-skew-key-name';
+
+function fillFlag(item: HTMLLIElement, flag: ISkewFlag): void {
+  setText(item, `partition ${flag.partition} (${flag.rule}): ${flag.why}`);
+  setData(item, 'partition', String(flag.partition));
+  setData(item, 'rule', flag.rule);
+}
+
+/** A key's row: its name, records, share and (of every partition) its partition. */
+function fillKey(row: HTMLTableRowElement, key: ISkewKey, columns: number): void {
+  setData(row, 'partition', String(key.partition));
+  const texts = [key.key, formatCount(key.count), `${(key.share * 100).toFixed(1)}%`, String(key.partition)];
+  syncChildren(
+    row,
+    texts.slice(0, columns),
+    () => el('td'),
+    (cell, text) => setText(cell, text)
+  );
+  if (row.cells[0].className !== KEY_NAME) {
+    row.cells[0].className = KEY_NAME;
+  }
 }

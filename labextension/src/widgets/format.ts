@@ -114,6 +114,37 @@ export function setChildren(parent: HTMLElement, children: Node[]): void {
   parent.replaceChildren(...children);
 }
 
+/** Make `parent`'s element children show `items`, reusing those it has: `fill` sets an
+ * element's content (only what changed: `setText`, `setData`), `make` makes the missing
+ * ones, and children beyond the items go. A list re-rendered a few times a second while
+ * a run records then changes only its changed text, not new elements each time (each
+ * new set cost the section's style and layout again). */
+export function syncChildren<T, E extends HTMLElement>(
+  parent: HTMLElement,
+  items: readonly T[],
+  make: () => E,
+  fill: (element: E, item: T) => void
+): void {
+  while (parent.children.length > items.length) {
+    parent.lastElementChild!.remove();
+  }
+  items.forEach((item, i) => {
+    let element = parent.children[i] as E | undefined;
+    if (element === undefined) {
+      element = make();
+      parent.append(element);
+    }
+    fill(element, item);
+  });
+}
+
+/** Set a `data-` attribute only when it changed. */
+export function setData(node: HTMLElement, name: string, value: string): void {
+  if (node.dataset[name] !== value) {
+    node.dataset[name] = value;
+  }
+}
+
 /** `document.createElement` with a class and optional text. */
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,

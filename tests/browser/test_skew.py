@@ -93,6 +93,8 @@ def watch_skew(page, lab_server, artifacts, live):
     first = wait_until(lambda: hot_bar_label(chart), LIVE / 1000, "the hot key's bar")
     expect(view.locator(".jp-icedtea-skew-key").first).to_be_visible(timeout=LIVE)
     page.evaluate(KEEP_FIRST_KEY_ROW)
+    remedy = view.locator(".jp-icedtea-skew-remedy").first  # the advice, live too
+    remedy.locator("summary").click()
     # ... and updates as the counts grow (a sketch a second from each map task)
     wait_until(lambda: (hot_bar_label(chart) or first) != first, LIVE / 1000,
                f"the hot key's bar to change from {first!r}")
@@ -101,6 +103,7 @@ def watch_skew(page, lab_server, artifacts, live):
     wait_until(lambda: page.evaluate(f"() => {FIRST_KEY_ROW}.textContent !== window.__keyText"),
                LIVE / 1000, "the first key row's counts to change")
     assert page.evaluate(f"() => {FIRST_KEY_ROW} === window.__keyRow"), "key rows made anew"
+    expect(remedy).to_have_attribute("open", "")  # the remedy opened stays open
     # The load over time is drawn live too, if only its frame (no points yet), at the
     # sidebar's size: Vega laid an empty line chart out at 1.8e308 px, which hung the page.
     expect(timeline).to_have_attribute("data-state", "drawn", timeout=LIVE)

@@ -6,8 +6,11 @@ Spark AQE (``spark.sql.adaptive.skewJoin``): a partition is skewed when its size
 larger than ``factor`` × the median and than ``threshold``.
 
 Reshape's η and τ were 100 queued records in the paper; here they default to the
-load's own scale (η = 2 × the median load, τ = the median load), and AQE's threshold
-to 256 MiB for bytes (Spark's default) and 0 for other loads. All are settable.
+load's own scale (η = 2 × the median load, τ = the median load; the mean where the
+median is 0, most partitions empty, as with few keys over many partitions), and AQE's
+threshold to 256 MiB for bytes (Spark's default) and 0 for other loads. All are
+settable. Reshape never flags a partition no heavier than its helper: there is no load
+to move.
 """
 from __future__ import annotations
 
@@ -37,15 +40,24 @@ class Rules:
             raise ValueError(f"load={self.load!r} is not a load (one of {', '.join(LOADS)})")
         if self.factor <= 0:
             raise ValueError(f"factor must be positive, not {self.factor}")
-        mid = median(loads.values()) if loads else 0.0
+        scale = load_scale(loads)
         threshold = self.threshold
         if threshold is None:
             threshold = AQE_BYTES if self.load == "bytes" else 0.0
-        return Rules(self.load, 2 * mid if self.eta is None else self.eta,
-                     mid if self.tau is None else self.tau, self.factor, threshold)
+        return Rules(self.load, 2 * scale if self.eta is None else self.eta,
+                     scale if self.tau is None else self.tau, self.factor, threshold)
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def load_scale(loads: dict[int, float]) -> float:
+    """The load a partition of ``loads`` typically has: the median, or the mean where
+    the median is 0 (with η = τ = 0, every empty partition was flagged)."""
+    if not loads:
+        return 0.0
+    mid = median(loads.values())
+    return mid if mid > 0 else sum(loads.values()) / len(loads)
 
 
 def reshape_flags(loads: dict[int, float], eta: float, tau: float) -> list[dict]:
@@ -56,7 +68,7 @@ def reshape_flags(loads: dict[int, float], eta: float, tau: float) -> list[dict]
     flagged = []
     for part, load in sorted(loads.items()):
         gap = load - loads[helper]
-        if load >= eta and gap >= tau and part != helper:
+        if load >= eta and gap >= tau and gap > 0:
             flagged.append({"partition": part, "load": load, "rule": "reshape",
                             "why": f"φ={_n(load)} ≥ η={_n(eta)} and φ−φ_C={_n(gap)} ≥ "
                                    f"τ={_n(tau)} (C = partition {helper})"})

@@ -105,6 +105,20 @@ def test_both_rules_flag_the_skewed_partition_and_not_the_others():
         skewed(LOADS, Rules(load="rows"))
 
 
+def test_with_most_partitions_empty_the_rules_flag_the_loaded_ones_not_the_empty():
+    """Few keys over many partitions (20 keys, one hot, into 200): the median load is 0.
+    Reshape's defaults (η = 2 × median, τ = median) had flagged all 199 partitions but
+    the lightest, the empty ones too; the loads' mean is the scale there."""
+    loads = {p: 0.0 for p in range(200)}
+    loads[5] = 20_000.0
+    loads.update({p: 1_000.0 for p in range(10, 30)})
+    frame = skewed(loads, Rules(load="key_records"))
+    for rule in ("reshape", "aqe"):
+        assert sorted(frame[frame["rule"] == rule]["partition"]) == [5, *range(10, 30)]
+    assert reshape_flags({p: 0.0 for p in range(8)}, eta=0, tau=0) == []  # nothing to move
+    assert skewed({p: 0.0 for p in range(8)}, Rules()).empty
+
+
 CELL = 'totals = sc.parallelize(E, 8).map(f).reduceByKey(add, 4).setName("sum").collect()'
 
 

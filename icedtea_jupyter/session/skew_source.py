@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..agents.progress import SERIES_TABLE, ProgressCoordinator
 from ..executor.skew import AGENT
@@ -14,6 +14,9 @@ from .frame_join_keys import counted_join
 from .metrics import last_successful_attempts
 from .stage_loads import LiveStageTasks, read_stage_tasks
 from .stage_sizes import LiveWaiting, stage_waiting
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SAMPLE = 12
 STAGES_WAIT = 30.0  # seconds a report waits for the run's stages to be kept
@@ -26,7 +29,8 @@ def skew_source(run: Any, sizes_now: bool = True) -> SkewSource:
     ``sizes_now`` False: the live ``waiting`` sizes as last read, not waited for (the
     sidebar's pushes; ``stage_sizes.LiveWaiting``)."""
     live = run.status == "running"
-    source = SkewSource(run.dag, run.cell, _workers(run, live), _sketches(run, live),
+    ok = None if live else last_successful_attempts(run.store.worker_table())  # read once
+    source = SkewSource(run.dag, run.cell, _workers(run, ok), _sketches(run, ok),
                         live=live, skew_recorded=bool(run.options.get("skew")),
                         wall=run.duration, run_id=run.id)
     if live:
@@ -118,18 +122,19 @@ def _stored_series(run: Any) -> Callable[[list[tuple]], dict[tuple, tuple]] | No
     return lambda keys: {key: by_key[key] for key in keys if key in by_key}
 
 
-def _workers(run: Any, live: bool) -> list[dict]:
-    if live:
+def _workers(run: Any, ok: pd.DataFrame | None) -> list[dict]:
+    """Live (``ok`` None): each worker's latest state; else the successful attempts ``ok``."""
+    if ok is None:
         return list(latest_per_partition(
             run._worker_states(),
             lambda w: (w["operator"], w["partition"], w["stage"], w["attempt"])).values())
-    ok = last_successful_attempts(run.store.worker_table())
     return [] if ok.empty else ok.to_dict("records")
 
 
-def _sketches(run: Any, live: bool) -> dict[int, list[dict]]:
+def _sketches(run: Any, ok: pd.DataFrame | None) -> dict[int, list[dict]]:
+    """Live (``ok`` None): the latest sketches; else those of the successful attempts."""
     sketches: dict[int, list[dict]] = {}
-    if live:
+    if ok is None:
         agent = run.coordinator.agent(AGENT) if run.coordinator is not None else None
         latest = agent.latest() if agent is not None else {}
         for key, (_, summary) in latest_per_partition(
@@ -137,7 +142,6 @@ def _sketches(run: Any, live: bool) -> dict[int, list[dict]]:
                                               item[0][3])).items():
             sketches.setdefault(key[0], []).append(summary)
         return sketches
-    ok = last_successful_attempts(run.store.worker_table())
     wanted = set() if ok.empty else set(zip(ok["operator"], ok["stage"], ok["partition"],
                                             ok["attempt"], ok["task"]))
     for name, path in layout.skew_files(run.path):

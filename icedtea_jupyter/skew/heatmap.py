@@ -80,6 +80,21 @@ def heatmap_title(span: int) -> str | dict:
             "subtitle": f"a column: {span} partitions, coloured by its heaviest"}
 
 
+def heatmap_chart(cells: list[dict], span: int) -> Any:
+    """``heatmap`` of ``in_columns``'s ``cells``, their columns ``span`` partitions each."""
+    frame = pd.DataFrame(cells, columns=SPAN_COLUMNS if span > 1 else CELL_COLUMNS)
+    return heatmap(frame, heatmap_title(span))
+
+
+def heatmap_spec(cells: list[dict], span: int) -> dict:
+    """``heatmap_chart``'s Vega-Lite spec, from the template Altair built once
+    (``chart.spec_with``: a live sidebar gets it several times a second)."""
+    from .chart import spec_with
+
+    return spec_with("heatmap_columns" if span > 1 else "heatmap", cells,
+                     heatmap_title(span))
+
+
 def heatmap(cells: pd.DataFrame, title: str | dict = HEATMAP_TITLE) -> Any:
     """Partitions × operators, coloured by records in; ``cells`` with ``last`` and
     ``heaviest`` (``in_columns`` over ``MAX_COLUMNS`` partitions): a column each."""

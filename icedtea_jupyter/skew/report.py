@@ -19,11 +19,9 @@ from .chart import (
     with_rising,
 )
 from .heatmap import (
-    CELL_COLUMNS,
-    SPAN_COLUMNS,
     column_span,
-    heatmap,
-    heatmap_title,
+    heatmap_chart,
+    heatmap_spec,
     in_columns,
     partition_cells,
     partition_count,
@@ -229,9 +227,7 @@ class SkewReport:
     def heatmap(self) -> Any:
         """Records in of every Python operator and JVM stage on every partition (over
         ``heatmap.MAX_COLUMNS`` partitions, a column's heaviest of several)."""
-        cells, span = self._heatmap_cells()
-        frame = pd.DataFrame(cells, columns=SPAN_COLUMNS if span > 1 else CELL_COLUMNS)
-        return heatmap(frame, heatmap_title(span))
+        return heatmap_chart(*self._heatmap_cells())
 
     def _heatmap_cells(self) -> tuple[list[dict], int]:
         """The heat map's cells (``heatmap.in_columns``) and the partitions a column spans."""
@@ -371,8 +367,7 @@ class SkewReport:
         return dict(view, parameters=self.parameters,
                     advice=[a.as_dict() for a in self.advice],
                     spec=spec_with("partitions", bars, self._chart_title(), self.rules.load),
-                    heatmap=spec_with("heatmap_columns" if span > 1 else "heatmap", cells,
-                                      heatmap_title(span)),
+                    heatmap=heatmap_spec(cells, span),
                     timeline=spec_with("timeline", points, self._timeline_title(shown)))
 
     def mitigate(self, salts: int | None = None, timeout: float = 600.0) -> Any:

@@ -1,11 +1,13 @@
 import { Widget } from '@lumino/widgets';
 import { changeset } from 'vega';
-import embed, { Result, VisualizationSpec } from 'vega-embed';
+import { Result, VisualizationSpec } from 'vega-embed';
 
+import { chartFrames } from '../widgets/frameQueue';
 import { canBeSeen } from '../widgets/redrawWhenShown';
 import { el, setText } from '../widgets/format';
 import { barId, cellId, IChartRows, pointId, rowChange } from './liveRows';
 import type { SkewModel } from './model';
+import { drawSpec, measure } from './drawSpec';
 import { ChartKind, chartRenderer, splitData } from './specData';
 
 /** The chart's width (px) where its container has none yet (a collapsed section). */
@@ -13,8 +15,10 @@ const DEFAULT_WIDTH = 240;
 /** What the y axis and its title take of the width (px). */
 const AXES = 70;
 /** A live heat map or load over time takes pushed changes at most this often (ms); the
- * bars, at every frame. */
-export const HEATMAP_GAP = 500;
+ * bars, at each turn in `chartFrames`. At 500 ms a change waited up to half a second
+ * more, past the data's 0.5-s budget; every push (4 a second) gave more frames over
+ * 100 ms at 200 partitions x 12 operators (bench/skew_live_ui.py). */
+export const HEATMAP_GAP = 250;
 
 /** The load over time's note while its dataset has no points. */
 const NO_POINTS_YET = 'No records taken in yet: the lines start with the first progress reports.';
@@ -36,8 +40,7 @@ const ROW_ID: { [kind in ChartKind]: (row: unknown) => string } = {
 /** The charts whose pushed rows wait `HEATMAP_GAP` after the last applied. The heat map:
  * thousands of cells. The load over time: each push moves its time axis on, so every
  * drawn point and every line's path is encoded again whatever rows came (not only the
- * changed ones, as with bars), and a line's trend reads as well at two updates a second
- * as at the kernel's four. */
+ * changed ones, as with bars), and a line's trend reads as well at every other push. */
 const GAPPED: ReadonlySet<ChartKind> = new Set<ChartKind>(['heatmap', 'timeline']);
 
 /**
@@ -69,6 +72,8 @@ export class SkewChart extends Widget {
     }
     this._model.changed.disconnect(this._onChanged, this);
     this._model.chartRows.disconnect(this._onRows, this);
+    chartFrames.cancel(this);
+    chartFrames.cancel(this._rowsJob);
     this._result?.finalize();
     super.dispose();
   }
@@ -77,7 +82,7 @@ export class SkewChart extends Widget {
     super.onResize(msg);
     const width = this._chart.clientWidth;
     if (width > 0 && Math.abs(width - this._width) > 20 && this._spec !== null) {
-      void this._draw(this._spec as VisualizationSpec);
+      this._scheduleDraw(true);
     }
   }
 
@@ -88,7 +93,7 @@ export class SkewChart extends Widget {
       this._pending = { remove: new Set(), insert: new Map(), scheduled: this._pending.scheduled };
       this._spec = this._model.report?.[this._kind] ?? null;
       this._showNote();
-      void this._draw(this._spec as VisualizationSpec | null);
+      this._scheduleDraw(true);
       return;
     }
     this.onResize(Widget.ResizeMessage.UnknownSize);
@@ -105,18 +110,33 @@ export class SkewChart extends Widget {
       return; // the same chart (a pushed change's rows, if any, are applied already)
     }
     this._spec = spec;
-    const parts = splitData(spec);
-    if (this._result !== null && parts !== null && parts.shape === this._shape) {
-      this._drawn = null;
-      void this._change(view => view.data(this._dataName, parts.values)); // new numbers
-      return;
-    }
-    void this._draw(spec as VisualizationSpec | null);
+    this._scheduleDraw(false);
+  }
+
+  /** The latest spec drawn in a frame of its own (`chartFrames`): anew where `whole`
+   * (a resize, shown after changes while collapsed) or its shape changed, else its
+   * dataset swapped in the drawn view (new numbers). */
+  private _scheduleDraw(whole: boolean): void {
+    this._whole = this._whole || whole;
+    chartFrames.add(this, () => {
+      if (this.isDisposed) {
+        return;
+      }
+      const parts = splitData(this._spec);
+      if (!this._whole && this._result !== null && parts !== null && parts.shape === this._shape) {
+        this._drawn = null;
+        void this._change(view => view.data(this._dataName, parts.values));
+        return;
+      }
+      this._whole = false;
+      void this._draw(this._spec as VisualizationSpec | null);
+    });
   }
 
   /** A pushed change of this chart's rows: those rows only, in the drawn view (its whole
    * dataset swapped redrew every cell: long frames at 200 partitions x 12 operators);
-   * the changes pushed within one animation frame go in as one. */
+   * the changes pushed before their turn in `chartFrames` (a frame of their own, not
+   * the other charts') go in as one. */
   private _onRows(sender: SkewModel, rows: IChartRows): void {
     if (rows.kind !== this._kind || this._result === null) {
       return; // none drawn yet: the draw under way catches up (`_catchUp`)
@@ -131,7 +151,7 @@ export class SkewChart extends Widget {
     if (!this._pending.scheduled) {
       this._pending.scheduled = true;
       const wait = GAPPED.has(this._kind) ? this._applied + HEATMAP_GAP - performance.now() : 0;
-      const apply = () => requestAnimationFrame(() => this._applyRows(id));
+      const apply = () => chartFrames.add(this._rowsJob, () => this._applyRows(id));
       if (wait > 0) {
         setTimeout(apply, wait);
       } else {
@@ -148,7 +168,7 @@ export class SkewChart extends Widget {
       return;
     }
     if (this._renderer === 'svg' && chartRenderer(this._kind, this._spec) === 'canvas') {
-      void this._draw(this._spec as VisualizationSpec); // grown past CANVAS_CELLS
+      this._scheduleDraw(true); // grown past CANVAS_CELLS
       return;
     }
     void this._change(view => view.change(this._dataName, this._changeOf(view, id, remove, insert)));
@@ -176,9 +196,7 @@ export class SkewChart extends Widget {
     const start = performance.now();
     try {
       await update(this._result!.view).runAsync();
-      // the update's cost, for profiles (bench/skew_live_ui.py reads these measures)
-      performance.measure(`icedtea-skew-${this._kind}`, { start });
-      performance.clearMeasures(`icedtea-skew-${this._kind}`); // observers saw it: none kept
+      measure(`icedtea-skew-${this._kind}`, start);
       this._chart.dataset.live = String(this._model.report?.live ?? false);
     } catch {
       await this._draw(this._spec as VisualizationSpec | null);
@@ -198,14 +216,15 @@ export class SkewChart extends Widget {
       // The sidebar's width, not the spec's (made for a notebook cell), less the axes'.
       const width = this._chart.clientWidth || DEFAULT_WIDTH;
       this._width = width;
-      const options = { width: Math.max(width - AXES, 120) };
       const renderer = chartRenderer(this._kind, spec);
       const parts = splitData(spec);
-      const result = await embed(this._chart, spec, { actions: false, renderer, ...options });
-      if (token !== this._token || this.isDisposed) {
-        result.finalize();
-        return;
+      const options = { renderer, width: Math.max(width - AXES, 120), name: this._kind };
+      const drawn = await drawSpec(spec, options, () => token === this._token && !this.isDisposed);
+      if (drawn === null) {
+        return; // a newer draw began
       }
+      const { element, result } = drawn;
+      this._chart.replaceChildren(element);
       this._result?.finalize();
       this._result = result;
       this._drawn = null;
@@ -234,15 +253,8 @@ export class SkewChart extends Widget {
   /** After a draw from `spec` holding `values`: what changed meanwhile (a pushed change
    * or report while vega-embed worked, applied to no view or to the one replaced). */
   private _catchUp(spec: unknown, values: unknown[] | undefined): void {
-    const latest = splitData(this._spec);
-    if (this._spec === spec && latest?.values === values) {
-      return; // up to date
-    }
-    if (latest !== null && latest.shape === this._shape) {
-      this._drawn = null;
-      void this._change(view => view.data(this._dataName, latest.values));
-    } else {
-      void this._draw(this._spec as VisualizationSpec | null);
+    if (this._spec !== spec || splitData(this._spec)?.values !== values) {
+      this._scheduleDraw(false); // not up to date
     }
   }
 
@@ -266,7 +278,7 @@ export class SkewChart extends Widget {
   private _result: Result | null = null;
   /** The spec drawn (the report's own object: a pushed change updates its dataset). */
   private _spec: unknown = null;
-  /** Pushed rows not yet in the drawn view (applied at the next animation frame). */
+  /** Pushed rows not yet in the drawn view (applied at their turn in `chartFrames`). */
   private _pending = { remove: new Set<string>(), insert: new Map<string, unknown>(), scheduled: false };
   /** The drawn spec without its data, and its one dataset's name (`splitData`). */
   private _shape = '';
@@ -274,6 +286,10 @@ export class SkewChart extends Widget {
   private _width = 0;
   private _token = 0;
   private _renderer: 'svg' | 'canvas' = 'svg';
+  /** The key of this chart's pushed rows' job in `chartFrames` (its draws': the chart). */
+  private readonly _rowsJob = {};
+  /** The next scheduled draw makes a new view (not a swap of its dataset). */
+  private _whole = false;
   /** Changes came while the chart could not be seen (drawn anew when shown). */
   private _stale = false;
   /** The drawn view's rows by identity (`barId`, `cellId`, `pointId`), once a change needs them. */

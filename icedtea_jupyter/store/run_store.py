@@ -33,6 +33,7 @@ class RunStore:
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
         self.full = full.StoreFull(self.path)  # true once a write failed for want of space
+        self._workers = _WorkerFiles()
 
     @classmethod
     def create(cls, root: str, run_id: str) -> RunStore:
@@ -81,10 +82,7 @@ class RunStore:
 
     def worker_table(self) -> pa.Table:
         """Every recorded task attempt of every worker, successful or not."""
-        tables = [feather.read_table(f) for f in layout.worker_files(self.path)]
-        if not tables:
-            return worker_schema().empty_table()
-        return self._killed_by_spark(pa.concat_tables(tables))
+        return self._killed_by_spark(self._workers.table(layout.worker_files(self.path)))
 
     def _killed_by_spark(self, table: pa.Table) -> pa.Table:
         """``table`` with the attempts the manifest's ``killed_attempts`` names (Spark
@@ -211,3 +209,33 @@ def read_lines(path: str) -> list[dict]:
             except ValueError:
                 continue  # a line cut by a crash
     return rows
+
+
+class _WorkerFiles:
+    """The worker files' rows, each file read once while it is unchanged (same inode,
+    size and modification time; a worker file is written whole, then renamed into
+    place). An ended run of 2,400 workers took 1 s a read, at every report after it."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, tuple[tuple[int, int, int], pa.Table]] = {}
+        self._last: tuple[tuple, pa.Table] | None = None
+
+    def table(self, paths: list[str]) -> pa.Table:
+        """The rows of ``paths`` (sorted), as one table."""
+        files = {}
+        for path in paths:
+            try:
+                stat = os.stat(path)
+            except FileNotFoundError:
+                continue  # gone since listed
+            key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            known = self._files.get(path)
+            files[path] = known if known and known[0] == key else (key, feather.read_table(path))
+        self._files = files
+        whole = tuple((path, key) for path, (key, _) in files.items())
+        if self._last is None or self._last[0] != whole:
+            tables = [table for _, table in files.values()]
+            combined = (pa.concat_tables(tables).combine_chunks() if tables
+                        else worker_schema().empty_table())
+            self._last = (whole, combined)
+        return self._last[1]

@@ -57,6 +57,31 @@ def test_the_same_partition_in_two_jobs_counts_once_from_the_last(tmp_path):
     assert (row["records_in"], row["done"]) == (10, 1)
 
 
+def test_worker_rows_are_read_once_a_file_and_again_when_it_changes(tmp_path, monkeypatch):
+    import icedtea_jupyter.store.run_store as run_store
+
+    reads = []
+    read_table = run_store.feather.read_table
+    monkeypatch.setattr(run_store.feather, "read_table",
+                        lambda path, **kw: reads.append(path) or read_table(path, **kw))
+    store = RunStore.create(str(tmp_path), "r3")
+    for part in range(3):
+        store.write_worker(end(1, part, 0, 10 + part))
+    assert sorted(store.worker_table()["partition"].to_pylist()) == [0, 1, 2]
+    assert store.worker_table()["task"].to_pylist() == [10, 11, 12]
+    assert len(reads) == 3  # the second look read nothing
+    store.write_worker(end(1, 3, 0, 13))  # a worker ended since
+    assert store.worker_table()["task"].to_pylist() == [10, 11, 12, 13]
+    assert len(reads) == 4
+    store.write_worker(end(1, 1, 0, 11, "failed", n=3))  # the same worker's file, rewritten
+    table = store.worker_table().to_pylist()
+    assert [(r["task"], r["status"], r["records_in"]) for r in table if r["partition"] == 1] \
+        == [(11, "failed", 3)]
+    assert len(reads) == 5
+    reopened = RunStore(store.path)  # another reader: the same rows
+    assert reopened.worker_table().equals(store.worker_table())
+
+
 def test_opening_something_that_is_not_a_run_says_so(tmp_path):
     with pytest.raises(StoreError, match="not an icedtea run"):
         open_run(str(tmp_path))

@@ -150,11 +150,28 @@ def test_fraud_demo_from_the_sidebar(page, lab_server, artifacts):
     expect(chris.locator('[data-action="step-out"]')).to_be_disabled()
     expect(chris.locator('[data-action="step-out"]')).to_have_attribute("title", re.compile("nothing waits downstream"))
 
-    # Step over: Chris's payment goes through its whole scope and is approved.
+    # Step over: Chris's payment goes through its whole scope and is approved. The
+    # kernel answers each state slowly here: until it has, each worker shows the state
+    # before, marked as updating.
+    run_code(page, notebook, "import time, icedtea_jupyter.snapshots.debug_snapshot as _ds; "
+             "_ds.quick = _ds.DebugSnapshot.encoded_state; _ds.DebugSnapshot.encoded_state = "
+             "lambda self, *a: (time.sleep(1.5), _ds.quick(self, *a))[1]; print('slowed')",
+             "slow-states")
     chris.locator('[data-action="step-over"]').click()
     expect(snapshot.locator(".jp-icedtea-snapshot-title")).to_contain_text(f"step over on partition {partition}", timeout=STEP)
+    enrich = worker(sidebar, "enrich")
+    expect(enrich).to_have_attribute("data-loading", "true", timeout=STEP)
+    expect(enrich).to_have_attribute("aria-busy", "true")
+    expect(enrich.locator(".jp-icedtea-worker-updating")).to_have_text("updating…")
+    expect(variable(sidebar, "enrich", "highest")).to_be_visible()  # the state before, kept
+    expect(enrich.locator(".jp-icedtea-state-tree")).to_have_css("opacity", "0.5")  # dimmed
     expect(steps.locator(".jp-icedtea-step-outputs")).to_have_text("Left the chain in the last step: ('Chris', 10.0)")
     expect(variable(sidebar, "enrich", "highest")).to_contain_text("'Chris': 80.0", timeout=STEP)
+    expect(enrich).to_have_attribute("data-loading", "false")
+    expect(enrich.locator(".jp-icedtea-worker-updating")).to_have_count(0)
+    expect(enrich.locator(".jp-icedtea-state-tree")).to_have_css("opacity", "1")
+    run_code(page, notebook, "_ds.DebugSnapshot.encoded_state = _ds.quick; print('quick')",
+             "quick-states")
     row = steps.locator(f'.jp-icedtea-partition-steps[data-partition="{partition}"]')
     expect(row).to_contain_text("next at enrich: Row(customer='Bob', amount=5000.0, currency='¥')")
     expect(row).to_have_class(re.compile("jp-mod-selected"))

@@ -154,6 +154,13 @@ export class SnapshotView extends Widget {
       .filter(Boolean)
       .join(' · ');
     head.append(el('span', 'jp-icedtea-muted', facts));
+    if (cell.loading && cell.state && !cell.error) {
+      // the state before, kept in view while the kernel answers: said so, and dimmed
+      node.setAttribute('aria-busy', 'true');
+      const updating = el('span', 'jp-icedtea-worker-updating', 'updating…');
+      updating.title = 'The state shown is the one before; the new one is on its way from the kernel.';
+      head.append(updating);
+    }
     if (into) {
       const button = el('button', 'jp-icedtea-button jp-icedtea-step-button', 'Step into');
       button.type = 'button';

@@ -29,7 +29,9 @@ class TimelineRow:
                                         continuous_update=False,
                                         layout=widgets.Layout(display="none", width="360px"))
         self.slider.observe(lambda change: self._render(), names="value")
-        self.widget = widgets.VBox([self.row, self.slider])
+        # the slider is shown (and drawn: its first drawing forces the page's layout)
+        # only once the timeline is longer than a window
+        self.widget = widgets.VBox([self.row])
         self.widget.add_class("icedtea-timeline")
 
     @property
@@ -42,7 +44,9 @@ class TimelineRow:
         following = self.slider.value >= self.slider.max
         self.interactions, self.current, self.enabled = interactions, current, enabled
         self.slider.max = max(len(interactions) - WINDOW, 0)
-        self.slider.layout.display = "" if len(interactions) > WINDOW else "none"
+        paged = len(interactions) > WINDOW
+        self.slider.layout.display = "" if paged else "none"
+        self.widget.children = (self.row, self.slider) if paged else (self.row,)
         if following and self.slider.value != self.slider.max:
             self.slider.value = self.slider.max  # renders through the observer
         else:

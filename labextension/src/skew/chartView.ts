@@ -113,7 +113,7 @@ export class SkewChart extends Widget {
     this._scheduleDraw(false);
   }
 
-  /** The latest spec drawn in a frame of its own (`chartFrames`): anew where `whole`
+  /** The latest spec drawn at its turn in `chartFrames`: anew where `whole`
    * (a resize, shown after changes while collapsed) or its shape changed, else its
    * dataset swapped in the drawn view (new numbers). */
   private _scheduleDraw(whole: boolean): void {
@@ -125,11 +125,10 @@ export class SkewChart extends Widget {
       const parts = splitData(this._spec);
       if (!this._whole && this._result !== null && parts !== null && parts.shape === this._shape) {
         this._drawn = null;
-        void this._change(view => view.data(this._dataName, parts.values));
-        return;
+        return this._change(view => view.data(this._dataName, parts.values));
       }
       this._whole = false;
-      void this._draw(this._spec as VisualizationSpec | null);
+      return this._draw(this._spec as VisualizationSpec | null);
     });
   }
 
@@ -160,7 +159,7 @@ export class SkewChart extends Widget {
     }
   }
 
-  private _applyRows(id: (row: unknown) => string): void {
+  private _applyRows(id: (row: unknown) => string): Promise<void> | void {
     const { remove, insert } = this._pending;
     this._pending = { remove: new Set(), insert: new Map(), scheduled: false };
     this._applied = performance.now();
@@ -171,7 +170,7 @@ export class SkewChart extends Widget {
       this._scheduleDraw(true); // grown past CANVAS_CELLS
       return;
     }
-    void this._change(view => view.change(this._dataName, this._changeOf(view, id, remove, insert)));
+    return this._change(view => view.change(this._dataName, this._changeOf(view, id, remove, insert)));
   }
 
   /** The pushed rows as one Vega changeset (`rowChange`), against the drawn view's rows. */

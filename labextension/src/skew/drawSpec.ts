@@ -2,6 +2,8 @@ import { View } from 'vega';
 import embed, { Result } from 'vega-embed';
 import { compile, TopLevelSpec } from 'vega-lite';
 
+import { nextFrame } from '../widgets/frameQueue';
+
 /** A step's cost since `start`, for profiles (`bench/skew_live_ui.py` observes these
  * measures); none is kept in the page's timeline. */
 export function measure(name: string, start: number): void {
@@ -9,18 +11,13 @@ export function measure(name: string, start: number): void {
   performance.clearMeasures(name);
 }
 
-/** A task of its own: what follows runs after the browser could paint a frame. */
-function nextTask(): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, 0));
-}
-
-/** A Vega view whose first run waits for a task of its own: vega-embed parses the spec
- * and builds the view in one task, the dataflow's first run and render come in the next. */
+/** A Vega view whose first run waits for the next frame: vega-embed parses the spec and
+ * builds the view in one task, the dataflow's first run and render come in another. */
 class ViewFirstRunLater extends View {
   async runAsync(...args: Parameters<View['runAsync']>): Promise<View> {
     if (!this._ran) {
       this._ran = true;
-      await nextTask();
+      await nextFrame();
     }
     return super.runAsync(...args);
   }
@@ -37,8 +34,9 @@ export interface IDrawOptions {
 }
 
 /**
- * An Altair (Vega-Lite) spec drawn with vega-embed into a new element, over three
- * tasks: Vega-Lite compiled to Vega, then Vega's parse, then the first run and render.
+ * An Altair (Vega-Lite) spec drawn with vega-embed into a new element, in three steps,
+ * each in a frame of its own (`nextFrame`): Vega-Lite compiled to Vega, then Vega's
+ * parse, then the first run and render.
  * The first chart of a page took 106-135 ms in one task (Vega's code run cold), a frame
  * over 100 ms. The element is not in the page while it is drawn (the chart shown stays
  * until the caller swaps it in). Null when `wanted()` turned false between two steps
@@ -52,7 +50,7 @@ export async function drawSpec(
   let start = performance.now();
   const compiled = compile(spec as TopLevelSpec).spec;
   measure(`icedtea-skew-compile-${options.name}`, start);
-  await nextTask();
+  await nextFrame();
   if (!wanted()) {
     return null;
   }

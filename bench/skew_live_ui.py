@@ -19,6 +19,14 @@ task (PerformanceObserver). Both clocks are this machine's wall clock. The chart
 only the eight heaviest keys (the rest of a partition is ``other``), so a new key is
 drawn only once it outgrows older ones: the second latency starts when the kernel's
 report (``stacked_records``, for a fetch or a push) first names it.
+
+Each animation frame over 100 ms is listed with when it came (seconds after the cell
+started) and the scripts that ran in it (Chromium's Long Animation Frames), so a long
+frame can be told apart: the sidebar's charts (``lib_index``), JupyterLab's own handlers
+(``jlab_core``, which also deliver the comm's messages), or none (the page waited for
+the CPU). Switches: ``SKEW_BASELINE=1`` (no chart drawn), ``SKEW_COLD_PAGE=1`` (no
+widget shown before the run: the page's first widget output is the run's panel),
+``SKEW_CELL_PER_PARTITION=1`` (the heat map a cell a partition), ``SKEW_PROFILE``.
 """
 from __future__ import annotations
 
@@ -107,7 +115,7 @@ RECEIVED = r"""(() => {
           const rows = ['bars', 'cells', 'timeline'].map(name =>
             text.includes('"' + name + '": [{') || text.includes('"' + name + '":[{'));
           const kinds = ['spec', 'heatmap', 'timeline'].filter((kind, i) => whole || rows[i]);
-          (window.__pushes = window.__pushes || []).push({at: now, since: +since[1] * 1000, kinds});
+          (window.__pushes = window.__pushes || []).push({at: now, since: +since[1] * 1000, kinds, whole});
         }
       });
     }
@@ -122,6 +130,18 @@ OBSERVE = """() => {
   requestAnimationFrame(tick);
   new PerformanceObserver(list => list.getEntries().forEach(e => bench.long.push(e.duration)))
     .observe({entryTypes: ['longtask']});
+  // each animation frame over 100 ms, with the scripts that ran in it (Long Animation
+  // Frames): whose code made it, and when (ms after the cell started)
+  bench.loaf = [];
+  new PerformanceObserver(list => list.getEntries().forEach(e => {
+    if (e.duration <= 100) return;
+    bench.loaf.push({at: Math.round(performance.timeOrigin + e.startTime - bench.start),
+      duration: Math.round(e.duration), blocking: Math.round(e.blockingDuration),
+      layout: Math.round(e.startTime + e.duration - (e.styleAndLayoutStart || e.startTime + e.duration)),
+      scripts: e.scripts.map(s => ({source: (s.sourceURL || '').split('/').pop().split('?')[0],
+        invoker: s.invoker, duration: Math.round(s.duration),
+        layout: Math.round(s.forcedStyleAndLayoutDuration)}))});
+  })).observe({type: 'long-animation-frame', buffered: false});
   bench.updates = {};
   bench.ends = {};
   new PerformanceObserver(list => list.getEntries().forEach(e => {
@@ -167,6 +187,17 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+# Unless SKEW_COLD_PAGE=1: the setup cell shows one widget of each kind the in-cell panel
+# uses, as a notebook that has shown any widget has. A page's first widget output loads
+# and runs JupyterLab's widget manager and MathJax (100-230 ms frames, in the notebook,
+# once a page): not the sidebar's frames, which this bench measures.
+WARM_WIDGETS = """
+import ipywidgets as _w
+display(_w.VBox([_w.HBox([_w.HTML('<b>warm</b>'), _w.Button(description='b')]),
+                 _w.Dropdown(options=['a'], description='d'), _w.IntProgress(value=1),
+                 _w.IntSlider(description='s')]))"""
+
+
 # SKEW_CELL_PER_PARTITION=1: the heat map drawn a cell a partition (2,400 cells), as
 # before it took at most 40 columns (``skew/heatmap.py``), for a side-by-side comparison.
 PER_PARTITION = """
@@ -176,6 +207,8 @@ _heatmap.MAX_COLUMNS = 10**9"""
 
 def test_live_chart_latency_and_frames(page, lab_server):
     setup = SETUP + (PER_PARTITION if os.environ.get("SKEW_CELL_PER_PARTITION") else "")
+    warm = not os.environ.get("SKEW_COLD_PAGE")
+    setup = setup.replace("print('ready')", (WARM_WIDGETS if warm else "") + "\nprint('ready')")
     (lab_server.root / "skew-live-ui.ipynb").write_text(
         json.dumps(notebook_json([setup, CELL]), indent=1))
     page.add_init_script(RECEIVED)
@@ -183,6 +216,9 @@ def test_live_chart_latency_and_frames(page, lab_server):
     run_cells(page, notebook, 1)
     expect(notebook.locator(".jp-OutputArea-output", has_text="ready")).to_have_count(
         1, timeout=RUN_FINISHED)
+    if warm:
+        expect(notebook.locator(".widget-hslider")).to_be_visible(timeout=RUN_FINISHED)
+        time.sleep(2.0)  # MathJax, loaded by the widgets' descriptions
     sidebar = show_sidebar(page)
     widen_left_area(page, 520)
     page.evaluate(OBSERVE)
@@ -291,22 +327,34 @@ def report_frames(bench: dict, frames: list[float]) -> None:
           f"{sum(f > 100 for f in frames)}; long tasks: {len(bench['long'])}, max "
           f"{max(bench['long'], default=0):.0f} ms, over 100 ms: "
           f"{sum(d > 100 for d in bench['long'])}")
+    for frame in bench.get("loaf", []):
+        scripts = "; ".join(f"{s['source'] or '?'} {s['invoker']} {s['duration']} ms"
+                            for s in sorted(frame["scripts"], key=lambda s: -s["duration"])[:3])
+        print(f"  long animation frame at {frame['at'] / 1000:.1f} s: {frame['duration']} ms "
+              f"(blocking {frame['blocking']}, style and layout {frame['layout']}): "
+              f"{scripts or 'no script'}")
 
 
 def data_latencies(bench: dict, only: str | None = None) -> list[float]:
     """Seconds from a pushed view's oldest new sketch leaving its worker (``since``) to
-    the page having drawn every chart the push changed (each chart's first update that
-    ended after the push arrived): the budget's "data reaches the sidebar"."""
+    the page having drawn every chart the push changed (each chart's first update or
+    new draw that ended after the push arrived): the budget's "data reaches the sidebar"."""
     out = []
     for push in bench["pushes"]:
         kinds = [k for k in push["kinds"] if only in (None, k)]
         drawn = []
         for kind in kinds:
-            ends = [t for t in bench["ends"].get(f"icedtea-skew-{kind}", []) if t >= push["at"]]
+            ends = [t for name in (f"icedtea-skew-{kind}", f"icedtea-skew-draw-{kind}")
+                    for t in bench["ends"].get(name, []) if t >= push["at"]]
             if ends:
                 drawn.append(min(ends))
         if drawn and len(drawn) == len(kinds):
             out.append((max(drawn) - push["since"]) / 1000)
+            if only is None and out[-1] > 0.5:
+                print(f"  over 0.5 s: the push at {(push['at'] - bench['start']) / 1000:.1f} s "
+                      f"({', '.join(kinds)}, {'whole report' if push.get('whole') else 'rows'}):"
+                      f" sent {(push['at'] - push['since']) / 1000:.3f} s after the sketch, "
+                      f"drawn {(max(drawn) - push['at']) / 1000:.3f} s after it arrived")
     return sorted(out)
 
 

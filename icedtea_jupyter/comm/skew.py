@@ -88,8 +88,10 @@ class SkewPusher:
 
     def __init__(self, run: Run, send: Callable[[str, dict], None],
                  listening: Callable[[], bool],
-                 report: Callable[[str], SkewReport] | None = None) -> None:
+                 report: Callable[[str], SkewReport] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.run, self.send, self.listening = run, send, listening
+        self.clock = clock  # seconds, for the gap between reads of the slow charts' rows
         self.report = report or run.skew  # operator -> its live report
         self.wake = threading.Event()
         self._changes: LiveChanges | None = None
@@ -140,7 +142,7 @@ class SkewPusher:
         changes = self._changes
         if changes is None or changes.operator != report.operator:
             changes, self._counts = None, CountsWindow()
-        now = time.monotonic()
+        now = self.clock()
         every = changes is None or now - self._every_at >= SLOW_GAP
         view = report.live_view(self._counts.since(report.keys_sketch, now), every)
         if changes is not None and not changes.same_charts(view):

@@ -37,8 +37,8 @@ class ControlBar:
             button.on_click(lambda _, a=action: self._act(lambda: self._decide(a)))
             self.hit_buttons.append(button)
         self.hit_row = widgets.HBox([self.hit, *self.hit_buttons])
-        self.widget = widgets.VBox([widgets.HBox([self.pause_button, self.status]),
-                                    self.hit_row])
+        self._bar = widgets.HBox([self.pause_button, self.status])
+        self.widget = widgets.VBox([self._bar])  # the hit's row only while a hit waits
         self.update()
 
     def _toggle(self) -> None:
@@ -73,6 +73,7 @@ class ControlBar:
         self.pause_button.icon = "play" if run.paused else "pause"
         pending = [hit for hit in run.breakpoints if hit.pending] if running else []
         self.hit_row.layout.display = "" if pending else "none"
+        self.widget.children = (self._bar, self.hit_row) if pending else (self._bar,)
         if pending:
             hit = pending[0]
             where = f"partition {hit.partition}" if hit.partition is not None else \

@@ -105,8 +105,10 @@ class DebugControls:
         self.snapshot = widgets.HTML()
         controls = widgets.HBox([self.partition, self.operator, self.step_over,
                                  self.step_into, self.step_out, self.cancel])
-        self.widget = widgets.VBox([self.header, controls, self.message, self.snapshot],
-                                   layout=widgets.Layout(display="none"))
+        self._body = widgets.VBox([self.header, controls, self.message, self.snapshot])
+        # in the cell only once the debugger has jumped: hidden from the run's start, its
+        # dropdowns and buttons were still drawn there (their labels typeset by MathJax)
+        self.widget = widgets.VBox([], layout=widgets.Layout(display="none"))
         self.widget.add_class("icedtea-debugger")
         self._busy: threading.Thread | None = None  # the move in progress, off the kernel's thread
         self._lock = threading.Lock()
@@ -191,6 +193,7 @@ class DebugControls:
             if snapshot.partition in self.partition.options:  # a step's, or the failure's
                 self.partition.value = snapshot.partition
             self.snapshot.value = snapshot_table(snapshot, dbg.pending(limit=1), chain)
+        self.widget.children = (self._body,)
         self.widget.layout.display = ""
 
     def _choices(self, partitions: list[int], chain: list[str]) -> None:

@@ -199,8 +199,10 @@ def test_the_panel_jumps_and_steps_as_the_panel_and_follows_the_api(record):
     debug, buttons = panel.debug, panel.timeline_row.buttons
     assert [b.description for b in buttons] == ["I0", "I1"]
     assert not any(b.disabled for b in buttons) and debug.widget.layout.display == "none"
+    assert debug.widget.children == ()  # not drawn in the cell before the first jump
     buttons[1].click()
     debug.wait(60)  # moves run off the kernel's thread
+    assert debug.widget.layout.display == "" and len(debug.widget.children) == 1
     assert run.actions[-1]["call"] == "dbg.jump(1)" and run.actions[-1]["source"] == "panel"
     assert "at I1" in debug.header.value and buttons[1].button_style == "info"
     dbg = run.debugger()

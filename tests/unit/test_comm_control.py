@@ -89,6 +89,7 @@ def test_the_panels_buttons_pause_resume_and_skip_as_api_calls(tmp_path, monkeyp
     wire.controller.add("op0", when="row == 500")
     wire.run("map", slow_square, range(3000), partition=0)
     bar = ControlBar(run)
+    assert bar.widget.children == (bar._bar,)  # no hit: its row is not drawn in the cell
     wait_until(lambda: len(wire.outputs[0]) > 10, 10, "the task producing")
     bar.pause_button.click()
     wait_until(lambda: run.paused and "held" in bar.status.value, 10, "paused from the panel")
@@ -97,6 +98,7 @@ def test_the_panels_buttons_pause_resume_and_skip_as_api_calls(tmp_path, monkeyp
     wait_until(lambda: run.breakpoints, 10, "the hit")
     bar.update()
     assert "op0" in bar.hit.value and "500" in bar.hit.value
+    assert bar.widget.children == (bar._bar, bar.hit_row)
     bar.hit_buttons[0].click()  # Skip
     wire.join()
     assert 500 * 500 not in wire.outputs[0] and len(wire.outputs[0]) == 2999

@@ -18,6 +18,7 @@ from ..session.actions import acting_as
 from ..session.run import Run
 from .control import ControlBar
 from .debugging import DebugControls
+from .operators import OperatorRows
 from .timeline import TimelineRow
 
 LOG = logging.getLogger("icedtea_jupyter")
@@ -34,46 +35,13 @@ def _plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def _fmt(n: float) -> str:
-    if n >= 1e6:
-        return f"{n / 1e6:.2f}M"
-    if n >= 1e4:
-        return f"{n / 1e3:.1f}k"
-    return f"{int(n)}"
-
-
-class OperatorRow:
-    """One Python operator: a partition progress bar and its counts."""
-
-    def __init__(self, name: str) -> None:
-        self.label = widgets.HTML(f"<b>{html.escape(name)}</b>",
-                                  layout=widgets.Layout(width="180px"))
-        self.bar = widgets.IntProgress(value=0, min=0, max=1,
-                                       layout=widgets.Layout(width="160px"))
-        self.counts = widgets.HTML("")
-        self.box = widgets.HBox([self.label, self.bar, self.counts])
-        self.box.add_class("icedtea-operator")
-
-    def update(self, row: dict) -> None:
-        total = row["done"] + row["running"] + row["failed"]
-        self.bar.max = max(total, 1)
-        self.bar.value = row["done"]
-        self.bar.bar_style = "danger" if row["failed"] else ("success" if total and
-                                                             row["done"] == total else "")
-        average = row.get("average_rate") or 0
-        rate = (f", {_fmt(row['rate'])}/s" if row["running"] else
-                f", {_fmt(average)}/s on average" if average else "")
-        self.counts.value = (f"&nbsp;{row['done']}/{total} partitions · in {_fmt(row['records_in'])}"
-                             f" · out {_fmt(row['records_out'])}{rate}")
-
-
 class RunPanel:
     """Progress per operator, status, elapsed time, error, warnings and alerts of a run."""
 
     def __init__(self, run: Run) -> None:
         self.run = run
         self.header = widgets.HTML()
-        self.operators = widgets.VBox()
+        self.operators = OperatorRows()
         self.interact_button = widgets.Button(description="Interact now", icon="camera",
                                               tooltip="a tuple-consistent snapshot of G(θ) now")
         self.interact_button.add_class("icedtea-interact")
@@ -91,11 +59,11 @@ class RunPanel:
         self.control = ControlBar(run)
         self.timeline_row = TimelineRow(self._jump)
         controls = widgets.HBox([self.interact_button, self.timeline])
-        self.widget = widgets.VBox([self.header, self.operators, self.control.widget, controls,
-                                    self.timeline_row.widget, self.debug.progress,
-                                    self.debug.widget, self.messages, self.debug_failure])
+        self.widget = widgets.VBox([
+            self.header, self.operators.widget, self.control.widget, controls,
+            self.timeline_row.widget, self.debug.progress, self.debug.widget, self.messages,
+            self.debug_failure])
         self.widget.add_class("icedtea-panel")
-        self.rows: dict[str, OperatorRow] = {}
         self._dirty = threading.Event()
         run.subscribe(self._on_event)
         self.refresh()
@@ -166,12 +134,7 @@ class RunPanel:
             f"<span class='icedtea-status' style='color:{colour}'><b>{run.status}</b></span> · "
             f"{run.duration:.1f} s · {_plural(len(run.dag.python_operators), 'Python operator')}"
             "</div>")
-        progress = run.progress()
-        for row in progress:
-            if row["operator"] not in self.rows:
-                self.rows[row["operator"]] = OperatorRow(row["operator"])
-                self.operators.children = [r.box for r in self.rows.values()]
-            self.rows[row["operator"]].update(row)
+        self.operators.update(run.progress())
         self.messages.value = self._messages()
         self.control.update()
         interactions = run.interaction_marks()

@@ -7,7 +7,11 @@ repetitions, their ratios to the plain run (targets: <= 1.05, <= 1.05, <= 1.10) 
 paired ratios (each repetition against the plain run beside it). Writes
 ``bench/results/shapes.json``.
 
-    .venv/bin/python bench/shapes.py [--scale 1.0] [--repeat 3] [--only NAME]
+``--skew``: instead, plain, recorded, and recorded with ``--skew`` (issue 13's budget:
+<= 1.02x the plain run; also its ratio to the recorded run beside it, the cost of
+counting keys alone). Writes ``bench/results/shapes_skew.json``.
+
+    .venv/bin/python bench/shapes.py [--scale 1.0] [--repeat 3] [--only NAME] [--skew]
 """
 from __future__ import annotations
 
@@ -122,6 +126,8 @@ out = (sc.parallelize(TEXT, 4).flatMap(lambda line: line.split()).setName("split
 SETTINGS = {"plain": None, "icedtea": {}, "1/s": {"interact_every": 1.0},
             "10/s": {"interact_every": 0.1}}
 TARGETS = {"icedtea": 1.05, "1/s": 1.05, "10/s": 1.10}
+SKEW_SETTINGS = {"plain": None, "icedtea": {}, "skew": {"skew": True}}
+SKEW_TARGETS = {"icedtea": 1.05, "skew": 1.02}
 
 
 def run_once(code: str, ns: dict, store: str, options: dict | None, theta: str) -> tuple:
@@ -167,27 +173,37 @@ def bench(spark, name: str, args) -> dict:
     records, theta, code = WORKLOADS[name]
     ns = namespace(spark, code, int(records * args.scale))
     store = tempfile.mkdtemp(prefix="icedtea-shapes-")
-    run_once(code, ns, store, None, theta), run_once(code, ns, store, {}, theta)  # warm up
-    times: dict[str, list[float]] = {s: [] for s in SETTINGS}
-    cpu: dict[str, list[float]] = {s: [] for s in SETTINGS}
+    settings, targets = (SKEW_SETTINGS, SKEW_TARGETS) if args.skew else (SETTINGS, TARGETS)
+    for options in settings.values():  # warm up
+        run_once(code, ns, store, options, theta)
+    times: dict[str, list[float]] = {s: [] for s in settings}
+    cpu: dict[str, list[float]] = {s: [] for s in settings}
     for i in range(args.repeat):
-        order = list(SETTINGS.items())
+        order = list(settings.items())
         for setting, options in (order if i % 2 == 0 else order[::-1]):
             wall, used = run_once(code, ns, store, options, theta)
             times[setting].append(wall)
             cpu[setting].append(used)
         print(f"  {name} rep {i + 1}: " + ", ".join(f"{s} {times[s][-1]:.2f} s"
-                                                   for s in SETTINGS), flush=True)
+                                                   for s in settings), flush=True)
     medians = {s: statistics.median(v) for s, v in times.items()}
     row = {"workload": name, "records": ns["N"], "repeat": args.repeat, "medians": medians,
-           "times": times, "worker_cpu": cpu, "logs": log_size(code, ns, store, theta)}
-    for setting in TARGETS:
-        row[setting] = {
-            "ratio": medians[setting] / medians["plain"],
-            "paired_ratio": statistics.median(r / p for r, p in zip(times[setting],
-                                                                     times["plain"])),
-            "cpu_ratio": statistics.median(cpu[setting]) / statistics.median(cpu["plain"])}
+           "times": times, "worker_cpu": cpu}
+    if not args.skew:
+        row["logs"] = log_size(code, ns, store, theta)
+    for setting in targets:
+        row[setting] = ratios(times, cpu, setting, "plain")
+    if args.skew:
+        row["skew_vs_icedtea"] = ratios(times, cpu, "skew", "icedtea")
     return row
+
+
+def ratios(times: dict, cpu: dict, setting: str, against: str) -> dict:
+    """``setting``'s median wall time, paired wall time and worker CPU over ``against``'s."""
+    median = statistics.median
+    return {"ratio": median(times[setting]) / median(times[against]),
+            "paired_ratio": median(r / p for r, p in zip(times[setting], times[against])),
+            "cpu_ratio": median(cpu[setting]) / median(cpu[against])}
 
 
 def main() -> None:
@@ -195,6 +211,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", help="run the workloads whose name contains this")
+    parser.add_argument("--skew", action="store_true",
+                        help="plain, recorded and recorded with --skew, side by side")
     args = parser.parse_args()
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     spark = start_session()
@@ -202,15 +220,18 @@ def main() -> None:
     names = [n for n in WORKLOADS if not args.only or args.only in n]
     rows = [bench(spark, name, args) for name in names]
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-    with open(RESULTS, "w") as out:
+    path = RESULTS.replace(".json", "_skew.json") if args.skew else RESULTS
+    with open(path, "w") as out:
         json.dump({"scale": args.scale, "seconds": time.time() - started, "rows": rows},
                   out, indent=1)
-    print(f"{'workload':58s} {'plain s':>7s} " + " ".join(f"{s + ' (paired)':>18s}"
-                                                         for s in TARGETS))
+    columns = ["icedtea", "skew", "skew_vs_icedtea"] if args.skew else list(TARGETS)
+    print(f"{'workload':58s} {'plain s':>7s} " + " ".join(f"{s + ' (paired, cpu)':>24s}"
+                                                         for s in columns))
     for row in rows:
-        print(f"{row['workload']:58s} {row['medians']['plain']:7.2f} " + " ".join(
-            f"{row[s]['ratio']:8.3f} ({row[s]['paired_ratio']:.3f})" for s in TARGETS)
-            + f"  logs {100 * row['logs']['share']:.2f} % of θ's input")
+        logs = "" if args.skew else f"  logs {100 * row['logs']['share']:.2f} % of θ's input"
+        print(f"{row['workload'][:58]:58s} {row['medians']['plain']:7.2f} " + " ".join(
+            f"{row[s]['ratio']:8.3f} ({row[s]['paired_ratio']:.3f}, {row[s]['cpu_ratio']:.3f})"
+            for s in columns) + logs)
     spark.stop()
 
 

@@ -90,6 +90,39 @@ def test_groups_of_a_join_count_values_and_inputs():
     assert counter.partition_of(FakeHost(), "a") == 1  # a reduce side: its own partition
 
 
+def test_a_large_join_counts_each_inputs_records_within_the_sampling_error():
+    rng = random.Random(7)  # a hot key with 60,000 values, then 2,000 keys of 10
+    groups = [("hot", [(0, i) for i in range(60_000)] + [(1, "x")] * 600)]
+    groups += [(k, [(int(rng.random() < 0.2), k) for _ in range(10)]) for k in range(2_000)]
+    exact = Counter(index for _, values in groups for index, _ in values)
+    counter = SkewCounter(FakeHost())
+    assert list(counter.count_groups(iter(groups))) == groups  # every group passes unchanged
+    inputs = counter.input_counts()
+    assert sum(counter.sampled_inputs.values()) > 0  # past EXACT values: sampled
+    for index, count in exact.items():  # sampled: off by less than 4 standard deviations
+        assert abs(inputs[index] - count) <= 4 * (15 * count) ** 0.5, (index, inputs)
+    sketch = counter.sketch  # each key's values all counted, within the sketch's bound
+    assert sketch.n == sum(exact.values()) and not sketch.estimated
+    assert sketch.counts["hot"] <= 60_600 <= sketch.counts["hot"] + sketch.error
+
+
+def test_a_spilled_group_counts_its_inputs_exactly():
+    class External:  # PySpark's ExternalListOfList (a spilled group): iterable, no slices
+        def __init__(self, values):
+            self.values = values
+
+        def __len__(self):
+            return len(self.values)
+
+        def __iter__(self):
+            return iter(self.values)
+
+    values = [(0, 1)] * 20_000 + [(1, 2)] * 3
+    counter = SkewCounter(FakeHost())
+    list(counter.count_groups(iter([("a", values), ("b", External(values))])))
+    assert counter.input_counts() == {0: 40_000, 1: 6} and not counter.sampled_inputs
+
+
 LOADS = {0: 100.0, 1: 110.0, 2: 900.0, 3: 95.0, 4: 105.0}
 
 

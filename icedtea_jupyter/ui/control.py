@@ -72,7 +72,6 @@ class ControlBar:
         self.pause_button.description = "Resume" if run.paused else "Pause"
         self.pause_button.icon = "play" if run.paused else "pause"
         pending = [hit for hit in run.breakpoints if hit.pending] if running else []
-        self.hit_row.layout.display = "" if pending else "none"
         self.widget.children = (self._bar, self.hit_row) if pending else (self._bar,)
         if pending:
             hit = pending[0]

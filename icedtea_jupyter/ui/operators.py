@@ -55,5 +55,4 @@ class OperatorRows:
     def update(self, progress: list[dict]) -> None:
         value = ("<table style='border-collapse:collapse'>"
                  + "".join(row_html(row) for row in progress) + "</table>") if progress else ""
-        if self.widget.value != value:
-            self.widget.value = value
+        self.widget.value = value  # traitlets sends nothing for an equal value

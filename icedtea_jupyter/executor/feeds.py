@@ -66,6 +66,7 @@ class BlockFeed:
         self._block_len = 0  # ... out of this many
         self._first: Any = _NO_RECORD  # read ahead: the block's first record, pulled alone
         self._rest: list = []  # read ahead: the block's other records
+        self.keys: Any = None  # --skew: the skew counter taking the keys of what it reads
 
     @property
     def source(self) -> Iterator:
@@ -100,6 +101,8 @@ class BlockFeed:
             except StopIteration:
                 break
             self._base = self.count()  # ``first`` is not counted yet: nobody has it
+            if self.keys is not None:
+                self.keys.take((first,))
             self._start_block(first)
             step = min(self._boundary(first), RUN + 1)
             source = self._source  # a check may have wrapped it (a breakpoint armed live)
@@ -131,13 +134,17 @@ class BlockFeed:
         many waiting records make the garbage collector's young generation slow."""
         if not self.read_ahead:
             self._block, self._block_len = repeat(True, size), size
-            yield compress(islice(source, size), self._block)
+            pulled = islice(source, size)
+            yield compress(pulled if self.keys is None else self.keys.take_all(pulled),
+                           self._block)
             return self._block_len - length_hint(self._block) < size
         while size > 0:
             self._base = self.count()
             self._block, self._block_len = iter(()), 0  # nothing counted twice while reading
             part = min(size, READ_AHEAD)
             self._rest = rest = self._read(source, part)
+            if self.keys is not None:
+                self.keys.take(rest)
             self._block, self._block_len = iter(rest), len(rest)
             yield self._block
             if len(rest) < part:

@@ -20,6 +20,7 @@ class PluginTaps:
     order: Any
     inputs_gen: Any
     user_function: Any
+    feed: Any
     user_generator: Any
     final_locals: dict | None
 
@@ -31,10 +32,17 @@ class PluginTaps:
         return outputs
 
     def keyed(self, records: Iterable) -> Iterable:
-        """A map side's ``(key, value)`` input, tapped by the skew counter (``--skew``):
-        C iterators only. (Lineage links it by key at trace time: nothing here.)"""
+        """A map side's ``(key, value)`` input, its keys counted by the skew counter
+        (``--skew``): as its own feed reads them ahead in lists, if it does (a C slice a
+        list), else through C iterators. (Lineage links it by key at trace time.)"""
         counter = self.plugins.get(SkewCounter)
-        return records if counter is None else counter.tap(records)
+        if counter is None:
+            return records
+        feed = self.feed
+        if feed is not None and feed.owner is self and feed.read_ahead and not feed.started:
+            feed.keys = counter
+            return records
+        return counter.tap(records)
 
     def keyed_batches(self, batches: Iterable[list]) -> Iterable[list]:
         """A shuffle read's batches of ``(key, value)`` records, tapped by the skew

@@ -11,7 +11,10 @@ Where the keys are counted:
 
 - an aggregation's map side (``combine`` of ``reduceByKey``, ``aggregateByKey``,
   ``foldByKey``, ``combineByKey``, ``groupByKey``): its input records, before the map-side
-  combine, through ``tap`` — C iterators only (``tee``, ``itemgetter``, ``list.append``,
+  combine. Where its feed reads Spark's input ahead in lists (``feeds.BlockFeed``), each
+  list as it is read (``take``: all keys of the first ``EXACT`` records, then every
+  ``EVERY``-th from an offset drawn a list, weighted ``EVERY``, a C slice a list: nothing
+  of ours per record); else through ``tap`` — C iterators only (``tee``, ``itemgetter``, ``list.append``,
   ``compress``), Python once a chunk of ``CHUNK`` records; the keys are folded into the
   sketch between blocks (``boundary``). Counting a key costs about as much as PySpark's
   combine of its record, so a worker counts every key of its first ``EXACT`` records and
@@ -51,7 +54,7 @@ import math
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from heapq import nlargest
 from itertools import chain, compress, islice, tee
 from operator import itemgetter, not_
@@ -152,6 +155,7 @@ class SkewCounter(WorkerPlugin):
         self.input_tags: list = []  # the sampled values' inputs, each standing for EVERY
         self.sampled_inputs: Counter = Counter()  # input_tags counted so far
         self.draw = random.Random(host.worker.get("partition", 0)).randrange  # sampled chunks
+        self.taken = 0  # records whose keys ``take`` and ``tap_batches`` have seen
 
     # --- taps ----------------------------------------------------------------------
     def tap(self, records: Iterable) -> Iterator:
@@ -184,20 +188,32 @@ class SkewCounter(WorkerPlugin):
             yield _appending(rest, append)
             position += CHUNK
 
-    def tap_batches(self, batches: Iterable[list]) -> Iterator[list]:
-        """A shuffle read's batches of ``(key, value)`` records, unchanged: the keys of
-        every batch until ``EXACT`` records, then of one record in ``EVERY`` of each batch
-        (every ``EVERY``-th from an offset drawn at random a batch: batches can hold
-        thousands of records, too few to sample whole), appended to ``keys``
-        (``sampled``) by C calls; Python runs once a batch."""
-        position = 0
-        keys, sampled, draw = self.keys, self.sampled, self.draw
-        for batch in batches:
-            if position < EXACT:
-                keys.extend(map(_KEY, batch))
+    def take(self, records: Sequence) -> None:
+        """A list of ``(key, value)`` records read ahead: their keys until ``EXACT``
+        records, then those of one record in ``EVERY`` (every ``EVERY``-th from an offset
+        drawn at random a list), appended to ``keys`` (``sampled``) by C calls. A record
+        without a key is left to fail where the aggregation takes it."""
+        try:
+            if self.taken < EXACT:
+                self.keys.extend(map(_KEY, records))
             else:
-                sampled.extend(map(_KEY, batch[draw(EVERY)::EVERY]))
-            position += len(batch)
+                self.sampled.extend(map(_KEY, records[self.draw(EVERY)::EVERY]))
+        except (TypeError, IndexError, KeyError):
+            pass
+        self.taken += len(records)
+
+    def take_all(self, records: Iterable) -> Iterator:
+        """The records, unchanged, every key appended to ``keys`` by C calls (a feed that
+        stopped reading ahead: a breakpoint armed live on the aggregation)."""
+        return _appending(records, self.keys.append)
+
+    def tap_batches(self, batches: Iterable[list]) -> Iterator[list]:
+        """A shuffle read's batches of ``(key, value)`` records, unchanged, each one
+        ``take``-n (batches can hold thousands of records, too few to sample whole);
+        Python runs once a batch."""
+        take = self.take
+        for batch in batches:
+            take(batch)
             yield batch
 
     def count_groups(self, groups: Iterable) -> Iterator:

@@ -22,7 +22,7 @@ Python function keeps that shape, so its per-record cost is a few C calls:
   chain is exhausted or closed, and on an exception finds the host whose function
   raised from the traceback, and the record it was processing from that frame.
 
-Functions without Python code (builtins, ``functools.partial``, callable objects) keep
+Functions without Python code (builtins, ``functools.partial``, objects of C classes) keep
 the per-record loop of ``loops.py``: a traceback would not name them.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 
 from . import task_failures
 from .block_outputs import RESUMABLE, outputs, outputs_ran_out
-from .culprits import NOT_HERE, code_of, culprit_finder, frames_of
+from .culprits import NOT_HERE, call_method, code_of, culprit_finder, frames_of
 from .feeds import RUN, BlockFeed, Counter, TappedOutputs, from_spark
 from .map_feed import MapFeed
 from .records import NO_RECORD as _NO_RECORD
@@ -293,12 +293,14 @@ def run_partition_in_blocks(host: Any, fn: Callable, iterator: Iterable) -> Iter
 
 
 def runs_in_blocks(f: Any) -> bool:
-    """Whether a traceback names ``f``: a Python function or method, or an ``Operator``."""
+    """Whether a traceback names ``f``: a Python function or method, an object whose class
+    defines ``__call__`` in Python (``culprits.call_method``), or an ``Operator``."""
     from .operator import Operator
 
     if isinstance(f, Operator):
         return type(f).__call__ is Operator.__call__
-    return inspect.isfunction(f) or (inspect.ismethod(f) and inspect.isfunction(f.__func__))
+    return inspect.isfunction(f) or (inspect.ismethod(f) and inspect.isfunction(f.__func__)) \
+        or call_method(f) is not None
 
 
 class _Guard(chain):

@@ -37,16 +37,30 @@ def culprit_finder(kind: str, f: Any, host: Any) -> Callable[[FrameType, list], 
         def last_pulled(frame: FrameType, inner: list) -> Any:
             return NOT_HERE if frame.f_code is not code else feed.last_pulled()
         return last_pulled
-    function = f.__func__ if inspect.ismethod(f) else f
-    code, position = function.__code__, 1 if inspect.ismethod(f) else 0
+    method = call_method(f) if not inspect.isfunction(f) and not inspect.ismethod(f) else None
+    function = f.__func__ if inspect.ismethod(f) else method or f
+    code, position = function.__code__, 0 if function is f else 1
+    owner = f if method is not None else None  # its frames' ``self``: not another instance's
 
     def record_of(frame: FrameType, inner: list) -> Any:
         if frame.f_code is not code:
+            return NOT_HERE
+        if owner is not None and frame.f_locals.get(code.co_varnames[0]) is not owner:
             return NOT_HERE
         if code.co_argcount <= position:
             return _NO_RECORD
         return frame.f_locals.get(code.co_varnames[position], _NO_RECORD)
     return record_of
+
+
+def call_method(f: Any) -> Any:
+    """The Python function ``type(f).__call__`` of an object called as a function (a
+    class defining ``__call__``: its frames name it), or None: a function, a builtin, a
+    C class's object, a static or class ``__call__``."""
+    if inspect.isfunction(f) or inspect.ismethod(f) or isinstance(f, type):
+        return None
+    call = inspect.getattr_static(type(f), "__call__", None)
+    return call if inspect.isfunction(call) and call.__code__.co_argcount >= 1 else None
 
 
 def culprit_record(host: Any, exc: BaseException) -> Any:

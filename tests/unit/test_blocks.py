@@ -121,6 +121,40 @@ def test_a_builtin_keeps_the_per_record_loop_and_names_its_record(monkeypatch):
     assert ends[1]["records_in"] == 10
 
 
+class Scaled:
+    """A function object, as users parametrize a map: ``Scaled(k)(x)``."""
+
+    def __init__(self, factor, fails_on=None):
+        self.factor, self.fails_on, self.calls = factor, fails_on, 0
+
+    def __call__(self, x):
+        self.calls += 1
+        if x == self.fails_on:
+            raise ValueError(f"bad record {x}")
+        return x * self.factor
+
+
+def test_a_function_object_runs_in_blocks_with_pysparks_outputs_and_counts(monkeypatch):
+    spy = []
+    monkeypatch.setattr(host_module, "record_loop", lambda *a: spy.append(a) or iter(()))
+    functions = [("map", Scaled(2)), ("filter", lambda x: x % 3), ("map", Scaled(5))]
+    stream, channel = hosted_chain(monkeypatch, functions, n=1_000)
+    assert list(stream) == plain_chain(functions, n=1_000) and spy == []  # no per-record loop
+    ends = ended_by_operator(channel)
+    assert [(ends[i]["records_in"], ends[i]["records_out"]) for i in range(3)] == [
+        (1_000, 1_000), (1_000, 666), (666, 666)]
+
+
+def test_a_function_object_that_raises_is_blamed_not_another_of_its_class(monkeypatch):
+    functions = [("map", Scaled(2)), ("map", Scaled(3, fails_on=40)), ("map", Scaled(5))]
+    stream, channel = hosted_chain(monkeypatch, functions, n=100)
+    with pytest.raises(ValueError, match="bad record 40"):
+        list(stream)
+    ends = ended_by_operator(channel)
+    assert ends[1]["error"]["record"]["value"] == 40
+    assert ends[0]["error"] is None and ends[2]["error"] is None
+
+
 def test_closing_early_ends_every_host_with_what_it_took(monkeypatch):
     stream, channel = hosted_chain(monkeypatch, [("map", lambda x: x), ("filter",
                                                                         lambda x: x % 2 == 0)])

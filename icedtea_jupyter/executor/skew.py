@@ -56,7 +56,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from heapq import nlargest
-from itertools import chain, compress, islice, tee
+from itertools import chain, compress, cycle, islice, tee
 from operator import itemgetter, not_
 from typing import Any
 
@@ -67,6 +67,7 @@ CAPACITY = 512  # k: counters a sketch keeps
 EXACT = 16_384  # records of a map-side worker whose keys are all counted
 CHUNK = 512  # after those, the keys of one chunk of CHUNK records in EVERY are counted
 EVERY = 16
+OFFSETS = 256  # offsets drawn ahead for the lists ``take`` samples, used in turn
 FOLD = 32_768  # keys waiting in lists before a check folds them into the sketch
 _END = object()
 SENT = 64  # heavy keys in a live message
@@ -155,6 +156,8 @@ class SkewCounter(WorkerPlugin):
         self.input_tags: list = []  # the sampled values' inputs, each standing for EVERY
         self.sampled_inputs: Counter = Counter()  # input_tags counted so far
         self.draw = random.Random(host.worker.get("partition", 0)).randrange  # sampled chunks
+        # ``take``'s offsets, drawn ahead: a C call a list, not randrange's Python
+        self.offsets = cycle([self.draw(EVERY) for _ in range(OFFSETS)]).__next__
         self.taken = 0  # records whose keys ``take`` and ``tap_batches`` have seen
 
     # --- taps ----------------------------------------------------------------------
@@ -197,7 +200,7 @@ class SkewCounter(WorkerPlugin):
             if self.taken < EXACT:
                 self.keys.extend(map(_KEY, records))
             else:
-                self.sampled.extend(map(_KEY, records[self.draw(EVERY)::EVERY]))
+                self.sampled.extend(map(_KEY, records[self.offsets()::EVERY]))
         except (TypeError, IndexError, KeyError):
             pass
         self.taken += len(records)

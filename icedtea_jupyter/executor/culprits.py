@@ -37,7 +37,7 @@ def culprit_finder(kind: str, f: Any, host: Any) -> Callable[[FrameType, list], 
         def last_pulled(frame: FrameType, inner: list) -> Any:
             return NOT_HERE if frame.f_code is not code else feed.last_pulled()
         return last_pulled
-    method = call_method(f) if not inspect.isfunction(f) and not inspect.ismethod(f) else None
+    method = call_method(f)  # None for a function or a method
     function = f.__func__ if inspect.ismethod(f) else method or f
     code, position = function.__code__, 0 if function is f else 1
     owner = f if method is not None else None  # its frames' ``self``: not another instance's

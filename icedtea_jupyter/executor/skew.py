@@ -14,9 +14,9 @@ Where the keys are counted:
   combine. Where its feed reads Spark's input ahead in lists (``feeds.BlockFeed``), each
   list as it is read (``take``: all keys of the first ``EXACT`` records, then every
   ``EVERY``-th from an offset drawn a list, weighted ``EVERY``, a C slice a list: nothing
-  of ours per record); else through ``tap`` — C iterators only (``tee``, ``itemgetter``, ``list.append``,
-  ``compress``), Python once a chunk of ``CHUNK`` records; the keys are folded into the
-  sketch between blocks (``boundary``). Counting a key costs about as much as PySpark's
+  of ours per record); else through ``tap`` — C iterators only (``tee``, ``itemgetter``,
+  ``list.append``, ``compress``), Python once a chunk of ``CHUNK`` records; the keys are
+  folded into the sketch between blocks (``boundary``). Counting a key costs about as much as PySpark's
   combine of its record, so a worker counts every key of its first ``EXACT`` records and
   then of one chunk in ``EVERY`` (a stratified sample: which chunk of each run of
   ``EVERY`` is drawn at random, so no order of the records biases it; each key counted

@@ -20,7 +20,13 @@ export const JOB_WAIT = 2000;
  * task of its own (a draw's steps chained by `setTimeout(0)` alone ran back to back in
  * one frame: 105 ms). */
 export function nextFrame(clock: IFrameClock = browserFrames): Promise<void> {
-  return new Promise(resolve => clock.nextFrame(() => clock.nextTask(resolve)));
+  return new Promise(resolve => afterFrame(clock, resolve));
+}
+
+/** `fn` called after the next animation frame, in a task of its own (`nextFrame`'s
+ * callback form: no promise, so nothing waits for a microtask). */
+function afterFrame(clock: IFrameClock, fn: () => void): void {
+  clock.nextFrame(() => clock.nextTask(fn));
 }
 
 /**
@@ -57,7 +63,7 @@ export class FrameQueue {
       return;
     }
     this._busy = true;
-    this._clock.nextFrame(() => this._clock.nextTask(() => this._runOne()));
+    afterFrame(this._clock, () => this._runOne());
   }
 
   private _runOne(): void {

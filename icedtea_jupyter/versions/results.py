@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import pickle
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -66,14 +67,16 @@ def _plain(column: Any) -> bool:
 
 
 def _columns(rows: list[tuple], names: list[str]) -> pa.Table:
-    columns: list[tuple] = list(zip(*rows)) if rows else [() for _ in names]
-    arrays = []
-    for column in columns:
-        if not _plain(column):
-            raise _NotPlain()
-        arrays.append(pa.array(list(column)))
+    """Rows of one width as columns (``itemgetter`` a column: ``zip(*rows)`` took
+    several times as long on 100,000 rows, in the cell's action)."""
     if not rows:
         return pa.table({n: pa.array([], pa.null()) for n in names})
+    arrays = []
+    for i in range(len(names)):
+        column = list(map(itemgetter(i), rows))
+        if not _plain(column):
+            raise _NotPlain()
+        arrays.append(pa.array(column))
     return pa.table(dict(zip(names, arrays)))
 
 

@@ -238,7 +238,7 @@ class TimeTravel(WorkerPlugin):
 
     def report(self, index: int, trigger: str, count: int, status: str) -> dict:
         """This worker's snapshot message: its count and what changed in its state."""
-        view, change = self.sent.update(bounded_state(self.host.state()))
+        view, change = self.sent.update(bounded_state(self.host.state()), final=index == FINAL)
         delta: dict | EncodedJSON = change
         text = json.dumps(change, separators=(",", ":"))
         if len(text) > MAX_REPORT_BYTES:  # a huge state: its variables in summary, never a crash

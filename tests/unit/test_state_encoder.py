@@ -1,5 +1,6 @@
 """Incremental state encoding (snapshots sent by workers, debugger steps) equals a full
 encoding after every change, and its changes rebuild it."""
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,3 +114,26 @@ def test_a_large_table_sends_only_what_changed_and_whole_counts_stay_ints():
         "set": {"user3": True, "user9": {"$t": "int", "v": str(2 ** 60)}, "fresh": 1},
         "del": ["user8"]}
     assert view == encode_state({"counts": counts})
+
+
+@pytest.mark.parametrize("before", [{}, {"n": 1}, None])
+def test_a_final_update_sends_a_combiners_dict_as_the_full_encoding_would(before):
+    """A worker's last snapshot sends a dict first seen then (a reduce side's counts) as
+    it is, without keeping tables: the same view and change as an update that keeps them,
+    and the change rebuilds the state."""
+    counts = {f"k{i}": i * 37 for i in range(5000)}
+    odd = {("t", i): float(i) for i in range(40)}  # not as itself: encoded as before
+    results = []
+    for final in (False, True):
+        tracker = IncrementalState()
+        if before is not None:
+            tracker.update({"combiners": before, "seen": 0})
+        results.append(tracker.update({"combiners": counts, "odd": odd, "seen": 3},
+                                      final=final))
+    (view, change), (final_view, final_change) = results
+    assert final_view == view and final_change == change
+    # no per-key tables were built for the counts, unless earlier updates keep them
+    assert ("combiners" in tracker.dicts) == (before == {"n": 1}) and "odd" in tracker.dicts
+    assert decode(apply_delta(None, final_change) if before is None else
+                  apply_delta({"combiners": before, "seen": 0}, final_change)) == \
+        {"combiners": counts, "odd": odd, "seen": 3}

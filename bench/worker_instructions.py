@@ -9,8 +9,10 @@ twice, at ``--records`` and at a few records with as many tasks; the difference 
 the records cost. The driver is not under valgrind (its own part is small: the
 coordinator's threads took 0.03 s of CPU on a 2M-record run).
 
-Time-based work (heartbeats every 0.25 s, pause checks) runs about 50 times as often
-under valgrind as natively, so the recorded counts are an upper bound.
+Under valgrind a worker runs about 100 times slower; a recorded worker's time-based
+work (block checks every 0.05 s, heartbeats every 0.25 s, ``--skew``'s live messages
+every second) is spaced ``--slowdown`` times wider (a ``sitecustomize`` on the workers'
+path), to come as often per record as it does natively.
 
     .venv/bin/python bench/worker_instructions.py [--records 1000000] [--keys 100000]
         [--variants plain,recorded,skew] [--shape reduceByKey]
@@ -37,6 +39,19 @@ with open(WRAPPER, "w") as wrapper:
                   f"{OUT}/worker.%p {sys.executable} \"$@\"\n")
 os.chmod(WRAPPER, 0o755)
 os.environ["PYSPARK_PYTHON"] = WRAPPER
+SITE = os.path.join(OUT, "site")
+os.makedirs(SITE)
+with open(os.path.join(SITE, "sitecustomize.py"), "w") as site:
+    site.write("""import os
+scale = float(os.environ.get("ICEDTEA_BENCH_SLOWDOWN", "1"))
+if scale != 1:  # bench/worker_instructions.py: valgrind's slowdown, taken off the periods
+    from icedtea_jupyter.executor import host, skew, timetravel
+    host.CHECK_PERIOD *= scale
+    host.HEARTBEAT_PERIOD *= scale
+    skew.SEND_PERIOD *= scale
+    timetravel.BATCH_SUM_PERIOD *= scale
+""")
+os.environ["PYTHONPATH"] = os.pathsep.join([SITE, os.environ["PYTHONPATH"]])
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 import psutil  # noqa: E402
@@ -104,7 +119,9 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--variants", default="plain,recorded,skew")
     parser.add_argument("--shape", choices=sorted(PIPELINES), default="reduceByKey")
+    parser.add_argument("--slowdown", type=float, default=100.0)
     args = parser.parse_args()
+    os.environ["ICEDTEA_BENCH_SLOWDOWN"] = str(args.slowdown)  # before Spark starts workers
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.python.worker.reuse", "false")

@@ -245,8 +245,14 @@ class RunLogs:
                        before, error.get("record"), str(error.get("traceback") or ""))
 
     def _successful_logs(self, ok: set[int]) -> dict[tuple[int, int, int], ReplayLog]:
-        return {(name.operator, name.partition, name.task): read_replay_log(path)
-                for name, path in layout.replay_logs(self.run.path) if name.task in ok}
+        logs = {}
+        for name, path in layout.replay_logs(self.run.path):
+            if name.task in ok:
+                try:
+                    logs[(name.operator, name.partition, name.task)] = read_replay_log(path)
+                except FileNotFoundError:  # removed since listed: a log never written,
+                    continue  # which a jump that needs it says (``left no replay log``)
+        return logs
 
 
 def failed_task(logs: RunLogs, error: dict | None, rows: list[dict],

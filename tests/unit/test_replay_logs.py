@@ -26,3 +26,20 @@ def test_every_log_kind_expands_to_outputs_per_input(tmp_path, kind, values, n_i
     log = read_replay_log(write_replay_log(str(tmp_path), message, body))
     assert log.outputs.tolist() == outputs and log.after_last == after_last
     assert log.results == [0.5] and log.kind == kind
+
+
+def test_a_log_removed_after_the_listing_reads_as_never_written(monkeypatch, tmp_path):
+    """A replay log gone between the listing and the read (a user cleaning the store
+    while the replay process starts) is one the run lacks: a jump that needs it says the
+    worker left no log, instead of failing on the missing file."""
+    from types import SimpleNamespace
+
+    from icedtea_jupyter.replay import logs as logs_module
+    from icedtea_jupyter.store.layout import WorkerName
+
+    gone = str(tmp_path / "logs" / "op2-p0-s1-a0-t7.arrow")
+    monkeypatch.setattr(logs_module.layout, "replay_logs",
+                        lambda run: iter([(WorkerName(2, 0, 1, 0, 7), gone)]))
+    run_logs = logs_module.RunLogs.__new__(logs_module.RunLogs)
+    run_logs.run = SimpleNamespace(path=str(tmp_path))
+    assert run_logs._successful_logs({7}) == {}

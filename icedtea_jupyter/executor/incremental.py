@@ -42,11 +42,10 @@ class IncrementalState:
         change: dict[str, Any] = {"set": {}, "keys": {}, "del": []}
         dicts, raw = {}, {}
         for name, value in state.items():
-            if final and name not in self.dicts and _incremental(value) and \
-                    _as_itself(value):
-                view[name] = change["set"][name] = value
-                continue
             if _incremental(value):
+                if final and name not in self.dicts and _as_itself(value):
+                    view[name] = change["set"][name] = value
+                    continue
                 encoded = dicts[name] = self.dicts.get(name) or _EncodedDict()
                 view[name], keyed = encoded.update(value)
                 if keyed is None:

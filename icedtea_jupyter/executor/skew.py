@@ -16,16 +16,15 @@ Where the keys are counted:
   ``EVERY``-th from an offset drawn a list, weighted ``EVERY``, a C slice a list: nothing
   of ours per record); else through ``tap`` — C iterators only (``tee``, ``itemgetter``,
   ``list.append``, ``compress``), Python once a chunk of ``CHUNK`` records; the keys are
-  folded into the sketch between blocks (``boundary``). Counting a key costs about as much as PySpark's
-  combine of its record, so a worker counts every key of its first ``EXACT`` records and
-  then of one chunk in ``EVERY`` (a stratified sample: which chunk of each run of
-  ``EVERY`` is drawn at random, so no order of the records biases it; each key counted
-  ``EVERY`` times: ``estimated`` says how many records that covers; the Misra–Gries
-  bound below holds for the sample, the sampling error comes on top:
-  ``HeavyHitters.sampling_error``). Each key is then sent to the
-  reduce partition
-  ``partitionFunc(key) % numPartitions``, computed here for the sketch's keys only,
-  with the job's own partitioner (the workers' hash seed is Spark's);
+  folded into the sketch between blocks (``boundary``). Counting a key costs about as
+  much as PySpark's combine of its record, so a worker counts every key of its first
+  ``EXACT`` records and then of one chunk in ``EVERY`` (a stratified sample: which chunk
+  of each run of ``EVERY`` is drawn at random, so no order of the records biases it;
+  each key counted ``EVERY`` times: ``estimated`` says how many records that covers; the
+  Misra–Gries bound below holds for the sample, the sampling error comes on top:
+  ``HeavyHitters.sampling_error``). Each key is then sent to the reduce partition
+  ``partitionFunc(key) % numPartitions``, computed here for the sketch's keys only, with
+  the job's own partitioner (the workers' hash seed is Spark's);
 - a join's or cogroup's reduce side (``GroupMerge``): each key's group once (its values
   from every input), ``count_groups``; the partition is the worker's own. Each input's
   records (``inputs``, for the broadcast advice) are counted from every value's tag for

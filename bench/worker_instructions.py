@@ -55,6 +55,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join([SITE, os.environ["PYTHONPATH"]])
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 import psutil  # noqa: E402
+from overhead import own_daemons  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 from skew import PIPELINES, ZipfKey  # noqa: E402
 
@@ -74,23 +75,26 @@ def worker_counts(seen: set[str], timeout: float = 1800) -> list[int]:
             counts = [count_of(path) for path in new]
             finished = [c for c in counts if c is not None]
             if len(finished) == len(counts):
-                seen.update(new)  # not a worker: the driver's check of the interpreter
+                seen.update(new)
+                # workers only, not the driver's check of the interpreter it runs
                 return [total for command, total in finished if "pyspark.daemon" in command]
         time.sleep(0.5)
     raise TimeoutError("the workers under callgrind did not finish")
 
 
 def forked_workers_alive() -> bool:
-    """Whether a worker the daemon forked still runs (the daemon itself lives on)."""
-    for process in psutil.Process().children(recursive=True):
-        try:
-            parent = process.parent()
-            if parent is not None and "pyspark.daemon" in " ".join(parent.cmdline()) \
-                    and "pyspark.daemon" in " ".join(process.cmdline()):
-                return True
-        except psutil.Error:
-            continue
-    return False
+    """Whether a worker the daemon forked still runs (the daemon itself lives on): a
+    daemon process whose parent is one too, as ``overhead.worker_cpu_seconds`` tells them."""
+    daemons = own_daemons()
+    pids = {p.pid for p in daemons}
+    return any(_parent(p) in pids for p in daemons)
+
+
+def _parent(process: psutil.Process) -> int | None:
+    try:
+        return process.ppid()
+    except psutil.Error:  # exited meanwhile
+        return None
 
 
 def running(pid: int) -> bool:

@@ -8,10 +8,11 @@ from typing import Any
 import pandas as pd
 
 from .results import ResultStore
+from .values import changed_values
 
 # a part's name -> what a user calls a change of it
 _WHAT = {"code": "code", "closure": "closure values", "globals": "globals read",
-         "class": "class source", "attributes": "attributes", "plan": "DataFrame plan",
+         "class": "class", "attributes": "attributes", "plan": "DataFrame plan",
          "arguments": "arguments", "files": "files", "datasets": "inputs",
          "made before the cell": "data made before the cell", "self": "bound object"}
 
@@ -40,6 +41,8 @@ class VersionDiff:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: dict[str, list[str]] = field(default_factory=dict)
+    values: dict[str, list[str]] = field(default_factory=dict)  # "Gap.GAP: 10 → 3"
+    settings: list[str] = field(default_factory=list)  # "spark.sql.ansi.enabled: …"
     sources: list[str] = field(default_factory=list)
     code: str = ""
     results: list[ResultDiff] = field(default_factory=list)
@@ -52,17 +55,19 @@ class VersionDiff:
     def summary(self) -> str:
         """One line: what changed (``versions()``'s "what changed" column)."""
         bits = [f"+{name}" for name in self.added] + [f"-{name}" for name in self.removed]
-        bits += [f"{name}: {', '.join(parts)}" for name, parts in self.changed.items()
-                 if name not in self.sources]
+        bits += [f"{name}: {', '.join(parts)}" + _named(self.values.get(name))
+                 for name, parts in self.changed.items() if name not in self.sources]
         bits += [f"source {name}: {', '.join(self.changed.get(name, ['changed']))}"
                  for name in self.sources]
+        bits += [f"setting {change}" for change in self.settings]
         if not bits and self.code:
             bits.append("code (same operators)")
         return "; ".join(bits) or "nothing"
 
     def to_json(self) -> dict:
         return {"here": self.here, "there": self.there, "added": self.added,
-                "removed": self.removed, "changed": self.changed, "sources": self.sources,
+                "removed": self.removed, "changed": self.changed, "values": self.values,
+                "settings": self.settings, "sources": self.sources,
                 "code": self.code, "summary": self.summary(), "counts": self.counts,
                 "results": [{"action": r.action, "same": r.same, "here": r.here,
                              "there": r.there,
@@ -91,6 +96,12 @@ def diff(here: dict, there: dict, labels: tuple[str, str], root: str | None,
             out.changed[name] = parts
             if mine[name].get("source"):
                 out.sources.append(name)
+            values = changed_values(theirs[name].get("values") or {},
+                                    mine[name].get("values") or {})
+            if values:
+                out.values[name] = values
+    if here.get("settings") and there.get("settings"):  # none: older, or no action
+        out.settings = changed_values(there["settings"], here["settings"])
     out.code = "".join(difflib.unified_diff(
         (there.get("cell") or "").splitlines(True), (here.get("cell") or "").splitlines(True),
         labels[1], labels[0]))
@@ -102,6 +113,10 @@ def diff(here: dict, there: dict, labels: tuple[str, str], root: str | None,
             entry.only_here, entry.only_there = _rows_only(store, a, b)
         out.results.append(entry)
     return out
+
+
+def _named(values: list[str] | None) -> str:
+    return f" ({'; '.join(values)})" if values else ""
 
 
 def _results(manifest: dict) -> list[dict]:

@@ -1,19 +1,26 @@
 """Fingerprints of what a pipeline is made of: values, functions, operators, sources.
 
 A fingerprint is a hex digest. Equal fingerprints mean equal behaviour as far as this
-module can see: a function's bytecode, constants, closure values, defaults and the
-globals it reads; an ``Operator``'s class source and attributes; a source's content
-(a parallelized collection) or its files' paths, sizes and modification times. What
-cannot be fingerprinted gets a fresh random digest (never equal to another), with the
-reason in ``Unknown.reasons``, so nothing built on it is ever reused.
+module can see: a function's bytecode, constants, argument names, closure values,
+defaults and the globals it reads (a module by its name and version); a class by every
+member of its namespace (methods by their code, class attributes by their values) and
+its user-defined bases, so ``Gap.GAP = 3`` changes it; an object by its class and its
+instance attributes (``__dict__`` and ``__slots__``); a source's content (a
+parallelized collection) or its files' paths, sizes and modification times. Comments
+and the names of local variables are not part of it. What cannot be fingerprinted gets
+a fresh random digest (never equal to another), with the reason in
+``Unknown.reasons``, so nothing built on it is ever reused.
 """
 from __future__ import annotations
 
+import builtins
+import functools
 import hashlib
 import inspect
 import os
 import pickle
 import secrets
+import sys
 import types
 from array import array
 from collections.abc import Iterable
@@ -21,6 +28,9 @@ from typing import Any
 
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 _BULK = 256  # a longer list or tuple of plain rows is hashed as one pickle
+# entries of a class's namespace that are not behaviour (its name and module are named)
+CLASS_NOISE = frozenset({"__module__", "__qualname__", "__dict__", "__weakref__", "__doc__",
+                          "__firstlineno__", "__static_attributes__"})
 
 
 class Unknown:
@@ -66,6 +76,7 @@ class _Walker:
     def __init__(self, unknown: Unknown) -> None:
         self.unknown = unknown
         self._active: set[int] = set()  # recursion guard (self-referencing functions)
+        self._classes: dict[type, str] = {}  # each class walked once
 
     def value(self, v: Any) -> str:
         if isinstance(v, _PLAIN):
@@ -88,15 +99,19 @@ class _Walker:
         if isinstance(v, (types.FunctionType, types.MethodType)):
             return digest("function", *sorted(self.function_parts(v).items()))
         if isinstance(v, types.BuiltinFunctionType):
-            return digest("builtin", getattr(v, "__module__", ""), v.__qualname__)
+            module = getattr(v, "__module__", None) or ""
+            return digest("builtin", module, v.__qualname__, module_version(module))
         if isinstance(v, types.ModuleType):
-            return digest("module", v.__name__)
+            return digest("module", v.__name__, module_version(v.__name__))
         if isinstance(v, type):
             return self.klass(v)
         frame = _frame_digest(v)
         if frame is not None:
             return frame
-        if hasattr(v, "__dict__") and not _is_spark_object(v):
+        if _is_spark_object(v):
+            return _spark_digest(v) or self.pickled(v)
+        if hasattr(v, "__dict__") or (hasattr(type(v), "__slots__") and
+                                      not is_library(type(v))):
             return digest("object", self.klass(type(v)), self.attributes(v))
         return self.pickled(v)
 
@@ -112,7 +127,8 @@ class _Walker:
 
     def pickled(self, v: Any) -> str:
         try:
-            return digest("pickle", type(v).__qualname__, pickle.dumps(v, protocol=5))
+            return digest("pickle", type(v).__module__, type(v).__qualname__,
+                          module_version(type(v).__module__), pickle.dumps(v, protocol=5))
         except Exception as exc:  # noqa: BLE001 - any failure makes it unknown
             return self.unknown.token(f"{type(v).__name__} value cannot be fingerprinted "
                                       f"({type(exc).__name__})")
@@ -136,7 +152,7 @@ class _Walker:
     def globals_read(self, f: Any, code: types.CodeType) -> str:
         """The globals the code reads; of a user's module (not installed, not the
         standard library), the attributes the code names too (``mylib.clean``)."""
-        names = sorted(_names_read(code))
+        names = sorted(names_read(code))
         scope = f.__globals__
         parts = []
         for name in names:
@@ -150,38 +166,101 @@ class _Walker:
         return digest(*parts)
 
     def klass(self, cls: type) -> str:
-        if cls.__module__ == "builtins" or _is_library(cls):
-            return digest("class", cls.__module__, cls.__qualname__)
+        """A class by its namespace: every method by its code (and what it reads),
+        every class attribute by its value, its user-defined bases the same way; a
+        library's class by its name and its package's version."""
+        if getattr(builtins, cls.__qualname__, None) is cls or is_library(cls):
+            return digest("class", cls.__module__, cls.__qualname__,
+                          module_version(cls.__module__))
+        known = self._classes.get(cls)
+        if known is not None:
+            return known
+        if id(cls) in self._active:
+            return digest("cycle", cls.__qualname__)
+        self._active.add(id(cls))
         try:
-            source = inspect.getsource(cls)
-        except (OSError, TypeError):  # defined where inspect cannot read: its methods' code
-            source = "".join(code_fingerprint(m.__code__) for _, m in sorted(vars(cls).items())
-                             if isinstance(m, types.FunctionType))
-        bases = [self.klass(b) for b in cls.__bases__ if b is not object]
-        helpers = [self.globals_read(m, m.__code__) for _, m in sorted(vars(cls).items())
-                   if isinstance(m, types.FunctionType)]  # what its methods call
-        return digest("class", cls.__qualname__, source, *bases, *helpers)
+            members = [digest(name, self.member(member))
+                       for name, member in sorted(vars(cls).items(), key=lambda kv: kv[0])
+                       if name not in CLASS_NOISE]
+            bases = [self.klass(b) for b in cls.__bases__ if b is not object]
+            meta = [] if type(cls) is type else [self.klass(type(cls))]
+        finally:
+            self._active.discard(id(cls))
+        self._classes[cls] = found = digest("class", cls.__qualname__, *bases, *meta, *members)
+        return found
+
+    def member(self, member: Any) -> str:
+        """One entry of a class's namespace."""
+        if isinstance(member, (staticmethod, classmethod)):
+            return digest(type(member).__name__, self.member(member.__func__))
+        if isinstance(member, property):
+            return digest("property", *(self.member(f) for f in
+                                        (member.fget, member.fset, member.fdel)))
+        if isinstance(member, types.FunctionType):
+            return digest("function", *sorted(self.function_parts(member).items()))
+        return self.value(member)
 
     def attributes(self, obj: Any) -> str:
-        state = getattr(obj, "__dict__", None)
+        state = instance_attributes(obj)
         if state is None:
             return self.pickled(obj)
-        return self.value(dict(state))
+        return self.value(state)
+
+
+def instance_attributes(obj: Any) -> dict[str, Any] | None:
+    """An object's own attributes: its ``__dict__`` and the ``__slots__`` of its classes
+    that are set (None: it has neither)."""
+    state = getattr(obj, "__dict__", None)
+    slots = {}
+    for cls in type(obj).__mro__:
+        names = getattr(cls, "__slots__", ())
+        for name in (names,) if isinstance(names, str) else names:
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                slots[name] = getattr(obj, name)
+    if state is None and not slots:
+        return None
+    return {**slots, **(state or {})}
+
+
+@functools.cache
+def module_version(module: str) -> str:
+    """The version of the package a module belongs to: its ``__version__`` or, without
+    one, its file's size and modification time (an upgrade changes either); the
+    standard library's: Python's; empty for a module that is not loaded or has no file
+    (the user's own code is fingerprinted by its code)."""
+    top = module.split(".")[0]
+    if top in sys.stdlib_module_names or top == "builtins":
+        return "python " + sys.version.split()[0]
+    loaded = sys.modules.get(top)
+    version = getattr(loaded, "__version__", None)
+    if isinstance(version, str):
+        return f"{top} {version}"
+    path = getattr(loaded, "__file__", None)
+    if not path:
+        return ""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return ""
+    return f"{top} file {stat.st_size} {stat.st_mtime_ns}"
 
 
 def code_fingerprint(code: types.CodeType) -> str:
     """Bytecode, names and constants of a code object and the code objects inside it."""
     consts = [code_fingerprint(c) if isinstance(c, types.CodeType) else
               digest(type(c).__name__, repr(c)) for c in code.co_consts]
-    return digest("code", code.co_code, ",".join(code.co_names), ",".join(code.co_varnames),
+    arguments = code.co_argcount + code.co_kwonlyargcount + \
+        bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return digest("code", code.co_code, ",".join(code.co_names),
+                  ",".join(code.co_varnames[:arguments]),  # a local's name is not behaviour
                   code.co_argcount, code.co_flags & 0xFF, *consts)
 
 
-def _names_read(code: types.CodeType) -> set[str]:
+def names_read(code: types.CodeType) -> set[str]:
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _names_read(const)
+            names |= names_read(const)
     return names
 
 
@@ -234,7 +313,6 @@ def _frame_digest(v: Any) -> str | None:
 
 def _users_module(module: types.ModuleType) -> bool:
     """A module of the user's (a file outside the interpreter's installation)."""
-    import sys
     import sysconfig
 
     path = getattr(module, "__file__", None)
@@ -244,7 +322,7 @@ def _users_module(module: types.ModuleType) -> bool:
     return not any(os.path.abspath(path).startswith(os.path.abspath(p)) for p in installed)
 
 
-def _is_library(cls: type) -> bool:
+def is_library(cls: type) -> bool:
     module = cls.__module__.split(".")[0]
     return module in ("pyspark", "pandas", "numpy", "pyarrow", "collections", "datetime",
                       "decimal", "functools", "operator", "icedtea_jupyter")
@@ -252,6 +330,19 @@ def _is_library(cls: type) -> bool:
 
 def _is_spark_object(v: Any) -> bool:
     return type(v).__module__.startswith("pyspark")
+
+
+def _spark_digest(v: Any) -> str | None:
+    """A PySpark Column by its expression's text; a DataFrame by its analyzed plan's
+    tree, expression ids renumbered (the same in every session); None: pickle it."""
+    kind = type(v).__name__
+    if kind == "Column":
+        return digest("column", str(v))
+    if kind == "DataFrame" and hasattr(v, "_jdf"):
+        from .quick import renumbered
+
+        return digest("dataframe", renumbered(v._jdf.queryExecution().analyzed().treeString()))
+    return None
 
 
 def files_fingerprint(paths: Iterable[str], unknown: Unknown) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from ..instrument.nondeterminism import nondeterminism_warnings
 from . import plans
 from .fingerprint import Unknown, digest, files_fingerprint, function_parts, value_fingerprint
+from .values import readable_values
 
 _READERS = ("load", "parquet", "csv", "json", "text", "orc")
 
@@ -164,6 +165,15 @@ class NodePrints:
             found.extend(b for b in self._blockers.get(node.id, []) if b not in found)
         return prints, found
 
+    def values(self, node_id: int) -> dict[str, str]:
+        """A Python operator's readable values (what ``run.diff`` names as changed)."""
+        if self.recorder.dag.node(node_id).kind != "python":
+            return {}
+        try:
+            return readable_values(dict(self.recorder.functions).get(node_id))
+        except Exception as exc:  # noqa: BLE001 - a value we cannot read: not named
+            return {"(unreadable)": f"{type(exc).__name__}"}
+
     def manifest(self) -> dict:
         """Every node's parts by name, for the manifest (``run.diff`` compares them)."""
         out = {}
@@ -173,6 +183,7 @@ class NodePrints:
             except Exception as exc:  # noqa: BLE001 - a node we cannot read: said so
                 parts = {"error": self.unknown.token(f"{type(exc).__name__}: {exc}")}
             out[node.name] = {"kind": node.kind, "api": node.api, "parts": parts,
+                              "values": self.values(node.id),
                               "source": "source" in self.recorder.details.get(node.id, {})
                               or node.api == "source"}
         return out

@@ -25,14 +25,14 @@ def quick_keys(df: Any, leaf_prints: dict[frozenset[int], str]) -> dict[str, Any
     analyzed = df._jdf.queryExecution().analyzed()
     text = analyzed.treeString()
     leaves = [leaf_prints.get(ids) for ids in _leaf_ids(text)]
-    return {"quick": digest("quick", _renumbered(text), *map(str, leaves)),
+    return {"quick": digest("quick", renumbered(text), *map(str, leaves)),
             "canonical_quick": digest("quick canonical",
-                                      _renumbered(analyzed.canonicalized().treeString()),
+                                      renumbered(analyzed.canonicalized().treeString()),
                                       *map(str, leaves)),
             "leaves": leaves}
 
 
-def _renumbered(text: str) -> str:
+def renumbered(text: str) -> str:
     ids: dict[str, int] = {}
     return _ID.sub(lambda m: f"#{ids.setdefault(m.group(1), len(ids))}", text)
 

@@ -21,6 +21,7 @@ from .fingerprint import digest
 from .operators import NodePrints, _is_dataframe
 from .quick import quick_keys
 from .results import ResultStore
+from .settings import result_settings, settings_blockers, settings_digest
 
 LOG = logging.getLogger("icedtea_jupyter")
 
@@ -43,6 +44,7 @@ class VersionTracker:
         self._canonical: dict[int, Any] = {}  # id(sink) -> its canonical plan's digest
         self._exact: dict[int, Any] = {}  # id(sink) -> fills its exact fingerprint (JSON)
         self.collected: dict[int, list] = {}  # node -> what rdd.collect() returned (lineage)
+        self.settings: dict[str, str] | None = None  # the last action's (``settings.py``)
 
     # --- the hook ------------------------------------------------------------------------
     def on_action(self, call: Any) -> Any:
@@ -52,18 +54,25 @@ class VersionTracker:
                                  "path": call.path, "reusable": False, "sink": None,
                                  "blockers": ["a write: its files are the result"]})
             return value
-        if not self.reuse:
-            return self._run_fingerprinting_meanwhile(call)
         began = time.perf_counter()
-        sink = self._fingerprint(call, self.recorder.dag.python_operators, exact=False)
+        settings = self.settings = result_settings()  # in the cell's thread: ~1 ms
+        self.fingerprint_seconds += time.perf_counter() - began
+        if not self.reuse:
+            return self._run_fingerprinting_meanwhile(call, settings)
+        began = time.perf_counter()
+        sink = self._fingerprint(call, self.recorder.dag.python_operators, settings,
+                                 exact=False)
         found = find_equivalent(self.root, self.run_id, sink, self.exact, self.canonical) \
             if sink["reusable"] else None
+        if not sink["reusable"]:
+            self.notes.append(f"{sink['action']} computed, not reused: "
+                              + "; ".join(sink.get("blockers") or ["no fingerprint"]))
         self.fingerprint_seconds += time.perf_counter() - began
         self.search_seconds += time.perf_counter() - began
         answer = self._answer(sink, found) if found is not None else None
         if answer is not None:
             return answer
-        return self._run_fingerprinting_meanwhile(call, sink)
+        return self._run_fingerprinting_meanwhile(call, settings, sink)
 
     def _keep_collected(self, call: Any, value: Any) -> None:
         """An RDD's ``collect()``: its records, in partition order, by the RDD's node
@@ -74,7 +83,8 @@ class VersionTracker:
             node = node_of(call.target, self.run_id)
             if node is not None:
                 self.collected[node] = value
-    def _run_fingerprinting_meanwhile(self, call: Any, quick: dict | None = None) -> Any:
+    def _run_fingerprinting_meanwhile(self, call: Any, settings: dict[str, str],
+                                      quick: dict | None = None) -> Any:
         """Run the action while the background thread fingerprints its sink (and its
         canonical plan): the stored result's entry is completed by the run's end.
         ``quick``: the sink as ``--reuse`` searched with it (its exact parts to fill)."""
@@ -84,7 +94,7 @@ class VersionTracker:
 
         def fill() -> None:
             began = time.perf_counter()
-            found = self._fingerprint(call, python) if quick is None else sink
+            found = self._fingerprint(call, python, settings) if quick is None else sink
             try:
                 self.exact(found)
                 self.canonical(found)
@@ -102,11 +112,15 @@ class VersionTracker:
         self._keep_collected(call, value)
         return value
 
-    def _fingerprint(self, call: Any, python: list, exact: bool = True) -> dict:
+    def _fingerprint(self, call: Any, python: list, settings: dict[str, str],
+                     exact: bool = True) -> dict:
         """The sink's fingerprint, or why it has none (never breaks the cell);
-        ``exact=False``: a DataFrame's quick keys only (``exact`` fills the rest)."""
+        ``exact=False``: a DataFrame's quick keys only (``exact`` fills the rest).
+        Its ``settings``: the digest of the session's settings it was computed under
+        (every way of finding an equivalent result asks for the same)."""
         try:
-            sink = self.sink(call, python, exact)
+            sink = self.sink(call, settings, python, exact)
+            sink["settings"] = settings_digest(settings)
         except Exception as exc:  # noqa: BLE001 - never break the cell: it just runs
             LOG.debug("icedtea: no fingerprint for %s: %s", call.name, exc, exc_info=True)
             sink = {"sink": None, "reusable": False,
@@ -143,31 +157,36 @@ class VersionTracker:
         self.results.append(sink)
 
     # --- fingerprints ----------------------------------------------------------------------
-    def sink(self, call: Any, python: list | None = None, exact: bool = True) -> dict:
-        """The fingerprint of what the action reads, and whether it may be reused
-        (``python``: the cell's Python operators built before the action; ``exact``:
-        a DataFrame's exact fingerprint now, else its quick keys only)."""
+    def sink(self, call: Any, settings: dict[str, str], python: list | None = None,
+             exact: bool = True) -> dict:
+        """The fingerprint of what the action reads under the session's ``settings``, and
+        whether it may be reused (``python``: the cell's Python operators built before
+        the action; ``exact``: a DataFrame's exact fingerprint now, else its quick keys
+        only)."""
         from ..instrument.patching import node_of
 
-        action = digest(call.name, call.kind, repr(call.args))
+        action = digest(call.name, call.kind, repr(call.args), settings_digest(settings))
         target = call.target
         if _is_dataframe(target):
             python = self.recorder.dag.python_operators if python is None else python
-            return self._dataframe_sink(target, action, python, exact)
+            return self._dataframe_sink(target, action, python, exact,
+                                        settings_blockers(settings))
         node = node_of(target, self.run_id)
         if node is None:
             return {"sink": None, "reusable": False,
                     "blockers": ["the action's RDD was made by PySpark's own methods, "
                                  "which icedtea does not follow"]}
-        blockers = self.prints.blockers(node)
+        blockers = self.prints.blockers(node) + settings_blockers(settings)
         sink = digest(action, self.prints.tree(node))
         return {"sink": sink, "quick": sink, "reusable": not blockers,
                 "blockers": blockers, "operator": self.recorder.dag.node(node).name}
 
-    def _dataframe_sink(self, df: Any, action: str, operators: list, exact: bool) -> dict:
+    def _dataframe_sink(self, df: Any, action: str, operators: list, exact: bool,
+                        blockers: list[str]) -> dict:
         prints = self.prints
         leaf_prints = prints.leaf_prints()
-        python, blockers = prints.python_parts(operators)
+        python, found = prints.python_parts(operators)
+        blockers = found + blockers
         blockers += [r for r in prints.unknown.reasons if r not in blockers]
         if not plans.deterministic(df):
             blockers.append("the plan has non-deterministic expressions")
@@ -222,7 +241,8 @@ class VersionTracker:
                 LOG.debug("icedtea: no canonical plan: %s", exc)
         operators = self.prints.manifest()
         self.fingerprint_seconds += time.perf_counter() - started
-        return {"fingerprints": operators, "results": self.results,
+        return {"fingerprints": operators, "settings": self.settings,
+                "results": self.results,
                 "reused_from": self.reused_from,
                 "fingerprint_seconds": round(self.fingerprint_seconds, 4),
                 "reuse_search_seconds": round(self.search_seconds, 4),
@@ -247,7 +267,8 @@ def find_equivalent(root: str, run_id: str, sink: dict, exact: Any = None,
     exact = exact or (lambda s: s.get("sink"))
     canonical = canonical or (lambda s: s.get("canonical"))
     candidates = [(entry, result) for entry, result in catalog.reusable(root, run_id)
-                  if result.get("action") == sink["action"]]
+                  if result.get("action") == sink["action"]
+                  and result.get("settings") == sink.get("settings")]
     for entry, result in candidates:
         if result.get("sink") is not None and _may_match(sink, result, "quick") \
                 and exact(sink) == result["sink"]:

@@ -170,3 +170,73 @@ def test_a_helper_an_operator_or_a_module_function_calls_is_in_its_fingerprint(t
     (tmp_path / "userlib.py").write_text("def clean(x):\n    return x.lower()\n")
     importlib.reload(userlib)
     assert function_parts(f)["globals"] != first
+
+
+def test_a_module_a_function_reads_is_fingerprinted_with_its_version(monkeypatch):
+    from icedtea_jupyter.versions.fingerprint import module_version
+
+    f = eval("lambda x: pd.isna(x)", {"pd": pd})
+    assert module_version("pandas.core") == f"pandas {pd.__version__}"
+    before = function_parts(f)["globals"]
+    monkeypatch.setattr(pd, "__version__", "0.0-other")  # as after an upgrade
+    module_version.cache_clear()
+    try:
+        assert function_parts(f)["globals"] != before
+    finally:
+        monkeypatch.undo()
+        module_version.cache_clear()
+    assert function_parts(f)["globals"] == before
+
+
+class Slotted:
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return x * self.k
+
+
+def test_class_attributes_slots_and_local_names_in_fingerprints():
+    class Gap(Operator):
+        GAP = 10
+
+        def process(self, x):
+            yield x > self.GAP
+
+    before = function_parts(Gap())["class"]
+    Gap.GAP = 3
+    assert function_parts(Gap())["class"] != before
+    Gap.GAP = 10
+    assert function_parts(Gap())["class"] == before
+    assert function_parts(Slotted(2))["attributes"] != function_parts(Slotted(3))["attributes"]
+
+    def named(x):
+        doubled = x * 2  # a local's name is not behaviour
+        return doubled
+
+    def renamed(x):
+        twice = x * 2
+        return twice
+
+    assert function_parts(named)["code"] == function_parts(renamed)["code"]
+
+
+def test_readable_values_name_what_a_user_changed():
+    from icedtea_jupyter.versions.values import changed_values, readable_values
+
+    class Gap(Operator):
+        GAP = 10
+
+        def __init__(self):
+            self.seen = {"b", "a"}
+
+        def process(self, x):
+            yield x
+
+    before = readable_values(Gap())
+    assert before == {"Gap.GAP": "10", "self.seen": "{'a', 'b'}"}
+    Gap.GAP = 3
+    assert changed_values(before, readable_values(Gap())) == ["Gap.GAP: 10 → 3"]
+    assert readable_values(_scaled(2)) == {"k": "2"}

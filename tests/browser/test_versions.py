@@ -68,14 +68,15 @@ def test_two_versions_compared_and_a_session_exported(page, lab_server, artifact
     assert [rows.nth(i).get_attribute("data-version") for i in range(2)] == [
         f"{cell}, v1", f"{cell}, v2"]
     expect(rows.nth(1).locator(".jp-icedtea-version-changed")).to_have_text(
-        "filter: globals read")
+        "filter: globals read (LIMIT: 100 → 500)")
 
     for i in range(2):
         rows.nth(i).locator("input[type=checkbox]").check()
     diff = view.locator(".jp-icedtea-version-diff")
     expect(diff.locator(".jp-icedtea-diff-title")).to_have_text(
         f"{cell}, v2 against {cell}, v1", timeout=30_000)
-    expect(diff.locator(".jp-icedtea-diff-changed")).to_have_text("filter: globals read")
+    expect(diff.locator(".jp-icedtea-diff-changed")).to_have_text(
+        "filter: globals read (LIMIT: 100 → 500)")
     counts = diff.locator('.jp-icedtea-diff-count[data-operator="filter"] td')
     expect(counts).to_have_text(["filter", "1,000", "71", "1,000", "128"])
     result = diff.locator(".jp-icedtea-diff-result")

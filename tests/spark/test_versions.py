@@ -25,7 +25,7 @@ def test_runs_of_one_cell_are_its_versions(record, store):
     table = second.versions()
     assert list(table["version"]) == ["cell 1, v1", "cell 1, v2"]
     assert list(table["run"]) == [first.id, second.id]
-    assert table["changed"][1] == "map: globals read"
+    assert table["changed"][1] == "map: globals read (FACTOR: 2 → 3)"
     assert table["same result as"].isna().all()
     change = second.diff(first)
     assert change.changed == {"map": ["globals read"]} and not change.added
@@ -196,7 +196,7 @@ def test_the_sidebar_gets_versions_a_diff_and_an_export_over_the_comm(record, st
 
     rows = ask("versions.list", run=b.id)["versions"]
     assert [(r["version"], r["changed"]) for r in rows] == [
-        ("cell 1, v1", "first version"), ("cell 1, v2", "filter: globals read")]
+        ("cell 1, v1", "first version"), ("cell 1, v2", "filter: globals read (LIMIT: 1 → 2)")]
     change = ask("versions.diff", run=b.id, other=a.id)
     assert change["changed"] == {"filter": ["globals read"]}
     assert change["results"][0]["same"] is False and a.namespace["out"] == 15

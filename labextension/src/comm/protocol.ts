@@ -410,6 +410,10 @@ export interface IVersionDiff {
   added: string[];
   removed: string[];
   changed: { [operator: string]: string[] };
+  /** Per changed operator, its named values that changed ("Gap.GAP: 10 → 3"). */
+  values: { [operator: string]: string[] };
+  /** The session's result-changing settings that changed ("spark.sql.x: a → b"). */
+  settings: string[];
   sources: string[];
   code: string;
   summary: string;

@@ -19,8 +19,10 @@ export class DiffView {
     diff.added.forEach(name => line(`+ ${name}`, 'added'));
     diff.removed.forEach(name => line(`− ${name}`, 'removed'));
     for (const [name, what] of Object.entries(diff.changed)) {
-      line(`${diff.sources.includes(name) ? 'source ' : ''}${name}: ${what.join(', ')}`, 'changed');
+      const values = diff.values?.[name]?.length ? ` (${diff.values[name].join('; ')})` : '';
+      line(`${diff.sources.includes(name) ? 'source ' : ''}${name}: ${what.join(', ')}${values}`, 'changed');
     }
+    (diff.settings ?? []).forEach(change => line(`setting ${change}`, 'changed'));
     if (!changes.childElementCount) {
       line('same operators and sources', 'same');
     }

@@ -38,9 +38,9 @@ class WriteAhead:
         return self.outcome is not None
 
     def start(self) -> None:
-        with _writers_guard:
+        with _writers_guard:  # listed only once started: a new run may stop it at once
             _writers[self.group] = self
-        self._thread.start()
+            self._thread.start()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the writing to end; whether it did."""

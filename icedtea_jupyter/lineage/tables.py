@@ -37,7 +37,27 @@ from .records import Positions
 KEY_NUMBER = "key_number"  # a derived map side's file: input k's combiner, numbered
 
 class NoLineage(LookupError):
-    """The run was recorded without ``--lineage``."""
+    """The run has no lineage links to trace: recorded without ``--lineage``, or with it
+    but no hosted Python operator of it wrote links (the message says which)."""
+
+
+def no_links_reason(store: RunStore) -> str:
+    """Why a run has no links, in its own terms: never "recorded without --lineage" of a
+    run whose manifest says it was recorded with it."""
+    manifest = store.read_manifest()
+    if not (manifest.get("options") or {}).get("lineage"):
+        return (f"run {store.path!r} has no lineage: it was recorded without --lineage; run "
+                "the cell again with %%icedtea --lineage")
+    nodes = (manifest.get("dag") or {}).get("operators") or []
+    python = [n["name"] for n in nodes if n.get("kind") == "python"]
+    if not python:
+        others = ", ".join(n["name"] for n in nodes) or "none"
+        return (f"run {store.path!r} was recorded with --lineage, but its cell has no hosted "
+                f"Python operator to write lineage links (its operators: {others}); lineage "
+                "follows the cell's own map, filter, flatMap, mapPartitions and aggregations")
+    return (f"run {store.path!r} was recorded with --lineage, but none of its Python "
+            f"operators ({', '.join(python)}) left lineage links in the store: no task of "
+            "theirs ended successfully, or their workers could not write to the run store")
 
 
 def chosen_files(store: RunStore) -> dict[tuple[int, int], str]:
@@ -74,9 +94,7 @@ def load_links(store: RunStore) -> tuple[pa.Table, KeyLinks]:
     key links (read when a trace crosses them); NoLineage if none."""
     files = chosen_files(store)
     if not files:
-        raise NoLineage(f"run {store.path!r} has no lineage: it was recorded without --lineage "
-                        "(or no Python operator finished); run the cell again with "
-                        "%%icedtea --lineage")
+        raise NoLineage(no_links_reason(store))
     tables, keys = [], KeyLinks(store.path)
     for (op, part), path in sorted(files.items()):
         with pa.memory_map(path) as source:

@@ -20,10 +20,13 @@ from collections import Counter
 from typing import Any
 
 import icedtea_jupyter
+from icedtea_jupyter.lineage.frames import Untraced
 from icedtea_jupyter.lineage.tables import NoLineage
 
-from . import emulator
+from . import emulator, frames
 from .grammar import ELEMENTWISE, Pipeline
+
+SOURCES = ("parallelize", "createDataFrame")
 
 CHECKED: Counter = Counter()  # how many of each comparison were made (bench/pipelines.py)
 
@@ -65,8 +68,8 @@ def check_result(pipeline: Pipeline, got: list, plain: list) -> list[str]:
     if not same(pipeline, got, plain):
         found.append(f"result: %%icedtea gave {got[:8]!r}… ({len(got)} rows), the plain run "
                      f"{plain[:8]!r}… ({len(plain)} rows)")
-    if emulator.emulable(pipeline) and emulator.bag(plain) != \
-            emulator.bag([r for r, _ in emulator.emulate(pipeline)]):
+    emulated = _emulated(pipeline)
+    if emulated is not None and emulator.bag(plain) != emulator.bag([r for r, _ in emulated]):
         found.append("emulator: disagrees with the plain run (a bug of the oracle)")
     return found
 
@@ -77,7 +80,7 @@ def check_dag(run: Any) -> list[str]:
     found = []
     for node in nodes.values():
         upstream = node.inputs or node.parents
-        if not upstream and node.api != "parallelize":
+        if not upstream and node.api not in SOURCES:
             found.append(f"dag: {node.name!r} ({node.api}) has no upstream and is no source "
                          f"of the cell: the DAG is cut there")
     return found
@@ -87,7 +90,9 @@ def check_metrics(runner: Runner, pipeline: Pipeline, run: Any) -> list[str]:
     metrics = run.metrics()
     found = []
     for position, step in enumerate(pipeline.steps):
-        if step.kind not in ELEMENTWISE:
+        hosted = ("udf", "pandas_udf") if isinstance(pipeline, frames.FramePipeline) \
+            else ELEMENTWISE
+        if step.kind not in hosted:
             continue
         rows = metrics[metrics["operator"] == step.name]
         want_in = runner.plain(f"_n = {pipeline.chain(position)}.count()", "_n")
@@ -141,15 +146,15 @@ def check_snapshots(runner: Runner, pipeline: Pipeline, run: Any) -> list[str]:
     return found
 
 
-def check_lineage(pipeline: Pipeline, run: Any, result: list) -> list[str]:
-    if "--lineage" not in pipeline.flags or not emulator.emulable(pipeline) or not result:
+def check_lineage(pipeline: Any, run: Any, result: list) -> list[str]:
+    items = _emulated(pipeline)
+    if "--lineage" not in pipeline.flags or items is None or not result:
         return []
-    items = emulator.emulate(pipeline)
     found = []
     for row in sorted(set(result), key=repr)[:3]:
         try:
             trace = run.trace_back(row)
-        except NoLineage as why:  # said so: a violation only if it blames the flags
+        except (NoLineage, Untraced) as why:  # said so; a violation if it blames the flags
             if "recorded without --lineage" in str(why):
                 return [f"trace_back({row!r}): {why}"]
             CHECKED["traces refused with a reason"] += 1
@@ -176,7 +181,7 @@ def check_lineage(pipeline: Pipeline, run: Any, result: list) -> list[str]:
 
 def check_skew(runner: Runner, pipeline: Pipeline, run: Any) -> list[str]:
     """``--skew``: every heavy key's count within its stated error of the exact count."""
-    if "--skew" not in pipeline.flags:
+    if "--skew" not in pipeline.flags or isinstance(pipeline, frames.FramePipeline):
         return []
     found = []
     for position, step in enumerate(pipeline.steps):
@@ -233,6 +238,13 @@ def check_pipeline(runner: Runner, pipeline: Pipeline, reuse: bool = False) -> l
     if reuse:
         found += check_reuse(runner, pipeline, plain)
     return found
+
+
+def _emulated(pipeline: Any) -> list | None:
+    """The emulator's output records with their witnesses (None: not emulated)."""
+    if isinstance(pipeline, frames.FramePipeline):
+        return frames.emulate(pipeline)
+    return emulator.emulate(pipeline) if emulator.emulable(pipeline) else None
 
 
 def _replayed(tally: Any, records: list) -> dict:

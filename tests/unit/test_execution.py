@@ -98,6 +98,27 @@ def test_the_magics_lineage_flag_is_a_run_option():
     assert not parse_options("--wait", {})[0].lineage
 
 
+@pytest.mark.parametrize("line, hint", [
+    ("--linage", "--linage (did you mean --lineage?)"),
+    ("--interact-evry=2", "--interact-evry=2 (did you mean --interact-every?)"),
+    ("--interact-evry 2 --wiat", "--interact-evry 2 --wiat "
+                                 "(did you mean --interact-every or --wait?)"),
+])
+def test_a_misspelt_flag_is_answered_with_the_flag_it_resembles(line, hint):
+    from IPython.core.error import UsageError
+
+    from icedtea_jupyter.magic import parse_options
+
+    with pytest.raises(UsageError) as refused:
+        parse_options(line, {})
+    first, usage = str(refused.value).split("\n", 1)
+    assert first == f"%%icedtea: unrecognized arguments: {hint}"
+    assert usage.startswith("usage: %%icedtea")
+    with pytest.raises(UsageError) as unlike:
+        parse_options("--lineage --frobnicate", {})
+    assert str(unlike.value).splitlines()[0] == "%%icedtea: unrecognized arguments: --frobnicate"
+
+
 def test_workers_that_cannot_import_icedtea_get_the_fix_not_the_workers_traceback():
     from icedtea_jupyter.session.execution import _cell_error
 

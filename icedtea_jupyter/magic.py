@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
 import os
 import shlex
 import sys
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
@@ -33,6 +35,21 @@ LOG = logging.getLogger("icedtea_jupyter")
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would exit the kernel
         raise UsageError(f"%%icedtea: {message}\n{self.format_usage()}")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: None = None) -> argparse.Namespace:
+        """argparse's, with a "did you mean" for a misspelt flag (``--linage``)."""
+        known, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(unknown)}{self._did_you_mean(unknown)}")
+        return known
+
+    def _did_you_mean(self, words: list[str]) -> str:
+        flags = [flag for action in self._actions for flag in action.option_strings]
+        hints = [close[0] for word in words if word.startswith("--")
+                 for close in [difflib.get_close_matches(word.split("=", 1)[0], flags, 1)]
+                 if close]
+        return f" (did you mean {' or '.join(dict.fromkeys(hints))}?)" if hints else ""
 
 
 def _parser() -> _Parser:

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -72,7 +73,11 @@ class ReplayHub:
     def start(self, run_path: str, log_path: str,
               command: list[str] | None = None) -> Link:
         """Start the root replay process of the run at ``run_path`` (``command``: the
-        program to run instead, given ``--fd N --run PATH``; tests use in-memory logs)."""
+        program to run instead, given ``--fd N --run PATH --parent PID``; tests use
+        in-memory logs). The root leads a process group of its own, which its forks join:
+        ``close()`` ends the group, and the root ends it when this process ends."""
+        if self._stopped:
+            raise ReplayCancelled("the debugger was closed")
         ours, theirs = socket.socketpair()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.setdefault("PYTHONHASHSEED", "0")  # as PySpark's workers hash (a partitionBy)
@@ -80,11 +85,16 @@ class ReplayHub:
         self._log_path = log_path
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [*command, "--fd", str(theirs.fileno()), "--run", run_path],
+                [*command, "--fd", str(theirs.fileno()), "--run", run_path,
+                 "--parent", str(os.getpid())],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=env, start_new_session=True)
         theirs.close()
         root = self._add(ours, self.process.pid, "root", None)
+        if self._stopped:  # closed while it started: close() may have missed it
+            self._end_group()
+            self._close(root, "the debugger was closed")
+            raise ReplayCancelled("the debugger was closed")
         self._thread.start()
         return root
 
@@ -124,11 +134,7 @@ class ReplayHub:
         for link in list(self.links.values()):
             self.tell(link, "exit")
             self._close(link, "the debugger was closed")
-        if self.process is not None:
-            try:
-                self.process.wait(2)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        self._end_group(wait=2.0)  # a fork still busy (a long jump) ends now, not when done
         if not self._thread.is_alive() and self._thread.ident is None:
             self._release()  # never started: no reader thread to release them
             return
@@ -136,6 +142,26 @@ class ReplayHub:
             self._wake_w.send(b"x")
         except OSError:
             pass  # released already
+
+    def _end_group(self, wait: float = 0.0) -> None:
+        """SIGKILL the root's process group (the root and every fork it made), once the
+        root has exited by itself or ``wait`` seconds have passed. The root is reaped
+        only after: until then its pid, the group's id, can be no one else's."""
+        process = self.process
+        if process is None or process.returncode is not None:
+            return  # ended and reaped already (by an earlier close)
+        deadline = time.monotonic() + wait
+        try:
+            while not os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) \
+                    and time.monotonic() < deadline:
+                time.sleep(0.02)
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ChildProcessError, ProcessLookupError, PermissionError):
+            pass
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            LOG.warning("icedtea: the replay process %s did not end", process.pid)
 
     # --- the reader thread -----------------------------------------------------------------
     def _add(self, sock: socket.socket, pid: int, role: str, index: int | None) -> Link:

@@ -14,7 +14,9 @@ partition at I0 and then plays three roles, one per process:
 
 Every process has its own connection to the kernel (a parked fork hands its child's
 end to the kernel over its own), speaks the frames of ``wire.py`` and exits when the
-kernel's end closes. Nothing in here is threaded: ``fork()`` copies one thread.
+kernel's end closes; when the root ends, or sees the kernel gone, its process group ends
+with it. Nothing in here is threaded (``fork()`` copies one thread) but the root's watch
+on the kernel.
 """
 from __future__ import annotations
 
@@ -22,8 +24,11 @@ import argparse
 import gc
 import os
 import select
+import signal
 import socket
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -168,13 +173,40 @@ def active(engine: Any, base: int) -> Callable[[Connection], None]:
     return main
 
 
+def end_group() -> None:
+    """The root's end: SIGKILL its process group, the root and every fork (even one busy
+    in a long replay, which would see its closed connection only when done), when the
+    kernel started it as a group's leader; else nothing."""
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
+
+
+def end_with_parent(parent: int, period: float = 0.5) -> threading.Thread:
+    """The root's watch on the kernel that started it (pid ``parent``): once the kernel
+    has gone (this process was handed to another parent), the root's group ends. A
+    thread, so that it also acts while the root works; a fork does not copy it."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(period)
+        end_group()
+        os._exit(1)
+
+    watcher = threading.Thread(target=watch, daemon=True, name="icedtea-replay-parent")
+    watcher.start()
+    return watcher
+
+
 def main(argv: list[str] | None = None, load_engine: Callable[[str], Any] | None = None) -> None:
     """The root replay process: ``--fd`` is its end of the kernel's socket pair, ``--run``
-    the run store. ``load_engine(path)`` builds the engine (default: from the store)."""
+    the run store, ``--parent`` the kernel's pid (the root ends when the kernel does).
+    ``load_engine(path)`` builds the engine (default: from the store)."""
     parser = argparse.ArgumentParser(prog="icedtea-replay")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--run", required=True)
+    parser.add_argument("--parent", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.parent is not None:
+        end_with_parent(args.parent)
     conn = Connection(socket.socket(fileno=args.fd))
     from .preparing import Root, engine_for_run
 
@@ -184,7 +216,10 @@ def main(argv: list[str] | None = None, load_engine: Callable[[str], Any] | None
         conn.send({"event": "failed", "error": error_of(exc)})
         traceback.print_exc()
         sys.exit(1)
-    root.serve()
+    try:
+        root.serve()  # until the kernel asks it to exit, or its end closes (it died)
+    finally:
+        end_group()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..executor.state import decode
 from ..snapshots.debug_snapshot import DebugSnapshot
 from ..store import layout
+from . import lifetime
 from .client import Link, ReplayCancelled, ReplayHub, remote_error
 from .cursor import StepRefused
 from .views import apply_view, decode_records
@@ -45,17 +46,12 @@ def fork_available() -> bool:
     return hasattr(os, "fork") and os.environ.get("ICEDTEA_REPLAY", "process") != "kernel"
 
 
-_LIVE: list[RemoteDebugger] = []  # the runs whose replay processes are kept, oldest first
-MAX_LIVE = 3
-_LIVE_LOCK = threading.Lock()
-
-
 def debugger_for(run: Any, on_move: OnMove | None = None,
                  on_progress: OnProgress | None = None) -> Debugger | RemoteDebugger:
     """The run's debugger: in a replay process with fork checkpoints where ``fork()``
     exists, else the in-kernel engine with a note saying why jumps may be slow. Replay
-    processes are kept for the ``MAX_LIVE`` runs debugged last; an older run's debugger
-    is closed, and starts again when it is next asked for."""
+    processes are kept for the ``lifetime.MAX_LIVE`` runs debugged last; an older run's
+    debugger is closed, and starts again when it is next asked for."""
     if run.status == "running":
         raise RuntimeError(f"run {run.id} is still running: debug it once it has ended "
                            "(run.wait()); while it runs, take interactions with run.interact()")
@@ -72,12 +68,7 @@ def debugger_for(run: Any, on_move: OnMove | None = None,
     debugger = RemoteDebugger(run, on_move, tau=options.get("tau") or 1.0,
                               memory_cap=int(memory * 2**20) if memory else None,
                               on_progress=on_progress)
-    with _LIVE_LOCK:
-        _LIVE.append(debugger)
-        old = _LIVE[:-MAX_LIVE]
-        del _LIVE[:-MAX_LIVE]
-    for stale in old:
-        stale.close()
+    lifetime.keep(debugger)
     return debugger
 
 
@@ -391,9 +382,10 @@ class RemoteDebugger:
         self.closed = True
         self._phase_wanted.set()  # the starting thread ends too
         self._hub.close()
-        with _LIVE_LOCK:
-            if self in _LIVE:
-                _LIVE.remove(self)
+        lifetime.forget(self)
+        if not self._ready.is_set():  # closed while it started: calls say so, never wait
+            self._failure = self._failure or ReplayCancelled("the debugger was closed")
+            self._ready.set()
 
     def __repr__(self) -> str:
         return f"<RemoteDebugger {self.run.id}: {self._state['state']}, forks {sorted(self.forks)}>"

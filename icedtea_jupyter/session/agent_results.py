@@ -32,13 +32,16 @@ class AgentResults:
         return self.store.alerts()
 
     def alerts(self) -> pd.DataFrame:
-        """Every alert of every tool, in arrival order: ``tool`` (the agent, plugin or
-        part that raised it), ``level``, ``operator``, ``partition``, ``check`` (what was
-        checked, if any), ``count`` (the alerts it stands for: sampled tools send a
-        few records and count the rest), ``message``, ``record`` (its repr) and
-        ``value`` (JSON-able), ``traceback``."""
+        """Every alert of every tool, in arrival order: ``time`` (when the coordinator
+        got it, a UTC timestamp), ``tool`` (the agent, plugin or part that raised it),
+        ``level``, ``operator``, ``partition``, ``check`` (what was checked, if any),
+        ``count`` (the alerts it stands for: sampled tools send a few records and count
+        the rest), ``message``, ``record`` (its repr) and ``value`` (JSON-able),
+        ``traceback``. The store, the comm and ``alert_groups`` keep epoch seconds."""
         rows = [_alert_row(alert) for alert in self._alert_list()]
-        return pd.DataFrame(rows, columns=list(ALERT_COLUMNS))
+        frame = pd.DataFrame(rows, columns=list(ALERT_COLUMNS))
+        frame["time"] = pd.to_datetime(pd.to_numeric(frame["time"]), unit="s", utc=True)
+        return frame
 
     def alert_groups(self, records: int = GROUP_RECORDS) -> list[dict]:
         """The alerts grouped by tool, check and operator, as the sidebar shows them:

@@ -208,6 +208,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     run.coordinator.start_agents(run)
     run.warnings.extend(notes)
     registry.add(run)
+    registry.close_replaced(run)  # the cell's earlier runs: their replay processes end
     run.start(lambda: _execute(run, compiled, namespace))
     run.emit("run", {"status": "running"})
     return run

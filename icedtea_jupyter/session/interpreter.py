@@ -24,8 +24,24 @@ class WorkersCannotImport(RuntimeError):
     """Spark's workers run a Python without icedtea_jupyter, and cannot be re-pointed."""
 
 
-def resolved(python: str) -> str:
-    return os.path.realpath(shutil.which(python) or python)
+def environment(python: str) -> str:
+    """The ``sys.prefix`` that ``python`` runs with, found as Python finds it, without
+    starting it: a virtualenv's folder (``pyvenv.cfg`` one level above the binary or beside
+    it, before links are followed; a venv's ``python`` is a link to its base interpreter,
+    so the resolved binaries of the two are the same), else the installation the resolved
+    binary lives in (``<prefix>/bin/python3``)."""
+    path = os.path.abspath(shutil.which(python) or python)
+    for folder in (os.path.dirname(os.path.dirname(path)), os.path.dirname(path)):
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return os.path.realpath(folder)
+    return os.path.dirname(os.path.dirname(os.path.realpath(path)))
+
+
+def same_environment(python: str) -> bool:
+    """Whether ``python`` runs in this kernel's environment, so it imports what we do.
+    With ``PYTHONHOME`` set, Python skips the venv look-up: no shortcut then."""
+    return (not os.environ.get("PYTHONHOME")
+            and environment(python) == os.path.realpath(sys.prefix))
 
 
 def imports_icedtea(python: str) -> bool:
@@ -49,7 +65,7 @@ def point_workers_here(sc: Any) -> list[str]:
     """Make ``sc``'s Python workers able to run icedtea's code; returns notes for the
     run's warnings. Raises ``WorkersCannotImport`` (with the fix) where it cannot."""
     worker = getattr(sc, "pythonExec", None) if sc is not None else None
-    if not worker or resolved(worker) == resolved(sys.executable) or imports_icedtea(worker):
+    if not worker or same_environment(worker) or imports_icedtea(worker):
         return []
     if not workers_on_this_machine(sc):
         raise WorkersCannotImport(

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 
 from ..dag import Dag
+from ..replay import lifetime
 from ..store.run_store import RunStore
 from .interrupted import kernel_alive, mark_interrupted
 from .run import Run
@@ -30,10 +31,27 @@ def add(run: Run) -> None:
 
 
 def forget(run: Run) -> None:
-    """Drop a deleted run from this kernel's list."""
+    """Drop a deleted run from this kernel's list; its replay processes end."""
     with _LOCK:
         if run in _RUNS:
             _RUNS.remove(run)
+    lifetime.close_debugger(run)
+
+
+def close_replaced(run: Run) -> list[Run]:
+    """``run`` re-runs a cell: the earlier runs of that cell in this kernel end their
+    replay processes (their ``debugger()`` starts them again). Returns those runs."""
+    cell = _cell(run)
+    replaced = [other for other in runs() if other is not run and cell and _cell(other) == cell]
+    for other in replaced:
+        lifetime.close_debugger(other)
+    return replaced
+
+
+def _cell(run: Run) -> tuple[str, str] | None:
+    """The cell a run records, as its versions know it: its store's root and its key."""
+    cell = (run.manifest.get("version") or {}).get("cell")
+    return (os.path.dirname(run.path), cell) if cell else None
 
 
 def on_added(callback: Callable[[Run], None]) -> None:

@@ -24,6 +24,14 @@ def test_unknown_options_are_refused_with_the_usage(shell):
     with pytest.raises(UsageError, match="unrecognized arguments: --frobnicate") as info:
         run_magic(shell, "--frobnicate", "sc.parallelize([1]).count()")
     assert "--wait" in str(info.value)
+    assert "did you mean" not in str(info.value)  # nothing is like it
+
+
+def test_a_misspelt_flag_gets_the_usage_and_the_flag_it_resembles(shell):
+    with pytest.raises(UsageError, match=r"unrecognized arguments: --linage "
+                                         r"\(did you mean --lineage\?\)") as info:
+        run_magic(shell, "--wait --linage", "sc.parallelize([1]).count()")
+    assert "usage: %%icedtea" in str(info.value)
 
 
 def test_an_agent_that_is_not_an_agent_is_refused(shell):

@@ -1,4 +1,8 @@
 """One alert stream: every tool's alerts as a DataFrame and in groups (sidebar, panel)."""
+import json
+
+import pandas as pd
+
 from icedtea_jupyter.session.agent_results import AgentResults
 from icedtea_jupyter.ui.panel import alert_group_html
 
@@ -38,3 +42,18 @@ def test_alerts_group_by_tool_check_and_operator_with_their_records():
     assert groups[1]["level"] == "error"
     html = alert_group_html(groups[0])
     assert "clean: row &gt;= 0 on clean" in html and "×41" in html and "<code>-7</code>" in html
+
+
+def test_an_alerts_time_is_a_utc_timestamp_in_the_frame_and_epoch_seconds_elsewhere():
+    class Timed(AgentResults):
+        def _alert_list(self):
+            return [dict(ALERTS[0], time=1764625000.25), dict(ALERTS[3])]  # one without
+
+    frame = Timed().alerts()
+    assert str(frame["time"].dtype) == "datetime64[ns, UTC]"
+    assert frame.loc[0, "time"] == pd.Timestamp("2025-12-01 21:36:40.25", tz="UTC")
+    assert pd.isna(frame.loc[1, "time"])
+    assert frame["time"].dt.tz_convert("Europe/Berlin")[0].hour == 22  # as any datetime
+    assert str(Alerts().alerts()["time"].dtype) == "datetime64[ns, UTC]"  # none has one
+    assert Timed()._alert_list()[0]["time"] == 1764625000.25  # the comm's and store's
+    json.dumps(Timed().alert_groups())  # the sidebar's groups stay JSON

@@ -1,4 +1,6 @@
 """Run set-up checks that need no Spark: which Python Spark's workers run."""
+import os
+import subprocess
 import sys
 import types
 
@@ -41,6 +43,45 @@ def test_cluster_workers_without_icedtea_are_refused_with_the_fix(monkeypatch):
     assert sc.pythonExec == "/usr/bin/python3"
 
 
+def virtualenv(folder):
+    """A real virtualenv (no pip: seconds); returns its ``python`` and its base's."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    python = str(folder / "bin" / "python")
+    return python, os.path.realpath(python)
+
+
+def prefix_of(python):
+    return subprocess.run([python, "-c", "import sys; print(sys.prefix)"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_a_virtualenvs_python_and_its_base_are_two_environments(tmp_path):
+    python, base = virtualenv(tmp_path / "env")
+    assert os.path.realpath(python) == os.path.realpath(base)  # one binary, resolved
+    assert interpreter.environment(python) == os.path.realpath(prefix_of(python)) == \
+        os.path.realpath(tmp_path / "env")
+    assert interpreter.environment(base) == os.path.realpath(prefix_of(base))
+    assert interpreter.environment(str(tmp_path / "env" / "bin" / "python3")) == \
+        interpreter.environment(python)
+
+
+def test_a_kernel_in_a_virtualenv_points_workers_on_its_base_python_here(
+        tmp_path, monkeypatch):
+    python, base = virtualenv(tmp_path / "kernel-env")
+    monkeypatch.setattr(sys, "executable", python)  # the kernel runs in the venv
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "kernel-env"))
+    monkeypatch.delenv("PYTHONHOME", raising=False)
+    asked = []
+    monkeypatch.setattr(interpreter, "imports_icedtea",
+                        lambda worker: asked.append(worker) or False)
+    sc = context(python=base)  # PYSPARK_PYTHON set to the venv's base, globally
+    (note,) = interpreter.point_workers_here(sc)
+    assert asked == [base] and sc.pythonExec == python
+    assert f"{base!r}, which cannot import icedtea_jupyter" in note
+    sc = context(python=str(tmp_path / "kernel-env" / "bin" / "python3"))
+    assert interpreter.point_workers_here(sc) == [] and asked == [base]  # same venv: no ask
+
+
 def test_a_python_without_pyarrow_cannot_import_icedtea(tmp_path):
     python = tmp_path / "python"
     python.write_text("#!/bin/sh\nexit 1\n")
@@ -55,6 +96,27 @@ def test_the_magics_lineage_flag_is_a_run_option():
     options, _ = parse_options("--lineage --wait", {})
     assert options.lineage and options.manifest()["lineage"]
     assert not parse_options("--wait", {})[0].lineage
+
+
+@pytest.mark.parametrize("line, hint", [
+    ("--linage", "--linage (did you mean --lineage?)"),
+    ("--interact-evry=2", "--interact-evry=2 (did you mean --interact-every?)"),
+    ("--interact-evry 2 --wiat", "--interact-evry 2 --wiat "
+                                 "(did you mean --interact-every or --wait?)"),
+])
+def test_a_misspelt_flag_is_answered_with_the_flag_it_resembles(line, hint):
+    from IPython.core.error import UsageError
+
+    from icedtea_jupyter.magic import parse_options
+
+    with pytest.raises(UsageError) as refused:
+        parse_options(line, {})
+    first, usage = str(refused.value).split("\n", 1)
+    assert first == f"%%icedtea: unrecognized arguments: {hint}"
+    assert usage.startswith("usage: %%icedtea")
+    with pytest.raises(UsageError) as unlike:
+        parse_options("--lineage --frobnicate", {})
+    assert str(unlike.value).splitlines()[0] == "%%icedtea: unrecognized arguments: --frobnicate"
 
 
 def test_workers_that_cannot_import_icedtea_get_the_fix_not_the_workers_traceback():

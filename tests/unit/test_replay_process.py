@@ -225,3 +225,48 @@ def test_a_kernel_with_more_than_1024_files_open_still_jumps(kernel):
     finally:
         for fd in held:
             os.close(fd)
+
+
+KERNEL_THAT_DIES = """
+import sys
+sys.path.insert(0, {repo!r})
+from icedtea_jupyter.replay.client import ReplayHub
+forks = {{}}
+hub = ReplayHub(lambda link, event: event.get("event") == "parked"
+                and forks.setdefault(event["index"], event["link"]))
+root = hub.start({scenario!r}, {log!r}, {driver!r})
+hub.request(root, "info").result(30)
+active = hub.request(forks[0], "spawn").result(30)
+busy = {{"active": active, "root": root}}[{busy!r}]  # held at the gate: deaf to its socket
+hub.request(busy, *{{"active": ("jump",), "root": ("prepare",)}}[{busy!r}],
+            index=2, tau=1.0, memory_cap=1 << 30)
+print(root.pid, forks[0].pid, active.pid, flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+@pytest.mark.parametrize("busy", ["active", "root"])
+def test_replay_processes_end_with_their_kernel_even_one_busy_replaying(tmp_path, gate, busy):
+    """A kernel killed (no atexit): the root sees it go and ends its group, with the
+    process held mid-replay (a jump's active process, or the root in its checkpointing
+    pass), which would not read its socket until done."""
+    import subprocess
+
+    from tests.processes import group, replay_processes
+
+    script = KERNEL_THAT_DIES.format(
+        repo=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        scenario=f"held:{gate.directory}", log=str(tmp_path / "replay.log"), driver=DRIVER,
+        busy=busy)
+    kernel = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        root, parked, active = map(int, kernel.stdout.readline().split())
+        held = {"active": active, "root": root}[busy]
+        wait_until(lambda: str(held) in gate.held(), 30, f"the {busy} process to reach the gate")
+        assert sorted(replay_processes(kernel.pid)) == sorted([root, parked, active])
+        assert group(root) == sorted([root, parked, active])  # one group, the root's
+    finally:
+        kernel.kill()
+        kernel.wait(10)
+    wait_until(lambda: not group(root), 10, "the dead kernel's replay processes to end")

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from . import cell_outcomes
 from .agents.flags import flag_agents
 from .session import registry
 from .session.execution import (
@@ -220,10 +221,12 @@ class IcedteaMagics(Magics):
         if not cell.strip():
             raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
         options.cell_id = options.cell_id or self._cell_id()
-        context = {"line": line, "history": self._history(line, cell)}
+        history, outcomes = self._history(line, cell)
+        context = {"line": line, "history": history, "history_outcomes": outcomes}
         try:
             run = (trial_then_full(cell, namespace, options, context) if options.trial
                    else start_run(cell, namespace, options, context))
+            cell_outcomes.note_run(self.shell, getattr(run, "id", None))
         except WorkersCannotImport as refused:  # before any job: the fix, in one line
             raise UsageError(f"%%icedtea: {refused}") from None
         except TrialFailed as refused:  # the trial raised: no full run
@@ -248,13 +251,16 @@ class IcedteaMagics(Magics):
                 raise exc
         return None
 
-    def _history(self, line: str, cell: str) -> list[str]:
-        """The kernel's cells before this one (raw, as typed), for the export."""
+    def _history(self, line: str, cell: str) -> tuple[list[str], list[dict | None]]:
+        """The kernel's cells before this one (raw, as typed), for the export, and what
+        became of each (``cell_outcomes``: raised, started a run)."""
         manager = getattr(self.shell, "history_manager", None)
         cells = list(getattr(manager, "input_hist_raw", None) or [])[1:]
         if cells and cells[-1].strip().endswith(cell.strip()) and "icedtea" in cells[-1]:
             cells = cells[:-1]  # this cell itself
-        return [c for c in cells if c.strip()]
+        outcomes = cell_outcomes.outcomes(self.shell, len(cells))
+        kept = [(c, o) for c, o in zip(cells, outcomes) if c.strip()]
+        return [c for c, _ in kept], [o for _, o in kept]
 
     def _cell_id(self) -> str | None:
         """JupyterLab's id of the executing cell (its execute request's metadata), after
@@ -294,6 +300,7 @@ def load(ipython: Any) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     ipython.register_magics(IcedteaMagics)
+    cell_outcomes.watch(ipython)
     _point_existing_workers_here()
     try:
         from .comm.target import register_target

@@ -1,4 +1,4 @@
-"""``%%icedtea`` (record a cell) and ``%icedtea`` (runs, open)."""
+"""``%%icedtea`` (record a cell) and ``%icedtea`` (runs, open, export)."""
 from __future__ import annotations
 
 import argparse
@@ -287,13 +287,34 @@ class IcedteaMagics(Magics):
         words = shlex.split(line)
         if words[:1] == ["runs"]:
             return [run.summary() | {"dag": None, "progress": None} for run in registry.runs()]
+        if words[:1] == ["export"] and len(words) == 2:
+            export_session(words[1])
+            return None
         if words[:1] == ["open"] and len(words) == 2:
             try:
                 return registry.open_run(words[1])
             except StoreError as exc:  # not a run's folder: one line, like other bad input
                 raise UsageError(f"%icedtea open: {exc}") from None
-        raise UsageError("usage: %icedtea runs | %icedtea open PATH | %%icedtea [options] (cell)\n"
+        raise UsageError("usage: %icedtea runs | %icedtea open PATH | %icedtea export "
+                         "NOTEBOOK.ipynb | %%icedtea [options] (cell)\n"
                          + _parser().format_help())
+
+
+def export_session(path: str) -> list[str]:
+    """``%icedtea export debug.ipynb``: the session of the run being debugged (the last
+    one debugged, else the last run) as a notebook; prints and returns what needs the
+    user's hand."""
+    if not path.endswith(".ipynb"):
+        raise UsageError(f"%icedtea export: the export is a notebook: {path!r} must end "
+                         "in .ipynb")
+    try:
+        run = registry.debugged_run() or registry.last_run()
+    except LookupError as exc:
+        raise UsageError(f"%icedtea export: {exc}") from None
+    hand = run.export_notebook(path)
+    print(f"icedtea: run {run.id} ({run.version}) exported to {path}"
+          + "".join(f"\n  needs your hand: {item}" for item in hand))
+    return hand
 
 
 def load(ipython: Any) -> None:

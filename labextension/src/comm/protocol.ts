@@ -764,7 +764,8 @@ export interface IRequestResults {
   'lineage.records': { run: string; trace: number; page: ILineagePage };
   'versions.list': { run: string; versions: IVersionRow[] };
   'versions.diff': IVersionDiff;
-  'run.export': { path: string; hand: string[] };
+  /** `run`: the run exported, the one being debugged (the selected run if none is). */
+  'run.export': { path: string; hand: string[]; run: string; version: string };
   'control.get': IControlView;
   'control.pause': IPauseResult;
   'control.resume': { seconds: number };

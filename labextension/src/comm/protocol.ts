@@ -833,6 +833,8 @@ export interface ISummaryComparison {
   changes: ISummaryChange[];
   /** A Vega-Lite spec (Altair) per shifted field. */
   charts: { operator: string; field: string; spec: unknown }[];
+  /** Why nothing is compared (`other` null): this run's own summaries, or none. */
+  note: string | null;
 }
 
 /** Frontend -> kernel. */

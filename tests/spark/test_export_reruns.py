@@ -109,7 +109,8 @@ def test_the_sidebars_export_is_the_debugged_runs_and_keeps_only_what_it_needs(s
     run(shell, f"{magic} --interesting keep --interact-when 'row % 100 == 50'\n"
                "out = (sc.parallelize(data, 2).mapPartitions(Keep()).setName('keep')\n"
                "       .map(lambda x: x * factor).setName('scale').collect())")
-    run(shell, "debugged = icedtea_jupyter.last_run()\ndbg = debugged.debugger()\n"
+    run(shell, "import icedtea_jupyter\ndebugged = icedtea_jupyter.last_run()\n"
+               "dbg = debugged.debugger()\n"
                "dbg.jump(2)\ndbg.step_over(partition=0)")
     run(shell, f"{magic}\nlater = sc.parallelize(range(10), 1).map(lambda x: x)"
                ".setName('later').collect()")  # the sidebar selects this newer run

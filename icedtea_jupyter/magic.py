@@ -1,4 +1,4 @@
-"""``%%icedtea`` (record a cell) and ``%icedtea`` (runs, open)."""
+"""``%%icedtea`` (record a cell) and ``%icedtea`` (runs, open, export)."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from . import cell_outcomes
 from .agents.flags import flag_agents
 from .session import registry
 from .session.execution import (
@@ -237,10 +238,12 @@ class IcedteaMagics(Magics):
         if not cell.strip():
             raise UsageError("%%icedtea: the cell is empty: put PySpark code under the magic")
         options.cell_id = options.cell_id or self._cell_id()
-        context = {"line": line, "history": self._history(line, cell)}
+        history, outcomes = self._history(line, cell)
+        context = {"line": line, "history": history, "history_outcomes": outcomes}
         try:
             run = (trial_then_full(cell, namespace, options, context) if options.trial
                    else start_run(cell, namespace, options, context))
+            cell_outcomes.note_run(self.shell, getattr(run, "id", None))
         except WorkersCannotImport as refused:  # before any job: the fix, in one line
             raise UsageError(f"%%icedtea: {refused}") from None
         except TrialFailed as refused:  # the trial raised: no full run
@@ -265,13 +268,16 @@ class IcedteaMagics(Magics):
                 raise exc
         return None
 
-    def _history(self, line: str, cell: str) -> list[str]:
-        """The kernel's cells before this one (raw, as typed), for the export."""
+    def _history(self, line: str, cell: str) -> tuple[list[str], list[dict | None]]:
+        """The kernel's cells before this one (raw, as typed), for the export, and what
+        became of each (``cell_outcomes``: raised, started a run)."""
         manager = getattr(self.shell, "history_manager", None)
         cells = list(getattr(manager, "input_hist_raw", None) or [])[1:]
         if cells and cells[-1].strip().endswith(cell.strip()) and "icedtea" in cells[-1]:
             cells = cells[:-1]  # this cell itself
-        return [c for c in cells if c.strip()]
+        outcomes = cell_outcomes.outcomes(self.shell, len(cells))
+        kept = [(c, o) for c, o in zip(cells, outcomes) if c.strip()]
+        return [c for c, _ in kept], [o for _, o in kept]
 
     def _cell_id(self) -> str | None:
         """JupyterLab's id of the executing cell (its execute request's metadata), after
@@ -298,19 +304,41 @@ class IcedteaMagics(Magics):
         words = shlex.split(line)
         if words[:1] == ["runs"]:
             return [run.summary() | {"dag": None, "progress": None} for run in registry.runs()]
+        if words[:1] == ["export"] and len(words) == 2:
+            export_session(words[1])
+            return None
         if words[:1] == ["open"] and len(words) == 2:
             try:
                 return registry.open_run(words[1])
             except StoreError as exc:  # not a run's folder: one line, like other bad input
                 raise UsageError(f"%icedtea open: {exc}") from None
-        raise UsageError("usage: %icedtea runs | %icedtea open PATH | %%icedtea [options] (cell)\n"
+        raise UsageError("usage: %icedtea runs | %icedtea open PATH | %icedtea export "
+                         "NOTEBOOK.ipynb | %%icedtea [options] (cell)\n"
                          + _parser().format_help())
+
+
+def export_session(path: str) -> list[str]:
+    """``%icedtea export debug.ipynb``: the session of the run being debugged (the last
+    one debugged, else the last run) as a notebook; prints and returns what needs the
+    user's hand."""
+    if not path.endswith(".ipynb"):
+        raise UsageError(f"%icedtea export: the export is a notebook: {path!r} must end "
+                         "in .ipynb")
+    try:
+        run = registry.debugged_run() or registry.last_run()
+    except LookupError as exc:
+        raise UsageError(f"%icedtea export: {exc}") from None
+    hand = run.export_notebook(path)
+    print(f"icedtea: run {run.id} ({run.version}) exported to {path}"
+          + "".join(f"\n  needs your hand: {item}" for item in hand))
+    return hand
 
 
 def load(ipython: Any) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     ipython.register_magics(IcedteaMagics)
+    cell_outcomes.watch(ipython)
     _point_existing_workers_here()
     try:
         from .comm.target import register_target

@@ -46,14 +46,27 @@ def earlier_runs(run: Run) -> list[dict]:
     return earlier
 
 
+def nothing_to_compare(run: Run) -> str:
+    """Why the Summaries section compares nothing for ``run``: its own summaries are
+    named when it has some (it was recorded with ``--agent summaries``)."""
+    mine = sorted(run.stored_summaries())
+    if mine:
+        return (f"This run recorded summaries of {', '.join(mine)} (run.summaries(operator)); "
+                "no earlier run of this cell did, so there is nothing to compare them with "
+                "yet: run the cell again with --agent summaries to see what changed.")
+    return ("This run recorded no summaries: run the cell with --agent summaries (twice, "
+            "to see what changed between two runs).")
+
+
 @AGENT_DATA.handles("summaries.compare")
 def summaries_compare(params: dict) -> dict:
     run = run_of(params)
     earlier = earlier_runs(run)
     other = params.get("other") or (earlier[0]["run"] if earlier else None)
     result: dict[str, Any] = {"run": run.id, "other": other, "earlier": earlier,
-                              "changes": [], "charts": []}
+                              "changes": [], "charts": [], "note": None}
     if other is None:
+        result["note"] = nothing_to_compare(run)
         return result
     try:
         diff = run.summary_diff(other)

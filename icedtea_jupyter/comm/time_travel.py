@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..executor.state import encode, encode_described
+from ..session.actions import WIRE
 from ..session.run import Run
 from .handlers import MethodTable, jsonable, run_of
 from .messages import RequestError
@@ -209,7 +210,7 @@ def debug_progress(params: dict) -> dict:
 @TIME_TRAVEL.handles("run.actions")
 def run_actions(params: dict) -> dict:
     run = run_of(params)
-    return {"run": run.id, "actions": [{k: v for k, v in action.items() if k != "shown"}
+    return {"run": run.id, "actions": [{k: action[k] for k in WIRE}
                                        for action in run.actions]}  # the text stays here
 
 

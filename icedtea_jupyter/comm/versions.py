@@ -5,6 +5,7 @@ import math
 import os
 from typing import Any
 
+from ..session import registry
 from .handlers import MethodTable, jsonable, run_of
 from .messages import RequestError
 
@@ -34,11 +35,16 @@ def versions_diff(params: dict) -> dict:
 
 @VERSIONS.handles("run.export")
 def run_export(params: dict) -> dict:
-    run = run_of(params)
+    """The session of the run being debugged (``registry.debugged_run``), which the
+    sidebar's selection may not be; the selected run when none was debugged. The reply
+    names the run exported."""
+    selected = run_of(params)
     path = os.path.abspath(os.path.expanduser(params["path"]))
     if not path.endswith(".ipynb"):
         raise RequestError(f"the export is a notebook: {params['path']!r} must end in .ipynb")
-    return {"path": path, "hand": run.export_notebook(path)}
+    run = registry.debugged_run() or selected
+    return {"path": path, "hand": run.export_notebook(path), "run": run.id,
+            "version": run.version}
 
 
 def _text(value: Any) -> str | None:

@@ -27,7 +27,7 @@ class FrameTrace:
         self.engine = lineage.engine_name
         self.notes = notes
         self.call = ""
-        self.log: Any = lambda call: None
+        self.log: Any = lambda call, outputs=None: None
 
     @property
     def operators(self) -> dict[str, int]:
@@ -101,7 +101,7 @@ class FrameTrace:
         graph = self._lineage.graph
         sources = {n: self._reached.get(n, {}) for n, how in graph.how.items() if how == "source"}
         outputs = replay_frames(graph, sources, self._lineage.output)
-        self.log(f"{self.call}.replay()")
+        self.log(f"{self.call}.replay()", outputs)
         return outputs
 
     def _rows(self, nodes: list[int]) -> list[TracedRecord]:

@@ -52,7 +52,7 @@ class Trace:
         self._ends = ends
         self.engine = lineage.engine.name
         self.call = ""  # the API call it is, and how to log a call on it (set by its run)
-        self.log: Callable[[str], Any] = lambda call: None
+        self.log: Callable[..., Any] = lambda call, outputs=None: None
 
     @property
     def notes(self) -> list[str]:
@@ -114,7 +114,7 @@ class Trace:
         sources = {node: self._reached[node] for node in self._ends
                    if graph.steps[node].how == SOURCE}
         outputs = replay(graph, self._lineage.run, sources, graph.output().id)
-        self.log(f"{self.call}.replay()")
+        self.log(f"{self.call}.replay()", outputs)
         return outputs
 
     def theta_input(self, traced: TracedRecord) -> tuple[int, int]:

@@ -20,6 +20,7 @@ from ..store import layout
 from ..store.run_store import read_lines
 
 SOURCES = ("api", "sidebar", "panel")
+WIRE = ("time", "source", "call")  # what the views are told of an action
 _SOURCE: contextvars.ContextVar[str] = contextvars.ContextVar("icedtea_source", default="api")
 
 
@@ -49,12 +50,14 @@ class ActionLog:
         self._actions = read_lines(self.path)
         self._lock = threading.RLock()
 
-    def record(self, call: str, shown: str | None = None) -> dict:
+    def record(self, call: str, shown: str | None = None, **kept: object) -> dict:
         """Append ``call`` with the current source (and, for a move, what it ``shown``:
-        the export prints it again); tells ``on_added`` in log order."""
-        action = {"time": time.time(), "source": _SOURCE.get(), "call": call}
+        the export prints it again; ``kept``: how, ``bounded=True`` or ``unshown=why``);
+        tells ``on_added`` in log order."""
+        action: dict = {"time": time.time(), "source": _SOURCE.get(), "call": call}
         if shown is not None:
             action["shown"] = shown
+        action.update({k: v for k, v in kept.items() if v is not None})
         with self._lock:
             self._actions.append(action)
             try:
@@ -62,7 +65,7 @@ class ActionLog:
                     out.write(json.dumps(action) + "\n")
             except OSError:  # a read-only store (someone else's run): kept in memory
                 pass
-            self.on_added({k: v for k, v in action.items() if k != "shown"})  # for views
+            self.on_added({k: action[k] for k in WIRE})  # for views: not what it showed
         return action
 
     def list(self) -> list[dict]:

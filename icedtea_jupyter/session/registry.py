@@ -74,6 +74,21 @@ def last_run() -> Run:
         return _RUNS[-1]
 
 
+DEBUGGING_CALLS = ("dbg.", "run.snapshot(", "run.trace_")  # what debugs a run that ended
+
+
+def debugged_run() -> Run | None:
+    """The run being debugged: the one whose debugger moved, or whose states or lineage
+    were read, most recently (from the API, the sidebar or the panel); None if none was."""
+    latest: tuple[float, Run] | None = None
+    for run in runs():
+        when = next((a["time"] for a in reversed(run.actions)
+                     if a["call"].startswith(DEBUGGING_CALLS)), None)
+        if when is not None and (latest is None or when >= latest[0]):
+            latest = (when, run)
+    return latest[1] if latest is not None else None
+
+
 def get(run_id: str) -> Run:
     for run in runs():
         if run.id == run_id:

@@ -39,7 +39,7 @@ from .actions import ActionLog
 from .agent_data import RunAgentData
 from .agent_results import AgentResults
 from .metrics import metrics_frame
-from .moves import LoggedSnapshot, shown_by
+from .moves import LoggedSnapshot, logged_trace, shown_by
 from .versions import RunVersions
 
 if TYPE_CHECKING:
@@ -266,7 +266,7 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
         return self._debugger
 
     def _debugger_moved(self, call: str, snapshot: DebugSnapshot) -> None:
-        self._actions.record(call, shown_by(snapshot))
+        self._actions.record(call, **shown_by(snapshot))
         self.emit("moved", {"call": call, "index": snapshot.index, "step": snapshot.step})
 
     @property
@@ -360,9 +360,7 @@ class Run(AgentResults, RunVersions, RunAgentData, RecordedControl):
 
     def _logged(self, trace: Any, call: str) -> Any:
         """``trace``, its ``call`` in the action log, and its replay's too when it runs."""
-        self._actions.record(call)
-        trace.call, trace.log = call, self._actions.record
-        return trace
+        return logged_trace(trace, call, self._actions.record)
 
     def lineage_outputs(self) -> tuple[str, list[tuple[int, int, Any]]]:
         """The cell's last operator and its output rows as (partition, position, record),

@@ -65,8 +65,15 @@ class RunVersions:
         kernel (``pytest --nbval`` checks it gives the same states); returns what needs
         the user's hand (also said in the notebook's first cell)."""
         from ..export.notebook import export_notebook
+        from . import registry
 
-        return export_notebook(self, path)
+        def known(run_id: str) -> str | None:  # an earlier cell's run, if this kernel has it
+            try:
+                return registry.get(run_id).status
+            except LookupError:
+                return None
+
+        return export_notebook(self, path, known)
 
     def delete(self) -> list[str]:
         """Delete this run from its store; its results stay while another run refers to

@@ -89,3 +89,22 @@ def test_runs_without_the_agents_say_how_to_get_them(record):
         run.samples("make")
     with pytest.raises(LookupError, match="--agent summaries"):
         run.summaries("make")
+
+
+def test_the_summaries_section_names_this_runs_summaries_when_none_came_before(record):
+    """The first run of a cell recorded with --agent summaries has nothing to compare
+    with: the section says so and names the summaries it has, never that it has none."""
+    from icedtea_jupyter.comm.agent_data import summaries_compare
+
+    plain = record(CELL, {"N": 2000, "make": make_rows()})
+    alone = summaries_compare({"run": plain.id})
+    assert alone["other"] is None and alone["note"].startswith("This run recorded no summaries")
+    first = record(CELL, {"N": 2000, "make": make_rows()}, agents=[SummariesAgent])
+    assert not first.summaries("pair").empty
+    nothing = summaries_compare({"run": first.id})
+    assert nothing["other"] is None and nothing["earlier"] == []
+    assert nothing["note"].startswith("This run recorded summaries of make, pair")
+    assert "no earlier run of this cell did" in nothing["note"]
+    second = record(CELL, {"N": 2000, "make": make_rows()}, agents=[SummariesAgent])
+    compared = summaries_compare({"run": second.id})
+    assert compared["other"] == first.id and compared["note"] is None

@@ -768,7 +768,8 @@ export interface IRequestResults {
   'lineage.records': { run: string; trace: number; page: ILineagePage };
   'versions.list': { run: string; versions: IVersionRow[] };
   'versions.diff': IVersionDiff;
-  'run.export': { path: string; hand: string[] };
+  /** `run`: the run exported, the one being debugged (the selected run if none is). */
+  'run.export': { path: string; hand: string[]; run: string; version: string };
   'control.get': IControlView;
   'control.pause': IPauseResult;
   'control.resume': { seconds: number };
@@ -836,6 +837,8 @@ export interface ISummaryComparison {
   changes: ISummaryChange[];
   /** A Vega-Lite spec (Altair) per shifted field. */
   charts: { operator: string; field: string; spec: unknown }[];
+  /** Why nothing is compared (`other` null): this run's own summaries, or none. */
+  note: string | null;
 }
 
 /** Frontend -> kernel. */

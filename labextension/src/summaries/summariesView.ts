@@ -108,7 +108,7 @@ export class SummariesView extends Widget {
       return 'Select a finished run recorded with --agent summaries.';
     }
     if (comparison.other === null) {
-      return 'No earlier run of this cell recorded summaries: run the cell again with --agent summaries.';
+      return comparison.note ?? 'No earlier run of this cell recorded summaries to compare with.';
     }
     return comparison.changes.length === 0
       ? `Nothing changed since ${comparison.other}.`

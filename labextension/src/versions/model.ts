@@ -1,6 +1,6 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
-import type { IVersionDiff, IVersionRow } from '../comm/protocol';
+import type { IRequestResults, IVersionDiff, IVersionRow } from '../comm/protocol';
 import { LONG_REQUEST_TIMEOUT, RunsModel } from '../runs/model';
 
 /**
@@ -33,7 +33,7 @@ export class VersionsModel {
   }
 
   /** What the last export wrote, or why it failed. */
-  get exported(): { path: string; hand: string[] } | null {
+  get exported(): IRequestResults['run.export'] | null {
     return this._exported;
   }
 
@@ -63,7 +63,8 @@ export class VersionsModel {
     });
   }
 
-  /** Export the selected run's debugging session (`run.export_notebook`). */
+  /** Export the debugging session (`run.export_notebook`): the kernel exports the run
+   * being debugged, the selected one if none is; its reply names the run. */
   async exportSession(path: string): Promise<void> {
     const run = this.runs.selectedId;
     if (run === null) {
@@ -123,7 +124,7 @@ export class VersionsModel {
   private _versions: IVersionRow[] = [];
   private _chosen: string[] = [];
   private _diff: IVersionDiff | null = null;
-  private _exported: { path: string; hand: string[] } | null = null;
+  private _exported: IRequestResults['run.export'] | null = null;
   private _error: string | null = null;
   private _seen = '';
   private _isDisposed = false;

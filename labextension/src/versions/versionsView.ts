@@ -8,7 +8,7 @@ import type { VersionsModel } from './model';
 import { VersionsTable } from './versionsTable';
 
 /** The versions dashboard: the selected run's cell's versions, two compared, and the
- * export of the selected run's debugging session as a notebook. */
+ * export of the debugging session (of the run being debugged) as a notebook. */
 export class VersionsView extends Widget {
   constructor(private readonly _model: VersionsModel) {
     super();
@@ -18,7 +18,7 @@ export class VersionsView extends Widget {
     this._path = el('input', 'jp-icedtea-export-path');
     this._path.setAttribute('aria-label', 'notebook to write');
     const button = el('button', 'jp-Button jp-mod-styled jp-icedtea-export', 'Export session');
-    button.title = "This run's debugging session as a notebook that re-executes (run.export_notebook)";
+    button.title = 'The session of the run being debugged as a notebook that re-executes (run.export_notebook)';
     button.addEventListener('click', () => void this._export());
     const exportRow = el('div', 'jp-icedtea-export-row');
     setChildren(exportRow, [this._path, button]);
@@ -70,7 +70,8 @@ export class VersionsView extends Widget {
     setText(
       this._exported,
       exported
-        ? `Wrote ${exported.path}${exported.hand.length ? ` · needs your hand: ${exported.hand.join('; ')}` : ''}`
+        ? `Wrote ${exported.path}: the session of run ${exported.run} (${exported.version})` +
+            (exported.hand.length ? ` · needs your hand: ${exported.hand.join('; ')}` : '')
         : ''
     );
   }

@@ -213,9 +213,10 @@ def check_reuse(runner: Runner, pipeline: Pipeline, plain: list) -> list[str]:
         changed = runner.record(pipeline, "--reuse", cell_id="reuse")
         got = runner.shell.user_ns["out"]
         want = runner.plain(pipeline.cell())
-        if changed.reused_from is not None or not same(pipeline, got, want):
-            found.append(f"reuse: after Tally.WEIGHT changed, reused_from="
-                         f"{changed.reused_from} (first {first.id}, again {again.id})")
+        if not same(pipeline, got, want) or changed.reused_from in (first.id, again.id):
+            found.append(f"reuse: after Tally.WEIGHT changed, {got[:8]!r}…, the plain run "
+                         f"{want[:8]!r}…, reused_from={changed.reused_from} (the runs before "
+                         f"the change: {first.id}, {again.id})")
     finally:
         runner.shell.run_cell(f"Tally.WEIGHT = {pipeline.weight}").raise_error()
     return found

@@ -10,6 +10,7 @@ set of positions to the sources or to the outputs. The entry points are in
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -270,9 +271,10 @@ class Lineage:
                 "records equal to a traced one are linked with it")
         self._note(note)
         wanted = list(self.records(node, positions).values())
+        equal = _equality(wanted)
         found: Positions = {}
         for (part, pos), record in self.records(other, None).items():
-            if any(record == w for w in wanted):
+            if equal(record):
                 found.setdefault(part, set()).add(pos)
         return found
 
@@ -291,6 +293,22 @@ class Lineage:
         note = (f"the trace stops at {step.node.name!r}: lineage through a {step.node.kind} "
                 f"{step.node.api} is not captured")
         self._note(note)
+
+
+def _equality(wanted: list) -> Callable[[Any], bool]:
+    """Whether a record equals one of ``wanted``: by hash when they all have one (a sort
+    of 200,000 records traced for 80,000 of them), else one by one."""
+    try:
+        kept = set(wanted)
+    except TypeError:  # a list or dict among them
+        return lambda record: any(record == w for w in wanted)
+
+    def equal(record: Any) -> bool:
+        try:
+            return record in kept
+        except TypeError:
+            return any(record == w for w in wanted)
+    return equal
 
 
 def _union_back(step: Step, positions: Positions) -> dict[int, Positions]:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.core.context import SparkContext
-from pyspark.core.rdd import RDD, Partitioner
+from pyspark.core.rdd import RDD, Partitioner, PipelinedRDD
 
 from ..dag import OperatorNode
 from ..executor import wrappers as w
@@ -18,6 +18,7 @@ from ..executor.spec import OperatorSpec
 from . import joins  # noqa: F401 - registers join, the outer joins, cogroup, groupWith
 from .naming import default_name
 from .patching import active, current, node_of, register
+from .recorder import MADE
 
 # api -> (host loop kind, how to adapt the user's function, preservesPartitioning or None)
 _RECORD_OPERATORS: dict[str, tuple[str, Callable | None, bool | None]] = {
@@ -32,9 +33,12 @@ _RECORD_OPERATORS: dict[str, tuple[str, Callable | None, bool | None]] = {
     "foreach": ("foreach", None, False),
     "foreachPartition": ("foreachPartition", None, False),
 }
+# PySpark builds these from its own calls (partitionBy, mapPartitions) or a JVM round trip
+# (RDD(jrdd, ...)) that no patch sees: each becomes one node, read from its input
 _STRUCTURAL = ("union", "partitionBy", "repartition", "coalesce", "distinct", "sortByKey",
                "sortBy", "subtract", "subtractByKey", "intersection", "cartesian", "zip",
-               "sample", "groupBy")  # joins and cogroups: see joins.py
+               "sample", "groupBy", "repartitionAndSortWithinPartitions", "pipe", "glom",
+               "zipWithIndex", "zipWithUniqueId")  # joins and cogroups: see joins.py
 
 
 def _bind(original: Callable, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -143,6 +147,22 @@ def _marked_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tupl
     recorder.keep_for_replay(node.id, reader, shuffled)
     result.partitioner = Partitioner(partitions, partition_func)
     return recorder.produced(result, node)
+
+
+def _marking(original: Callable) -> Callable:
+    """An RDD constructed in the recording thread is marked with the run's id: one that
+    no patch tagged was built by PySpark in the cell, not made before it."""
+    @functools.wraps(original)
+    def patched(self: RDD, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        recorder = current()
+        if recorder is not None:
+            setattr(self, MADE, recorder.run.run_id)
+    return patched
+
+
+register(RDD, "__init__")(_marking)
+register(PipelinedRDD, "__init__")(_marking)
 
 
 @register(RDD, "setName")
@@ -272,7 +292,7 @@ def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable
 
 
 def _path(a: dict) -> str:
-    return os.path.basename(str(a.get("name", "")).rstrip("/")) or "?"
+    return os.path.basename(str(a.get("name", a.get("path", ""))).rstrip("/")) or "?"
 
 
 register(SparkContext, "parallelize")(_source("parallelize"))
@@ -280,3 +300,9 @@ register(SparkContext, "range")(_source("range"))
 register(SparkContext, "textFile")(_source("textFile", _path))
 register(SparkContext, "wholeTextFiles")(_source("wholeTextFiles", _path))
 register(SparkContext, "union")(_source("union"))
+register(SparkContext, "emptyRDD")(_source("emptyRDD"))
+for _api in ("pickleFile", "binaryFiles", "binaryRecords", "sequenceFile", "hadoopFile",
+             "newAPIHadoopFile"):  # sources PySpark builds by a JVM round trip
+    register(SparkContext, _api)(_source(_api, _path))
+for _api in ("hadoopRDD", "newAPIHadoopRDD"):
+    register(SparkContext, _api)(_source(_api))

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..dag import Dag, OperatorNode
+from ..dag import UNTRACKED, Dag, OperatorNode
 from ..executor import shipping
 from ..executor.spec import OperatorSpec, RunSpec
 from ..store.operator_images import write_operator_image
@@ -22,6 +22,7 @@ class InterestingNotFound(shipping.ShippingRefused):
     """``--interesting`` names no Python operator of the job about to run."""
 
 
+MADE = "_icedtea_made"  # an RDD constructed while the run recorded: the run's id
 TRIAL_SEED = 20261124  # trial runs (--trial) sample each source with this seed
 
 
@@ -83,10 +84,27 @@ class Recorder:
             node = node_of(ancestor, self.run.run_id)
             ancestor = own(ancestor, "prev")
         if node is None:
-            node = self.dag.add(_source_name(obj), "jvm", "source", []).id
+            node = self._outside(obj)
             self.outputs[node] = obj
         tag(obj, self.run.run_id, node)
         return node
+
+    def _outside(self, obj: Any) -> int:
+        """A node for ``obj``, which no call of the cell that the recorder follows made:
+        made before the cell (by an earlier cell: the cell's input, a source), or built
+        by PySpark in this cell by a call no patch sees (``untracked``: lineage stops
+        there, saying so, rather than call its records source records)."""
+        root = obj
+        while own(root, "prev") is not None:
+            root = own(root, "prev")
+        if own(root, MADE) == self.run.run_id:
+            return self.dag.add("rdd built by an untracked call", "jvm", UNTRACKED, []).id
+        kind = type(obj).__name__
+        if kind not in ("RDD", "PipelinedRDD"):
+            return self.dag.add("dataframe source" if kind == "DataFrame" else "source",
+                                "jvm", "source", []).id
+        name = _rdd_name(obj) or _rdd_name(root)
+        return self.dag.add(f"{name or 'rdd'} (made before the cell)", "jvm", "source", []).id
 
     def python(self, api: str, f: Any, parents: list[int], phase: str = "",
                name: str | None = None) -> tuple[OperatorNode, OperatorSpec]:
@@ -219,7 +237,11 @@ class Recorder:
                 self.specs[renamed].name = self.dag.node(renamed).name
 
 
-def _source_name(obj: Any) -> str:
-    kind = type(obj).__name__
-    return {"RDD": "rdd source", "PipelinedRDD": "rdd source",
-            "DataFrame": "dataframe source"}.get(kind, "source")
+def _rdd_name(rdd: Any) -> str | None:
+    """The RDD's ``setName``, if its JVM RDD exists (never built here: that would pickle
+    its operators)."""
+    jrdd = own(rdd, "_jrdd_val") if "PipelinedRDD" in type(rdd).__name__ else own(rdd, "_jrdd")
+    try:
+        return jrdd.name() if jrdd is not None else None
+    except Exception:  # py4j: a stopped context; the node is named without it
+        return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ..executor.lineage_jobs import KeyNumbers
-from .graph import KEY, LINKS, NONE, UNION, VALUE, LineageGraph, Step
+from .graph import KEY, LINKS, NONE, PLACE, SOURCE, UNION, VALUE, LineageGraph, Step
 from .join_keys import JoinKeys
 from .records import (
     Positions,
@@ -133,8 +133,13 @@ class Lineage:
             return _union_back(step, positions)
         if step.how == VALUE:
             return {0: self._equal(step, step.node.id, positions, step.inputs[0])}
+        if step.how == PLACE:
+            return {0: {part: set(ps) for part, ps in positions.items()}}
         if step.how == NONE:
             self._stopped(step)
+        if step.how == SOURCE and step.node.api == "source" and step.node.kind == "jvm":
+            self._note(f"the trace ends at {step.node.name!r}: the cell did not make it, so "
+                       "its records are where this cell's lineage starts")
         return {}
 
     def forward(self, step: Step, index: int, source: int, positions: Positions) -> Positions:
@@ -151,6 +156,8 @@ class Lineage:
             return {offset + part: set(ps) for part, ps in positions.items()}
         if step.how == VALUE:
             return self._equal(step, source, positions, step.node.id)
+        if step.how == PLACE:
+            return {part: set(ps) for part, ps in positions.items()}
         self._stopped(step)
         return {}
 
@@ -288,6 +295,13 @@ class Lineage:
                 "(each of its partitions holds every input's) is not traced yet")
         self._note(note)
         return True
+
+    def note_cuts(self) -> None:
+        """A trace of a run whose DAG is cut says where."""
+        for node in self.graph.cuts():
+            self._note(f"the DAG is cut at {node.name!r}: PySpark built it by a call the "
+                       "recorder does not follow, so what comes before it is not linked to "
+                       "what reads it")
 
     def _stopped(self, step: Step) -> None:
         note = (f"the trace stops at {step.node.name!r}: lineage through a {step.node.kind} "

@@ -4,6 +4,8 @@ from __future__ import annotations
 import threading
 from dataclasses import asdict, dataclass, field
 
+UNTRACKED = "untracked"  # the api of a node for an RDD PySpark built by a call not followed
+
 
 @dataclass
 class OperatorNode:

@@ -40,6 +40,8 @@ def _action(name: str, kind: str) -> Callable:
         def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
             recorder = active()
             hook = getattr(recorder, "on_action", None)
+            if recorder is not None:  # its RDD's command may be built already (setName)
+                recorder.check_interesting()
             if hook is None or kwargs:
                 return original(self, *args, **kwargs)
             if isinstance(self, DataFrame):  # its plan tells what Spark ran (replay)

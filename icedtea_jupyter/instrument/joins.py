@@ -33,7 +33,7 @@ def _grouped(recorder: Any, api: str, rdds: list[RDD], num_partitions: int | Non
     inputs = recorder.parents(*rdds)
     node, spec = recorder.python(api, None, inputs, name=api)
     node.inputs = inputs
-    with recorder.inside():
+    with recorder.transforming():
         union = functools.reduce(RDD.union, [_keys_kept(recorder, rdd, node_id).mapPartitions(
             w.TagValues(i), True) for i, (rdd, node_id) in enumerate(zip(rdds, inputs))])
         if num_partitions is None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.core.context import SparkContext
-from pyspark.core.rdd import RDD, Partitioner
+from pyspark.core.rdd import RDD, Partitioner, PipelinedRDD
 
 from ..dag import OperatorNode
 from ..executor import wrappers as w
@@ -18,6 +18,7 @@ from ..executor.spec import OperatorSpec
 from . import joins  # noqa: F401 - registers join, the outer joins, cogroup, groupWith
 from .naming import default_name
 from .patching import active, current, node_of, register
+from .recorder import MADE
 
 # api -> (host loop kind, how to adapt the user's function, preservesPartitioning or None)
 _RECORD_OPERATORS: dict[str, tuple[str, Callable | None, bool | None]] = {
@@ -32,9 +33,14 @@ _RECORD_OPERATORS: dict[str, tuple[str, Callable | None, bool | None]] = {
     "foreach": ("foreach", None, False),
     "foreachPartition": ("foreachPartition", None, False),
 }
+# PySpark builds these from its own calls (partitionBy, mapPartitions) or a JVM round trip
+# (RDD(jrdd, ...)) that no patch sees: each becomes one node, read from its input
 _STRUCTURAL = ("union", "partitionBy", "repartition", "coalesce", "distinct", "sortByKey",
                "sortBy", "subtract", "subtractByKey", "intersection", "cartesian", "zip",
-               "sample", "groupBy")  # joins and cogroups: see joins.py
+               "sample", "groupBy", "repartitionAndSortWithinPartitions", "pipe", "glom",
+               "zipWithIndex", "zipWithUniqueId")  # joins and cogroups: see joins.py
+# return the RDD itself (or None): no node, but what they pickle is not a job of the cell
+_IN_PLACE = ("cache", "persist", "unpersist", "checkpoint", "localCheckpoint")
 
 
 def _bind(original: Callable, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -69,12 +75,13 @@ def _record_operator(api: str) -> Callable:
             node.chained = chained
             function = w.PartitionFunction(spec, kind, adapt(f) if adapt else f)
             recorder.keep_for_replay(node.id, function, self)
-            with recorder.inside():
+            with recorder.transforming():
                 result = self.mapPartitionsWithIndex(function, preserves)
                 recorder.produced(result, node)
-                if api in ("foreach", "foreachPartition"):
+            if api in ("foreach", "foreachPartition"):
+                with recorder.inside():  # the cell's action
                     result.count()
-                    return None
+                return None
             return result
         return patched
     return make
@@ -98,7 +105,7 @@ def _structural(api: str) -> Callable:
                                              or recorder.run.skew) else None
             if marked is not None:
                 return marked
-            with recorder.inside():
+            with recorder.transforming():  # a sort's sampling job is not the cell's
                 result = original(self, *args, **kwargs)
             node = recorder.jvm(api, parents)
             recorder.details[node.id] = {"args": [a for a in args if not isinstance(a, RDD)],
@@ -113,6 +120,21 @@ def _structural(api: str) -> Callable:
 
 for _api in _STRUCTURAL:
     register(RDD, _api)(_structural(_api))
+
+
+def _in_place(original: Callable) -> Callable:
+    @functools.wraps(original)
+    def patched(self: RDD, *args: Any, **kwargs: Any) -> Any:
+        recorder = active()
+        if recorder is None:
+            return original(self, *args, **kwargs)
+        with recorder.transforming():
+            return original(self, *args, **kwargs)
+    return patched
+
+
+for _api in _IN_PLACE:
+    register(RDD, _api)(_in_place)
 
 
 def _marked_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tuple,
@@ -134,7 +156,7 @@ def _marked_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tupl
     node.hosted = True
     spec = OperatorSpec(node.id, recorder.run, "partitionBy", node.name, in_g=node.in_g)
     reader = ShuffleRead(spec, partitions, partition_func)
-    with recorder.inside():
+    with recorder.transforming():
         marked = rdd.mapPartitionsWithIndex(BlockMarks(partitions), True)
         shuffled = original(marked, partitions, marking)
         batches: RDD = RDD(shuffled._jrdd, shuffled.ctx,
@@ -145,14 +167,32 @@ def _marked_partition_by(recorder: Any, original: Callable, rdd: RDD, args: tupl
     return recorder.produced(result, node)
 
 
+def _marking(original: Callable) -> Callable:
+    """An RDD constructed in the recording thread is marked with the run's id: one that
+    no patch tagged was built by PySpark in the cell, not made before it."""
+    @functools.wraps(original)
+    def patched(self: RDD, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        recorder = current()
+        if recorder is not None:
+            setattr(self, MADE, recorder.run.run_id)
+    return patched
+
+
+register(RDD, "__init__")(_marking)
+register(PipelinedRDD, "__init__")(_marking)
+
+
 @register(RDD, "setName")
 def _set_name(original: Callable) -> Callable:
     @functools.wraps(original)
     def patched(self: RDD, name: str) -> RDD:
         recorder = current()
-        if recorder is not None and not recorder.depth:
-            recorder.rename(self, name)
-        return original(self, name)
+        if recorder is None or recorder.depth:
+            return original(self, name)
+        recorder.rename(self, name)
+        with recorder.transforming():  # PySpark pickles the operators into the command
+            return original(self, name)
     return patched
 
 
@@ -169,14 +209,14 @@ def _aggregate(self: RDD, recorder: Any, api: str, user_f: Any, functions: tuple
     combine.chained = _pipelines_into(self, recorder)
     split = recorder.splits.get(combine.id)  # s.mitigate(): (heavy keys, salts)
     if split is not None:
-        with recorder.inside():
+        with recorder.transforming():
             self = self.mapPartitionsWithIndex(Salt(*split))
     if recorder.run.skew:  # the map side names each heavy key's reduce partition
         combine_spec.shuffle = (num_partitions, partition_func)
     combine_function = w.CombineFunction(combine_spec, "combine", functions, memory * 0.9,
                                          serializer, group)
     recorder.keep_for_replay(combine.id, combine_function, self)
-    with recorder.inside():
+    with recorder.transforming():
         combined = self.mapPartitionsWithIndex(combine_function, True)
         recorder.outputs[combine.id] = combined
         shuffled = combined.partitionBy(num_partitions, partition_func)
@@ -272,7 +312,7 @@ def _source(api: str, describe: Callable[[dict], str] | None = None) -> Callable
 
 
 def _path(a: dict) -> str:
-    return os.path.basename(str(a.get("name", "")).rstrip("/")) or "?"
+    return os.path.basename(str(a.get("name", a.get("path", ""))).rstrip("/")) or "?"
 
 
 register(SparkContext, "parallelize")(_source("parallelize"))
@@ -280,3 +320,9 @@ register(SparkContext, "range")(_source("range"))
 register(SparkContext, "textFile")(_source("textFile", _path))
 register(SparkContext, "wholeTextFiles")(_source("wholeTextFiles", _path))
 register(SparkContext, "union")(_source("union"))
+register(SparkContext, "emptyRDD")(_source("emptyRDD"))
+for _api in ("pickleFile", "binaryFiles", "binaryRecords", "sequenceFile", "hadoopFile",
+             "newAPIHadoopFile"):  # sources PySpark builds by a JVM round trip
+    register(SparkContext, _api)(_source(_api, _path))
+for _api in ("hadoopRDD", "newAPIHadoopRDD"):
+    register(SparkContext, _api)(_source(_api))

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..dag import Dag, OperatorNode
+from ..dag import UNTRACKED, Dag, OperatorNode
 from ..executor import shipping
 from ..executor.spec import OperatorSpec, RunSpec
 from ..store.operator_images import write_operator_image
+from .interesting import named_in_code, refusal
 from .naming import default_name
 from .nondeterminism import nondeterminism_warnings
 from .patching import node_of, own, tag
@@ -22,11 +22,13 @@ class InterestingNotFound(shipping.ShippingRefused):
     """``--interesting`` names no Python operator of the job about to run."""
 
 
+MADE = "_icedtea_made"  # an RDD constructed while the run recorded: the run's id
 TRIAL_SEED = 20261124  # trial runs (--trial) sample each source with this seed
 
 
 class Recorder:
-    """Adds nodes to ``dag`` as the cell calls PySpark; ``depth`` > 0 inside PySpark."""
+    """Adds nodes to ``dag`` as the cell calls PySpark; ``depth`` > 0 inside PySpark,
+    ``building`` > 0 while PySpark builds one of the cell's transformations."""
 
     def __init__(self, dag: Dag, run: RunSpec, interesting: str | None = None) -> None:
         self.dag = dag
@@ -34,6 +36,7 @@ class Recorder:
         self.interesting = interesting
         self.functions: list[tuple[int, Any]] = []  # (node, the user's function)
         self.depth = 0
+        self.building = 0
         self.specs: dict[int, OperatorSpec] = {}
         self.companions: dict[int, list[int]] = {}  # node -> nodes renamed with it
         self.udfs: dict[int, str] = {}  # a UDF call's node -> its column's expression text
@@ -71,6 +74,17 @@ class Recorder:
         finally:
             self.depth -= 1
 
+    @contextmanager
+    def transforming(self) -> Iterator[None]:
+        """PySpark builds one of the cell's transformations: ``inside``, and the jobs it
+        runs and the operators it pickles are not the cell's actions."""
+        self.building += 1
+        try:
+            with self.inside():
+                yield
+        finally:
+            self.building -= 1
+
     # --- nodes ---------------------------------------------------------------------
     def parents(self, *objs: Any) -> list[int]:
         return [self.node_for(o) for o in objs if o is not None]
@@ -83,10 +97,27 @@ class Recorder:
             node = node_of(ancestor, self.run.run_id)
             ancestor = own(ancestor, "prev")
         if node is None:
-            node = self.dag.add(_source_name(obj), "jvm", "source", []).id
+            node = self._outside(obj)
             self.outputs[node] = obj
         tag(obj, self.run.run_id, node)
         return node
+
+    def _outside(self, obj: Any) -> int:
+        """A node for ``obj``, which no call of the cell that the recorder follows made:
+        made before the cell (by an earlier cell: the cell's input, a source), or built
+        by PySpark in this cell by a call no patch sees (``untracked``: lineage stops
+        there, saying so, rather than call its records source records)."""
+        root = obj
+        while own(root, "prev") is not None:
+            root = own(root, "prev")
+        if own(root, MADE) == self.run.run_id:
+            return self.dag.add("rdd built by an untracked call", "jvm", UNTRACKED, []).id
+        kind = type(obj).__name__
+        if kind not in ("RDD", "PipelinedRDD"):
+            return self.dag.add("dataframe source" if kind == "DataFrame" else "source",
+                                "jvm", "source", []).id
+        name = _rdd_name(obj) or _rdd_name(root)
+        return self.dag.add(f"{name or 'rdd'} (made before the cell)", "jvm", "source", []).id
 
     def python(self, api: str, f: Any, parents: list[int], phase: str = "",
                name: str | None = None) -> tuple[OperatorNode, OperatorSpec]:
@@ -143,21 +174,17 @@ class Recorder:
         return found
 
     def check_interesting(self) -> None:
-        """A job is about to run: ``--interesting`` naming no Python operator is refused
-        now, before its first task, unless the name is in the cell's code (a later job
-        of the cell may create it; the run's warnings say so at its end)."""
+        """A job of the cell is about to run: ``--interesting`` naming no Python operator
+        is refused now, before its first task, unless the name is in the cell's code (a
+        later job of the cell may create it; the run's warnings say so at its end).
+        Not while PySpark builds a transformation: what it pickles then, and the jobs it
+        runs (a sort's sampling), come before the cell's later operators exist."""
         wanted, theta = self.interesting, self.dag.interesting
-        # a map side's name, "count (combine)", is its reduce side's and its phase: an
-        # aggregation ships its map side (partitionBy) before the cell's .setName("count")
-        named = re.sub(r" \((combine|merge)\)$", "", wanted or "")
-        if wanted is None or (theta is not None and theta.name == wanted) or \
-                re.search(rf"(?<!\w){re.escape(named)}(?!\w)", self.cell):
+        if wanted is None or self.building or (theta is not None and theta.name == wanted) \
+                or named_in_code(wanted, self.cell):
             return
-        names = ", ".join(n.name for n in self.dag.python_operators) or "none"
-        raise InterestingNotFound(
-            f"--interesting {wanted!r} names no Python operator of this cell (its Python "
-            f"operators: {names}); nothing ran. Name one of them, or give yours that name "
-            f"with .setName({wanted!r})")
+        raise InterestingNotFound(refusal(wanted, [n.name for n in self.dag.python_operators],
+                                          self.cell))
 
     def _make_interesting(self, node_id: int) -> None:
         self.dag.set_interesting(node_id)
@@ -219,7 +246,11 @@ class Recorder:
                 self.specs[renamed].name = self.dag.node(renamed).name
 
 
-def _source_name(obj: Any) -> str:
-    kind = type(obj).__name__
-    return {"RDD": "rdd source", "PipelinedRDD": "rdd source",
-            "DataFrame": "dataframe source"}.get(kind, "source")
+def _rdd_name(rdd: Any) -> str | None:
+    """The RDD's ``setName``, if its JVM RDD exists (never built here: that would pickle
+    its operators)."""
+    jrdd = own(rdd, "_jrdd_val") if "PipelinedRDD" in type(rdd).__name__ else own(rdd, "_jrdd")
+    try:
+        return jrdd.name() if jrdd is not None else None
+    except Exception:  # py4j: a stopped context; the node is named without it
+        return None

@@ -10,27 +10,32 @@ the records). A
 starts the lineage: its records are the ids (partition, position). Other JVM operators
 (``partitionBy``, ``repartition``, ``coalesce``, ``distinct``, ``sortByKey``...) move
 records between partitions: they link a record to its equal records on the other side
-(``value`` links, resolved by the trace over the records themselves). A DataFrame's
+(``value`` links, resolved by the trace over the records themselves); ``zipWithIndex``
+and ``zipWithUniqueId`` pair each record with a number in place (``place`` links: the
+same partition and position). A DataFrame's
 ``.rdd`` is a source (its rows are the ids); DataFrame operators are not traced yet.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dag import Dag, OperatorNode
+from ..dag import UNTRACKED, Dag, OperatorNode
 from ..executor.lineage import JOINS, RDD_APIS
 
-LINKS, KEY, UNION, SOURCE, VALUE, NONE = "links", "key", "union", "source", "value", "none"
+LINKS, KEY, UNION, SOURCE, VALUE, PLACE, NONE = ("links", "key", "union", "source", "value",
+                                                 "place", "none")
 # JVM operators that move records without changing them (a distinct merges equal ones)
 MOVES = frozenset({"partitionBy", "repartition", "coalesce", "distinct", "sortByKey", "sortBy",
-                   "sample"})
+                   "sample", "repartitionAndSortWithinPartitions"})
+IN_PLACE = frozenset({"zipWithIndex", "zipWithUniqueId"})  # (record, number), in place
 
 
 @dataclass(frozen=True)
 class Step:
     """How ``node`` reads its ``inputs`` (node ids, by input index): ``how`` is one of
     links (its lineage table), key (same key, same partition), union, source (no
-    inputs), value (equal records), none (not traced)."""
+    inputs), value (equal records), place (same partition and position), none (not
+    traced)."""
 
     node: OperatorNode
     inputs: tuple[int, ...]
@@ -64,6 +69,11 @@ class LineageGraph:
     def sources(self) -> list[OperatorNode]:
         return [s.node for s in self.steps.values() if s.how == SOURCE]
 
+    def cuts(self) -> list[OperatorNode]:
+        """Nodes PySpark built by calls the recorder did not follow: nothing upstream of
+        them is linked to what reads them."""
+        return [s.node for s in self.steps.values() if s.node.api == UNTRACKED]
+
 
 def _step(dag: Dag, node: OperatorNode) -> Step:
     if node.kind == "python":
@@ -77,10 +87,14 @@ def _step(dag: Dag, node: OperatorNode) -> Step:
         if node.phase == "combine":
             return Step(node, tuple(node.parents), KEY)
         return Step(node, tuple(node.parents), LINKS)
+    if node.api == UNTRACKED:  # PySpark built it by a call the recorder did not follow
+        return Step(node, (), NONE)
     if not node.parents or node.api == "rdd":  # a DataFrame's .rdd: its rows are the ids
         return Step(node, (), SOURCE)
     if node.input_partitions and node.inputs:
         return Step(node, tuple(node.inputs), UNION)
     if node.api in MOVES and len(node.parents) == 1:
         return Step(node, tuple(node.parents), VALUE)
+    if node.api in IN_PLACE and len(node.parents) == 1:
+        return Step(node, tuple(node.parents), PLACE)
     return Step(node, tuple(node.parents), NONE)

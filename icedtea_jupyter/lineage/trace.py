@@ -27,6 +27,7 @@ def trace_back(lineage: Lineage, selector: Any, operator: str | None = None,
     positions = {at[0]: {at[1]}} if at is not None else lineage.matching(start.id, selector)
     if not positions:
         raise LookupError(_no_match(start.name, selector, "output row"))
+    lineage.note_cuts()
     reached, ends = walk_back(lineage, {start.id: positions})
     return Trace("back", lineage, reached, ends)
 
@@ -36,6 +37,7 @@ def trace_forward(lineage: Lineage, selector: Any, operator: str | None = None,
     """The output rows that the selected source records (of ``operator``, default every
     source) went into, at each operator on the way."""
     graph = lineage.graph
+    lineage.note_cuts()
     sources = [graph.dag.node(operator)] if operator else graph.sources()
     if at is not None:
         if len(sources) != 1:

@@ -177,7 +177,8 @@ def test_an_interesting_operator_that_is_not_there_is_refused_before_any_task(re
     assert run.status == "failed" and "out" not in run.namespace
     assert run.error["message"] == (
         "--interesting 'shwo' names no Python operator of this cell (its Python operators: "
-        "show); nothing ran. Name one of them, or give yours that name with .setName('shwo')")
+        "show); nothing ran. Did you mean 'show'? Name one of them, or give yours that name "
+        "with .setName('shwo')")
     assert run.manifest["jobs"] == [] and run.metrics().empty  # no job, no task
     assert not any("--interesting" in w for w in run.warnings)  # said once, as the error
 

@@ -180,9 +180,15 @@ def test_a_random_udf_is_never_reused(record, store):
     assert any("random" in why for why in b.results[0]["blockers"])
 
 
-def test_the_sidebar_gets_versions_a_diff_and_an_export_over_the_comm(record, store, tmp_path):
+def test_the_sidebar_gets_versions_a_diff_and_an_export_over_the_comm(record, store, tmp_path,
+                                                                     monkeypatch):
     from icedtea_jupyter.comm.schema import check_result
     from icedtea_jupyter.comm.target import handle
+    from icedtea_jupyter.session import registry
+
+    # no run is being debugged (other tests' debuggers share this process): the export
+    # is the selected run's (test_export_reruns.py: the debugged run's when there is one)
+    monkeypatch.setattr(registry, "debugged_run", lambda: None)
 
     cell = "out = sc.parallelize(ROWS, 2).filter(lambda r: r[2] > LIMIT).count()"
     a = record(cell, {"ROWS": ROWS, "LIMIT": 1}, store=store, cell_id="c")

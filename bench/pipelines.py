@@ -6,7 +6,7 @@ at the first violation), this goes on past violations and reports them all, with
 smallest pipeline that broke each invariant, and writes
 ``bench/results/pipelines_SEED.json``.
 
-    .venv/bin/python bench/pipelines.py [--pipelines 1000] [--seed 1] [--reuse]
+    .venv/bin/python bench/pipelines.py [--pipelines 1000] [--seed 1] [--reuse] [--frames]
 """
 from __future__ import annotations
 
@@ -26,8 +26,10 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
+from tests.pipelines.frames import frame_pipelines  # noqa: E402
 from tests.pipelines.grammar import pipelines  # noqa: E402
 from tests.pipelines.oracles import CHECKED, Runner, check_pipeline  # noqa: E402
 
@@ -46,6 +48,8 @@ def main() -> None:
     parser.add_argument("--pipelines", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--reuse", action="store_true", help="also re-run with --reuse")
+    parser.add_argument("--frames", action="store_true",
+                        help="DataFrame pipelines too (tests/pipelines/frames.py)")
     args = parser.parse_args()
     spark = (SparkSession.builder.master("local[2]").appName("icedtea pipelines")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
@@ -60,7 +64,7 @@ def main() -> None:
     @seed(args.seed)
     @settings(max_examples=args.pipelines, phases=[Phase.generate], deadline=None,
               database=None, suppress_health_check=list(HealthCheck))
-    @given(pipeline=pipelines())
+    @given(pipeline=st.one_of(pipelines(), frame_pipelines()) if args.frames else pipelines())
     def explore(pipeline) -> None:  # noqa: ANN001 - a Pipeline
         try:
             found = check_pipeline(runner, pipeline, reuse=args.reuse)
@@ -79,6 +83,7 @@ def main() -> None:
 
     explore()
     result = {"pipelines": tried[0], "seed": args.seed, "reuse": args.reuse,
+              "frames": args.frames,
               "seconds": round(time.perf_counter() - began, 1), "checked": dict(CHECKED),
               "violations": dict(by_invariant),
               "smallest": {k: {"pipeline": v[1], "violation": v[2]}

@@ -335,10 +335,13 @@ def export_session(path: str) -> list[str]:
 
 
 def load(ipython: Any) -> None:
+    from .instrument.sql import observe_registrations
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     ipython.register_magics(IcedteaMagics)
     cell_outcomes.watch(ipython)
+    observe_registrations()  # spark.udf.register: a SQL query of a later cell hosts them
     _point_existing_workers_here()
     try:
         from .comm.target import register_target

@@ -69,7 +69,7 @@ def recording(recorder: Any) -> Iterator[None]:
 
 
 def _install() -> None:
-    from . import actions, dataframe, rdd  # noqa: F401 - registering their patches
+    from . import actions, dataframe, rdd, sql  # noqa: F401 - registering their patches
     from .connect import register_connect
 
     register_connect()  # the Spark Connect client's classes, once it is imported

@@ -57,6 +57,7 @@ class Recorder:
         self.on_g_grew: Any = None  # tells connected workers G(θ) grew (a UDF after θ)
         self.windows: dict[str, Any] = {}  # a UDF call's expression -> its .over(window)
         self.notes: list[str] = []  # what the cell did that the run cannot replay, and why
+        self.on_close: list[Any] = []  # undone when the cell ends (a SQL function re-hosted)
 
     def sampled(self, source: Any) -> Any:
         """A source RDD or DataFrame the cell made: in a trial run, its sample."""
@@ -158,6 +159,11 @@ class Recorder:
         for node_id, wrapper in self.kept.items():
             if node_id not in self.shipped:
                 self._write_image(node_id, wrapper)
+        while self.on_close:
+            try:
+                self.on_close.pop()()
+            except Exception as exc:  # noqa: BLE001 - the cell has ended: say so, go on
+                LOG.warning("icedtea: could not undo a change at the cell's end: %s", exc)
 
     def unkept_udfs(self) -> dict[str, dict]:
         """The UDFs of G(θ) the run kept no copy of, by node id, and why: ``window`` (an

@@ -21,6 +21,7 @@ from ..executor.skew import AGENT
 from ..instrument import recording
 from ..instrument.connect import NeedsClassicSession
 from ..instrument.recorder import InterestingNotFound
+from ..instrument.sql import observe_registrations
 from ..lineage.frames_ahead import stop_writing_ahead
 from ..snapshots.pinned import parse_interact_at
 from ..store import layout
@@ -169,6 +170,7 @@ def start_run(code: str, namespace: dict, options: RunOptions,
     notes = (connect_notes(options.lineage, options.bind, options.reuse) if connect
              else point_workers_here(_spark_context()))  # or refused, before any job
     stop_writing_ahead()  # an earlier run's lineage frames: never ahead of this run's jobs
+    observe_registrations()  # a function the cell registers for SQL is hosted when called
     root = options.store or layout.default_root()
     run_id = new_run_id()
     store = RunStore.create(root, run_id)

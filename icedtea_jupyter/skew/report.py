@@ -168,13 +168,20 @@ class SkewReport:
     # --- keys, the test, advice ---------------------------------------------------------
     @property
     def keys(self) -> pd.DataFrame:
-        """key, count (a lower bound: ``count + error`` bounds it above), share of the
-        records counted, partition; heaviest first."""
+        """key, count, share of the records, partition, error, low, high, exact; heaviest
+        first. ``exact``: ``count <= true <= count + error`` (Misra–Gries); else ``count``
+        is an estimate and ``low``–``high`` a statistical interval (``bound`` says so)."""
         return self.keys_sketch.frame(self.top)
 
     @property
+    def bound(self) -> str:
+        """What the key counts are (exact, lower bounds, estimates), with their numbers."""
+        return self.keys_sketch.note()
+
+    @property
     def error(self) -> int:
-        """The sketch's error bound, in records (see ``executor/skew.py``)."""
+        """The Misra–Gries bound of the keys counted exactly, in records (a sampled
+        count's interval is in ``keys``: see ``executor/sketch.py``)."""
         return self.keys_sketch.error
 
     @property
@@ -347,7 +354,8 @@ class SkewReport:
                 "load": self.rules.load, "partitions": rows(partitions),
                 "keys": rows(keys.assign(key=lambda f: f["key"].map(repr))),
                 "error": self.error, "records": self.keys_sketch.n,
-                "estimated": self.estimated, "waiting_note": self.waiting_note,
+                "estimated": self.estimated, "bound": self.bound,
+                "waiting_note": self.waiting_note,
                 "skewed": rows(flags),
                 "bars": bars, "timeline_operator": self.timeline_operator,
                 "timeline_note": self.timeline_note}

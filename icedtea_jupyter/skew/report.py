@@ -34,6 +34,7 @@ from .source import (
     is_frame_join,
     key_node,
     load_node,
+    occurrence,
     with_frame_join,
     worker_key,
 )
@@ -180,13 +181,12 @@ class SkewReport:
 
     @property
     def error(self) -> int:
-        """The Misra–Gries bound of the keys counted exactly, in records (a sampled
-        count's interval is in ``keys``: see ``executor/sketch.py``)."""
+        """The Misra–Gries bound of the keys counted exactly (``executor/sketch.py``)."""
         return self.keys_sketch.error
 
     @property
     def estimated(self) -> int:
-        """Records whose keys were sampled (one chunk in 16 after a map-side worker's
+        """Records whose keys were sampled (one record or chunk in 16 after a map-side worker's
         first 16,384 records) rather than all counted: their counts are estimates."""
         return self.keys_sketch.sketch.estimated
 
@@ -206,14 +206,16 @@ class SkewReport:
         keys = self.keys_sketch
         canonical = keys.heavy()
         heavy_keys = [keys.values[k] for k in canonical]
+        counts = keys.sketch.counts
         per_part: dict[int, float] = {}
         for k in canonical:
             part = keys.partitions.get(k, -1)
-            per_part[part] = per_part.get(part, 0) + keys.sketch.counts.get(k, 0)
+            per_part[part] = per_part.get(part, 0) + counts.get(k, 0)
         top = keys.sketch.top(1)
         return advise(Situation(self.api, self.loads(), per_part, heavy_keys,
                                 float(top[0][1]) if top else 0.0, self.source.cell,
-                                self._input_records()))
+                                self._input_records(), self.node.name, self.node.named,
+                                occurrence(self.source.dag, self.node)))
 
     def _input_records(self) -> list[float]:
         """A join's records per input (its reduce side counts them under --skew)."""

@@ -88,3 +88,10 @@ def load_node(dag: Dag, node: OperatorNode) -> OperatorNode:
                    for p in child.parents) and child.phase == "merge":
                 return child
     return node
+
+
+def occurrence(dag: Dag, node: OperatorNode) -> int:
+    """How many operators of ``node``'s kind, api and side the DAG made before it."""
+    alike = [n for n in dag.operators
+             if (n.api, n.phase, n.kind) == (node.api, node.phase, node.kind)]
+    return alike.index(node) if node in alike else 0

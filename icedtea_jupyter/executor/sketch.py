@@ -12,14 +12,17 @@ A sample is no such bound. ``KeySketch`` keeps the sampled keys apart, in ``REPL
 replicate samples (random groups: the sampling units, each drawn at random within its
 stratum, go to the replicates in turn, so the replicates are independent), each a
 Misra–Gries summary of sample counts. A key's sampled records are estimated as
-``EVERY`` × its sample count, and the spread of the replicates' estimates gives the
-estimate's variance (an estimator conservative in expectation: strata that differ
-only widen it), hence a Student-t interval at ``CONFIDENCE`` (as many degrees of freedom as replicates
-that sampled anything, less one). It is a statistical interval, not a bound: it assumes the estimate is
-about normal, which a key whose records fall in very few sampled chunks may not give.
-A key whose count has no sampled part at all (no record was sampled) keeps the exact
-bound; once anything was sampled, every key's interval also allows for records the
-sample may have missed (``DETECTION`` × ``EVERY``: the "rule of three").
+``EVERY`` × its sample count (a worker's, once merged, scaled to the records its sample
+was drawn from: ``rescale``), and the spread of the replicates' counts against their
+share of the key gives the estimate's variance (conservative in expectation: strata
+that differ only widen it), hence a Student-t interval at ``CONFIDENCE`` (as many
+degrees of freedom as replicates that sampled anything, less one). It is a statistical
+interval, not a bound: it assumes the estimate is about normal, which a key whose
+records fall in few sampled chunks may not give (an input in runs of equal keys is
+counted whole for that reason: ``skew.SkewCounter.decide``). Where nothing was sampled
+a key keeps the exact bound; once anything was, no key's count is exact, and every
+key's interval also allows for records the sample may have missed (``DETECTION`` ×
+``EVERY``: the "rule of three") and for the replicates' Misra–Gries errors.
 """
 from __future__ import annotations
 

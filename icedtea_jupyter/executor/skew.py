@@ -89,7 +89,6 @@ class SkewCounter(WorkerPlugin):
         self.keys: list = []  # keys tapped since the last fold (C appends)
         # keys of sampled units since the last fold, one list a replicate sample
         self.sampled: list[list] = [[] for _ in range(REPLICATES)]
-        self.units = 0  # sampling units (lists) ``take`` has sampled
         self.shuffle = getattr(host.spec, "shuffle", None)  # (partitions, partitionFunc)
         self.last_sent = 0.0
         self.inputs: Counter = Counter()  # a join's records per input, counted
@@ -98,6 +97,8 @@ class SkewCounter(WorkerPlugin):
         self.draw = random.Random(host.worker.get("partition", 0)).randrange  # sampled chunks
         # ``take``'s offsets, drawn ahead: a C call a list, not randrange's Python
         self.offsets = cycle([self.draw(EVERY) for _ in range(OFFSETS)]).__next__
+        # the replicate a worker's first unit goes to: workers merged fill them all
+        self.units = self.first_replicate = self.draw(REPLICATES)
         self.taken = 0  # records whose keys ``take`` and ``tap_batches`` have seen
         self.tapped = 0  # records ``tap`` has seen, to its last chunk's start
         # all keys are counted up to this record; past EXACT, for an input in runs too
@@ -130,7 +131,8 @@ class SkewCounter(WorkerPlugin):
             if position < self.exact_until:
                 append = self.keys.append
             elif within == phase:  # the runs go to the replicates in turn
-                append = self.sampled[position // (CHUNK * EVERY) % REPLICATES].append
+                append = self.sampled[(position // (CHUNK * EVERY) + self.first_replicate)
+                                      % REPLICATES].append
             else:  # two C iterators a record: islice, chain
                 yield (first,)
                 yield rest

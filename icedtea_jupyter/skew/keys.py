@@ -35,6 +35,7 @@ class Keys:
     partitions: dict[str, int] = field(default_factory=dict)  # canonical JSON -> partition
     workers: int = 0
     inputs: dict[int, int] = field(default_factory=dict)  # a join's records per input
+    missing: int = 0  # records the map side took in that no sketch counted (``uncounted``)
 
     @property
     def n(self) -> int:
@@ -65,11 +66,23 @@ class Keys:
                          error, low, high, exact))
         return pd.DataFrame(rows, columns=KEY_COLUMNS)
 
+    def uncounted(self, records: int) -> None:
+        """The map side's workers took in ``records``: any the sketches lack (a worker's
+        sketch missing, a record no tap saw) may be any key's, so every key's bound
+        widens by as many, and no count claims to be exact."""
+        self.missing = max(records - self.sketch.n, 0) if not self.sketch.sampled else 0
+        self.sketch.exact.error += self.missing
+        self.sketch.exact.n += self.missing
+
     def note(self) -> str:
         """What the counts are, in words that agree with ``frame``'s numbers."""
         sketch = self.sketch
         if not sketch.n:
             return ""
+        if self.missing:
+            return (f"Counts are lower bounds: {self.missing:,} of the {sketch.n:,} records "
+                    "were not counted (a worker's counts are missing); each key's true count "
+                    f"is between its count and {sketch.error:,} more.")
         if not sketch.sampled:
             if not sketch.error:
                 return f"Counts are exact: every key of the {sketch.n:,} records was counted."

@@ -35,6 +35,7 @@ from .source import (
     key_node,
     load_node,
     occurrence,
+    records_in,
     with_frame_join,
     worker_key,
 )
@@ -71,6 +72,8 @@ class SkewReport:
         self.waiting: dict[int, int] | None = \
             source.waiting(self.node.id) if self.live and source.waiting else None
         self.keys_sketch: Keys = merge_summaries(source.sketches.get(self.key_node.id, []))
+        if self.keys_sketch.workers and not self.live and self.key_node.phase == "combine":
+            self.keys_sketch.uncounted(records_in(source.workers, self.key_node))
         self._timeline: tuple[OperatorNode, list[tuple[int, tuple]]] | None = None
         keyed = self.keyed
         self.rules = rules or Rules(load="key_records" if keyed else "records")
@@ -186,8 +189,7 @@ class SkewReport:
 
     @property
     def estimated(self) -> int:
-        """Records whose keys were sampled (one record or chunk in 16 after a map-side worker's
-        first 16,384 records) rather than all counted: their counts are estimates."""
+        """Records whose keys were sampled, not all counted (``bound`` says so)."""
         return self.keys_sketch.sketch.estimated
 
     @property

@@ -55,7 +55,7 @@ def check_counts(s, exact):
     """Every key's count as the report states it: exact keys within their Misra–Gries
     bound (``error`` 0 only where exact), sampled ones within their interval but for a
     few, and the note saying which."""
-    assert s.keys_sketch.n == sum(exact.values())
+    assert s.keys_sketch.n == sum(exact.values()) and s.keys_sketch.missing == 0
     keys = s.keys_sketch.frame(None)
     assert len(keys) > 0
     sampled = keys[~keys["exact"]]

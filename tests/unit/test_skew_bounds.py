@@ -224,3 +224,19 @@ def test_merging_replicates_adds_them_replicate_by_replicate():
     plain = HeavyHitters(4)
     plain.add_block(Counter({"x": 2}))
     assert plain.top() == [("x", 2)]
+
+
+def test_records_no_sketch_counted_widen_every_bound_and_the_note_says_so():
+    """A map side whose workers took in more records than their sketches hold (a
+    worker's sketch missing): no count claims to be exact."""
+    keys = merge_summaries([{"n": 100, "capacity": 512, "error": 0,
+                             "keys": [["a", 60, 0], ["b", 40, 1]]}])
+    keys.uncounted(103)
+    frame = keys.frame().set_index("key")
+    assert keys.missing == 3 and keys.n == 103
+    assert (frame.loc["a", "low"], frame.loc["a", "high"]) == (60, 63)
+    assert keys.note().startswith("Counts are lower bounds: 3 of the 103 records were not "
+                                  "counted")
+    whole = merge_summaries([{"n": 100, "capacity": 512, "error": 0, "keys": [["a", 100, 0]]}])
+    whole.uncounted(100)
+    assert whole.missing == 0 and whole.note().startswith("Counts are exact")

@@ -22,7 +22,9 @@ Where the keys are counted:
   of each run of ``EVERY`` is drawn at random). Sampled keys are estimates, not
   bounds: each sampling unit (a list's slice, a run's chunk) goes to one of the
   sketch's replicate samples in turn, whose spread gives each key's interval
-  (``sketch.KeySketch``); ``estimated`` says how many records the sample stands for.
+  (``sketch.KeySketch``); ``estimated`` says how many records the sample stands for
+  (all there were past the exact ones; where none was sampled yet, they widen every
+  key's Misra–Gries bound instead: ``summary``).
   Each key is then sent to the reduce partition ``partitionFunc(key) % numPartitions``,
   computed here for the sketch's keys only, with the job's own partitioner (the
   workers' hash seed is Spark's);
@@ -284,9 +286,13 @@ class SkewCounter(WorkerPlugin):
 
         sketch = self.sketch
         rows, error, errors = sketch.truncated(k)
-        seen = max(self.taken, self.tapped, int(getattr(host, "records_in", 0) or 0))
+        taken_in = int(getattr(host, "records_in", 0) or 0) if self.shuffle else 0  # map side
+        seen = max(self.taken, self.tapped, taken_in)
+        # records past the exact ones and no sample drawn from them yet (a run's sampled
+        # chunk not reached): any key's, so each key may have as many more
+        skipped = 0 if sketch.samples else max(seen - self.keys_seen(), 0)
         summary: dict = {
-            "n": sketch.n, "capacity": sketch.capacity, "error": error,
+            "n": sketch.n + skipped, "capacity": sketch.capacity, "error": error + skipped,
             "estimated": sketch.estimated,
             "inputs": {str(i): n for i, n in self.input_counts().items()},
             "keys": [[encode(key), count, self.partition_of(host, key)] + ([parts] if parts
@@ -297,6 +303,10 @@ class SkewCounter(WorkerPlugin):
                                   for s, e in zip(sketch.samples, errors)]
             summary["region"] = max(seen - sketch.exact.n, 0)
         return summary
+
+    def keys_seen(self) -> int:
+        """Records whose keys were counted, folded or waiting."""
+        return int(self.sketch.exact.n) + len(self.keys)
 
     def partition_of(self, host: Any, key: Any) -> int:
         """The reduce partition the job's partitioner sends ``key`` to (a reduce side's

@@ -17,7 +17,10 @@ from icedtea_jupyter.skew.keys import merge_summaries
 
 
 class Host:
-    spec = None
+    """A map side's host: its reduce side's partitioner, the records it took in."""
+
+    class spec:
+        shuffle = (4, hash)
 
     def __init__(self, partition=0, records=0):
         self.worker = {"partition": partition}
@@ -240,3 +243,24 @@ def test_records_no_sketch_counted_widen_every_bound_and_the_note_says_so():
     whole = merge_summaries([{"n": 100, "capacity": 512, "error": 0, "keys": [["a", 100, 0]]}])
     whole.uncounted(100)
     assert whole.missing == 0 and whole.note().startswith("Counts are exact")
+
+
+@pytest.mark.parametrize("partition", range(6))
+def test_records_past_the_exact_ones_before_any_sample_are_no_exact_count(partition):
+    """A worker a few hundred records past EXACT: its run's sampled chunk is seldom
+    among them, and nothing of them was counted; the summary had claimed every count
+    exact (error 0). Now each key may have as many more: the bound holds."""
+    records = [(f"k{i % 7}", 1) for i in range(EXACT + 300)]
+    host = Host(partition, len(records))
+    counter = SkewCounter(host)
+    for _ in counter.tap(iter(records)):
+        pass
+    counter.fold()
+    keys = merge_summaries([counter.summary(host, None)])
+    exact = Counter(key for key, _ in records)
+    assert keys.n == len(records)
+    frame = keys.frame(None)
+    for key, low, high in zip(frame["key"], frame["low"], frame["high"]):
+        assert low <= exact[key] <= high
+    if not keys.sketch.sampled:
+        assert keys.error >= 300 and keys.note().startswith("Counts are lower bounds")

@@ -3,7 +3,7 @@
 The load of every partition of every operator (records, bytes, seconds) is what every
 host counts anyway (the worker table, the progress agent). What ``--skew`` adds is *which
 keys* make a partition heavy: the workers of key-partitioned operators count their keys
-in a bounded-memory heavy-hitter sketch (``HeavyHitters``) and send it to the
+in a bounded-memory heavy-hitter sketch (``sketch.KeySketch``) and send it to the
 coordinator while they run (``beat``, at most once a second) and write it to the run
 store when they end (``layout.skew_path``).
 
@@ -13,61 +13,63 @@ Where the keys are counted:
   ``foldByKey``, ``combineByKey``, ``groupByKey``): its input records, before the map-side
   combine. Where its feed reads Spark's input ahead in lists (``feeds.BlockFeed``), each
   list as it is read (``take``: all keys of the first ``EXACT`` records, then every
-  ``EVERY``-th from an offset drawn a list, weighted ``EVERY``, a C slice a list: nothing
-  of ours per record); else through ``tap`` — C iterators only (``tee``, ``itemgetter``,
+  ``EVERY``-th from an offset drawn a list, a C slice a list: nothing of ours per
+  record); else through ``tap`` — C iterators only (``tee``, ``itemgetter``,
   ``list.append``, ``compress``), Python once a chunk of ``CHUNK`` records; the keys are
   folded into the sketch between blocks (``boundary``). Counting a key costs about as
   much as PySpark's combine of its record, so a worker counts every key of its first
   ``EXACT`` records and then of one chunk in ``EVERY`` (a stratified sample: which chunk
-  of each run of ``EVERY`` is drawn at random, so no order of the records biases it;
-  each key counted ``EVERY`` times: ``estimated`` says how many records that covers; the
-  Misra–Gries bound below holds for the sample, the sampling error comes on top:
-  ``HeavyHitters.sampling_error``). Each key is then sent to the reduce partition
-  ``partitionFunc(key) % numPartitions``, computed here for the sketch's keys only, with
-  the job's own partitioner (the workers' hash seed is Spark's);
+  of each run of ``EVERY`` is drawn at random). Sampled keys are estimates, not
+  bounds: each sampling unit (a list's slice, a run's chunk) goes to one of the
+  sketch's replicate samples in turn, whose spread gives each key's interval
+  (``sketch.KeySketch``); ``estimated`` says how many records the sample stands for
+  (all there were past the exact ones; where none was sampled yet, they widen every
+  key's Misra–Gries bound instead: ``summary``).
+  Each key is then sent to the reduce partition ``partitionFunc(key) % numPartitions``,
+  computed here for the sketch's keys only, with the job's own partitioner (the
+  workers' hash seed is Spark's);
 - a join's or cogroup's reduce side (``GroupMerge``): each key's group once (its values
-  from every input), ``count_groups``; the partition is the worker's own. Each input's
-  records (``inputs``, for the broadcast advice) are counted from every value's tag for
-  the first ``EXACT`` values, then from every ``EVERY``-th value's (a C slice a group),
-  weighted ``EVERY``: counting every tag cost a third of the merge's own time;
+  from every input, spilled or not: ``len`` of PySpark's external lists counts them
+  all), exactly, ``count_groups``; the partition is the worker's own. Each input's
+  records (``inputs``, for the broadcast advice: estimates) are counted from every
+  value's tag for the first ``EXACT`` values, then from every ``EVERY``-th value's (a C
+  slice a group), weighted ``EVERY``: counting every tag cost a third of the merge's
+  own time;
 - a user's ``partitionBy`` (``ShuffleRead``, its reduce side): the keys of the batches
   it reads, ``tap_batches`` (all of the first ``EXACT`` records, then one record in
-  ``EVERY`` of each batch, weighted ``EVERY``); the partition is the worker's own;
+  ``EVERY`` of each batch, sampled as ``take`` samples); the partition is the worker's
+  own;
 - a grouped pandas function (``applyInPandas``): each group's key and rows (the
   ``batch`` hook); Spark passes every group's key, also to a function that takes only
   the frame (shipped as one of ``(key, frame)``: ``calls.group_function``), whose host
   keeps it (``host.group_key``).
 
-The sketch is Misra–Gries over exact counts of blocks (mergeable, Agarwal et al.): a
-block's keys are counted exactly (``collections.Counter``, in C), its 2k most frequent
-keys are added to the k counters, and whenever more than k counters are left, the
-(k+1)-th largest count is taken off every counter. ``error`` adds up what was taken
-off and the largest count dropped from each block, so for every key
-``count <= true count <= count + error``, and ``error <= n/(k+1) + n/(2k+1)`` for
-``n`` records: with k = 512 and 5M records, every key above 0.3% of them is found.
+The keys counted exactly go to a Misra–Gries summary (``sketch.HeavyHitters``, k = 512):
+for every key ``count <= true count <= count + error``, and ``error <= n/(k+1) +
+n/(2k+1)`` for ``n`` records: with 5M records, every key above 0.3% of them is found.
 """
 from __future__ import annotations
 
 import json
-import math
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from heapq import nlargest
 from itertools import chain, compress, cycle, islice, tee
-from operator import itemgetter, not_
+from operator import eq, itemgetter, mul, not_
 from typing import Any
 
 from ..store.layout import skew_path
 from .plugin import WorkerPlugin
+from .sketch import CAPACITY, EVERY, REPLICATES, KeySketch
+from .sketch import HeavyHitters as HeavyHitters  # where it was, for its users
 
-CAPACITY = 512  # k: counters a sketch keeps
 EXACT = 16_384  # records of a map-side worker whose keys are all counted
 CHUNK = 512  # after those, the keys of one chunk of CHUNK records in EVERY are counted
-EVERY = 16
 OFFSETS = 256  # offsets drawn ahead for the lists ``take`` samples, used in turn
 FOLD = 32_768  # keys waiting in lists before a check folds them into the sketch
+RUNS = 0.9  # an input in runs: its adjacent keys this much more alike than by chance
 _END = object()
 SENT = 64  # heavy keys in a live message
 AGENT = "skew_keys"  # the live messages' agent name (agents/skew.py receives them)
@@ -79,76 +81,16 @@ JOINS = frozenset({"join", "leftOuterJoin", "rightOuterJoin", "fullOuterJoin", "
 GROUPED = frozenset({"applyInPandas", "partitionBy"})
 
 
-class HeavyHitters:
-    """A mergeable Misra–Gries summary of key frequencies (see the module docstring)."""
-
-    def __init__(self, capacity: int = CAPACITY) -> None:
-        self.capacity = capacity
-        self.counts: dict = {}
-        self.n = 0  # records counted
-        self.error = 0  # for every key: count <= true count <= count + error
-        self.estimated = 0  # records whose keys were sampled, not counted (see EVERY)
-
-    def add_block(self, block: Counter, weight: int = 1) -> None:
-        """Counts of a block of records, folded in (its 2k top keys), each ``weight``
-        times (a sample's: its counts are estimates)."""
-        self.n += block.total() * weight
-        keep = 2 * self.capacity
-        top = nlargest(keep + 1, block.items(), key=itemgetter(1)) \
-            if len(block) > keep else list(block.items())
-        if len(top) > keep:
-            self.error += top[keep][1] * weight  # no dropped key had more in the block
-            top = top[:keep]
-        self.add_counts(((key, count * weight) for key, count in top))
-        if weight > 1:
-            self.estimated += block.total() * weight
-
-    def add_counts(self, pairs: Iterable[tuple[Any, int]], error: int = 0) -> None:
-        """Counts (lower bounds within ``error``) added; the counters cut back to k."""
-        counts = self.counts
-        for key, count in pairs:
-            counts[key] = counts.get(key, 0) + count
-        self.error += error
-        if len(counts) > self.capacity:
-            cut = nlargest(self.capacity + 1, counts.values())[-1]
-            self.counts = {k: c - cut for k, c in counts.items() if c > cut}
-            self.error += cut
-
-    def merge(self, other: HeavyHitters) -> None:
-        """Another worker's summary, merged: the bounds add up (no record counted twice)."""
-        self.n += other.n
-        self.estimated += other.estimated
-        self.add_counts(other.counts.items(), other.error)
-
-    def top(self, k: int | None = None) -> list[tuple[Any, int]]:
-        """The heaviest keys, heaviest first."""
-        ordered = sorted(self.counts.items(), key=itemgetter(1), reverse=True)
-        return ordered if k is None else ordered[:k]
-
-    def sampling_error(self, count: int) -> int:
-        """How far a key's ``count`` may be off because part of it was sampled: three
-        standard deviations of the estimate (binomial: each of the key's records in the
-        sampled part was counted with probability 1/EVERY), for the share of its count
-        that is estimated. Holds with ~99.7% confidence when the key's records are
-        spread over the partition; 0 when nothing was sampled."""
-        if not self.estimated or not self.n:
-            return 0
-        return math.ceil(3 * math.sqrt((EVERY - 1) * count * self.estimated / self.n))
-
-    def bound(self) -> float:
-        """The a priori bound on ``error``: n/(k+1) + n/(2k+1)."""
-        return self.n / (self.capacity + 1) + self.n / (2 * self.capacity + 1)
-
-
 class SkewCounter(WorkerPlugin):
     """Counts the keys a key-partitioned worker sees (see the module docstring)."""
 
     name = "skew counter"
 
     def __init__(self, host: Any) -> None:
-        self.sketch = HeavyHitters()
+        self.sketch = KeySketch()
         self.keys: list = []  # keys tapped since the last fold (C appends)
-        self.sampled: list = []  # keys of sampled chunks since the last fold
+        # keys of sampled units since the last fold, one list a replicate sample
+        self.sampled: list[list] = [[] for _ in range(REPLICATES)]
         self.shuffle = getattr(host.spec, "shuffle", None)  # (partitions, partitionFunc)
         self.last_sent = 0.0
         self.inputs: Counter = Counter()  # a join's records per input, counted
@@ -157,13 +99,22 @@ class SkewCounter(WorkerPlugin):
         self.draw = random.Random(host.worker.get("partition", 0)).randrange  # sampled chunks
         # ``take``'s offsets, drawn ahead: a C call a list, not randrange's Python
         self.offsets = cycle([self.draw(EVERY) for _ in range(OFFSETS)]).__next__
+        # the replicate a worker's first unit goes to: workers merged fill them all
+        self.units = self.first_replicate = self.draw(REPLICATES)
         self.taken = 0  # records whose keys ``take`` and ``tap_batches`` have seen
+        self.tapped = 0  # records ``tap`` has seen, to its last chunk's start
+        # all keys are counted up to this record; past EXACT, for an input in runs too
+        self.exact_until = EXACT
+        self.decided = False  # whether exact_until is final (``decide``)
+        self.pairs = self.alike = 0  # adjacent keys counted, and the equal ones ...
+        self.by_chance = 0.0  # ... and how many would be equal in a random order
 
     # --- taps ----------------------------------------------------------------------
     def tap(self, records: Iterable) -> Iterator:
         """The records, unchanged: the keys of the first ``EXACT`` and then of one chunk
         of ``CHUNK`` records in ``EVERY`` are appended to ``keys`` (those of the sampled
-        chunks to ``sampled``) by C calls only; Python runs once a chunk."""
+        chunks to ``sampled``, a run's chunk to the run's replicate) by C calls only;
+        Python runs once a chunk."""
         return chain.from_iterable(self._chunks(iter(records)))
 
     def _chunks(self, records: Iterator) -> Iterator[Iterable]:
@@ -176,10 +127,14 @@ class SkewCounter(WorkerPlugin):
             within = (position // CHUNK) % EVERY  # the chunk's place in its run of EVERY
             if within == 0:
                 phase = self.draw(EVERY)  # the run's sampled chunk
-            if position < EXACT:
+            self.tapped = position
+            if position >= self.exact_until and not self.decided:
+                self.decide()
+            if position < self.exact_until:
                 append = self.keys.append
-            elif within == phase:
-                append = self.sampled.append
+            elif within == phase:  # the runs go to the replicates in turn
+                append = self.sampled[(position // (CHUNK * EVERY) + self.first_replicate)
+                                      % REPLICATES].append
             else:  # two C iterators a record: islice, chain
                 yield (first,)
                 yield rest
@@ -193,13 +148,18 @@ class SkewCounter(WorkerPlugin):
     def take(self, records: Sequence) -> None:
         """A list of ``(key, value)`` records read ahead: their keys until ``EXACT``
         records, then those of one record in ``EVERY`` (every ``EVERY``-th from an offset
-        drawn at random a list), appended to ``keys`` (``sampled``) by C calls. A record
-        without a key is left to fail where the aggregation takes it."""
+        drawn at random a list), appended to ``keys`` (``sampled``: the lists go to the
+        replicates in turn) by C calls. A record without a key is left to fail where the
+        aggregation takes it."""
+        if self.taken >= self.exact_until and not self.decided:
+            self.decide()
         try:
-            if self.taken < EXACT:
+            if self.taken < self.exact_until:
                 self.keys.extend(map(_KEY, records))
             else:
-                self.sampled.extend(map(_KEY, records[self.offsets()::EVERY]))
+                self.units += 1
+                self.sampled[self.units % REPLICATES].extend(
+                    map(_KEY, records[self.offsets()::EVERY]))
         except (TypeError, IndexError, KeyError):
             pass
         self.taken += len(records)
@@ -247,21 +207,46 @@ class SkewCounter(WorkerPlugin):
             counts[index] += sampled * EVERY
         return counts
 
+    def decide(self) -> None:
+        """Past the first ``EXACT`` records: go on counting every key if the input comes
+        in runs of equal keys (sorted, grouped, a reduce side's output): a sample of
+        chunks or of lists' slices would catch a key's run whole or miss it, and no
+        interval drawn from the sample could say how far off it is. The samples are
+        watched too: an input that turns to runs later is counted whole from then on."""
+        self.fold()
+        self.decided = True
+        if in_runs(self.pairs, self.alike, self.by_chance):
+            self.exact_until = sys.maxsize
+
     def fold(self) -> None:
-        """The keys tapped since the last fold, into the sketch (a sampled chunk's keys
-        count ``EVERY`` times)."""
+        """The keys tapped since the last fold, into the sketch (the sampled ones into
+        their replicates: each stands for ``EVERY`` records)."""
         if self.keys:
-            block = Counter(self.keys)
+            block = self._measured(self.keys)
             self.keys.clear()
             self.sketch.add_block(block)
-        if self.sampled:
-            block = Counter(self.sampled)
-            self.sampled.clear()
-            self.sketch.add_block(block, EVERY)
+        for replicate, keys in enumerate(self.sampled):
+            if keys:
+                block = self._measured(keys)
+                keys.clear()
+                self.sketch.add_sample(replicate, block)
+        if self.decided and self.exact_until != sys.maxsize \
+                and in_runs(self.pairs, self.alike, self.by_chance):
+            self.exact_until = sys.maxsize  # the rest counted whole
+
+    def _measured(self, keys: list) -> Counter:
+        """``Counter(keys)``; how alike neighbours are, noted (C calls)."""
+        block = Counter(keys)
+        if self.exact_until != sys.maxsize and len(keys) > 1:
+            self.pairs += len(keys) - 1
+            self.alike += sum(map(eq, keys, islice(keys, 1, None)))
+            self.by_chance += (sum(map(mul, block.values(), block.values()))
+                               - len(keys)) / len(keys)
+        return block
 
     # --- the host's hooks ------------------------------------------------------------
     def boundary(self, host: Any, inputs: int, outputs: int) -> None:
-        if len(self.keys) + len(self.sampled) >= FOLD:
+        if len(self.keys) + sum(map(len, self.sampled)) >= FOLD:
             self.fold()
 
     def batch(self, host: Any, index: int, batch: Any, rows: int) -> None:
@@ -294,20 +279,34 @@ class SkewCounter(WorkerPlugin):
 
     # --- what travels ----------------------------------------------------------------
     def summary(self, host: Any, k: int | None) -> dict:
-        """The sketch as JSON: keys tagged (``state.encode``) with their reduce partition."""
+        """The sketch as JSON: keys tagged (``state.encode``) with their reduce partition,
+        their exact count and, if anything was sampled, their count in each replicate
+        (``samples``: each replicate's records sampled and Misra–Gries error)."""
         from .state import encode
 
         sketch = self.sketch
-        top = sketch.top()
-        error = sketch.error
-        if k is not None and len(top) > k:  # the keys left out: no more than the k+1-th
-            error += top[k][1]
-            top = top[:k]
-        return {"n": sketch.n, "capacity": sketch.capacity, "error": error,
-                "estimated": sketch.estimated,
-                "inputs": {str(i): n for i, n in self.input_counts().items()},
-                "keys": [[encode(key), count, self.partition_of(host, key)]
-                         for key, count in top]}
+        rows, error, errors = sketch.truncated(k)
+        taken_in = int(getattr(host, "records_in", 0) or 0) if self.shuffle else 0  # map side
+        seen = max(self.taken, self.tapped, taken_in)
+        # records past the exact ones and no sample drawn from them yet (a run's sampled
+        # chunk not reached): any key's, so each key may have as many more
+        skipped = 0 if sketch.samples else max(seen - self.keys_seen(), 0)
+        summary: dict = {
+            "n": sketch.n + skipped, "capacity": sketch.capacity, "error": error + skipped,
+            "estimated": sketch.estimated,
+            "inputs": {str(i): n for i, n in self.input_counts().items()},
+            "keys": [[encode(key), count, self.partition_of(host, key)] + ([parts] if parts
+                                                                          else [])
+                     for key, count, parts in rows]}
+        if sketch.samples:  # and the records the sample stands for, as many as there were
+            summary["samples"] = [{"n": s.n, "error": e}
+                                  for s, e in zip(sketch.samples, errors)]
+            summary["region"] = max(seen - sketch.exact.n, 0)
+        return summary
+
+    def keys_seen(self) -> int:
+        """Records whose keys were counted, folded or waiting."""
+        return int(self.sketch.exact.n) + len(self.keys)
 
     def partition_of(self, host: Any, key: Any) -> int:
         """The reduce partition the job's partitioner sends ``key`` to (a reduce side's
@@ -324,6 +323,15 @@ class SkewCounter(WorkerPlugin):
         payload = dict(self.summary(host, k), sent=time.time())  # the live view's latency
         host.channel.send({"type": "agent", "agent": AGENT, "worker": host.worker,
                            "payload": payload})
+
+
+def in_runs(pairs: int, alike: int, by_chance: float, share: float = RUNS) -> bool:
+    """Whether ``alike`` of ``pairs`` adjacent keys being equal, against ``by_chance``
+    in a random order, says the keys come in runs: of the pairs a random order would
+    make unequal, over ``share`` are equal (one key alone: a sorted input's first run
+    looks so too)."""
+    unlike = pairs - by_chance
+    return pairs > 0 and alike - by_chance >= share * unlike
 
 
 def _plain(value: Any) -> Any:

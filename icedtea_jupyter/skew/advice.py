@@ -13,6 +13,12 @@ and how much the heaviest partition would shrink, estimated from the key counts:
   ``skew_join`` (AQE's ``spark.sql.adaptive.skewJoin`` splits the skewed partitions);
 - a grouped pandas function: ``salt`` (group by key and salt, then combine the parts);
 - any other operator (its input partitions are skewed): ``repartition``.
+
+No remedy is advised that would leave the heaviest partition as heavy as it is or
+heavier (salting keys that are not in it only adds their records to it): such a remedy
+is replaced by a ``none`` entry that says why. The rewritten code is the call of the
+operator the report is about: the one ``.setName``-d so, else the cell's n-th call of
+its kind for the DAG's n-th operator of that kind.
 """
 from __future__ import annotations
 
@@ -71,23 +77,43 @@ class Situation:
     top_key: float  # records of the heaviest key
     cell: str
     inputs: list[float]  # a join's inputs' records, when known
+    name: str = ""  # the operator's name in the DAG ...
+    named: bool = False  # ... given by setName
+    occurrence: int = 0  # the DAG's operators of its api (and side) before it
 
 
 def advise(s: Situation) -> list[Advice]:
-    """The remedies for ``s``, best first (none when there is no load)."""
+    """The remedies for ``s``, best first (none when there is no load); one that would
+    not make the heaviest partition lighter is left out, a ``none`` entry saying so."""
     if not s.loads or max(s.loads.values()) <= 0:
         return []
     if s.api in AGGREGATIONS:
-        return [_salt(s), _more_partitions(s)]
-    if s.api == "groupByKey":
-        return [_aggregate(s), _more_partitions(s)]
-    if s.api in JOINS or s.api == FRAME_JOIN:
-        return _join(s)
-    if s.api == "applyInPandas":
-        return [_salt_groups(s)]
-    if s.api == "partitionBy":
-        return [_own_partitions(s), _more_partitions(s)]
-    return [_repartition(s)]
+        advice = [_salt(s), _more_partitions(s)]
+    elif s.api == "groupByKey":
+        advice = [_aggregate(s), _more_partitions(s)]
+    elif s.api in JOINS or s.api == FRAME_JOIN:
+        advice = _join(s)
+    elif s.api == "applyInPandas":
+        advice = [_salt_groups(s)]
+    elif s.api == "partitionBy":
+        advice = [_own_partitions(s), _more_partitions(s)]
+    else:
+        advice = [_repartition(s)]
+    helps = [a for a in advice if a.after < a.heaviest]
+    useless = [a for a in advice if a.after >= a.heaviest]
+    if useless:
+        helps.append(_no_help(s, useless))
+    return helps
+
+
+def _no_help(s: Situation, useless: list[Advice]) -> Advice:
+    part, top = _heaviest(s)
+    names = " or ".join(a.remedy for a in useless)
+    heavy = s.heavy.get(part, 0.0)
+    return Advice("none", f"{names} would not make the heaviest partition ({part}, "
+                          f"{top:,.0f}) lighter: its heavy keys carry {min(heavy, top):,.0f} "
+                          f"of it (estimated ~{max(a.after for a in useless):,.0f} after); "
+                          "not advised", "", top, top)
 
 
 def _heaviest(s: Situation) -> tuple[int, float]:
@@ -96,9 +122,11 @@ def _heaviest(s: Situation) -> tuple[int, float]:
 
 
 def _spread_heavy(s: Situation) -> float:
-    """The heaviest partition once the heavy keys' records spread over all partitions."""
-    spread = sum(s.heavy.values()) / max(len(s.loads), 1)
-    return max(load - s.heavy.get(p, 0) + spread for p, load in s.loads.items())
+    """The heaviest partition once the heavy keys' records spread over all partitions
+    (a partition's heavy records no more than its load: counts may be estimates)."""
+    heavy = {p: min(s.heavy.get(p, 0.0), load) for p, load in s.loads.items()}
+    spread = sum(heavy.values()) / max(len(s.loads), 1)
+    return max(load - heavy[p] + spread for p, load in s.loads.items())
 
 
 def _salt(s: Situation) -> Advice:
@@ -106,7 +134,8 @@ def _salt(s: Situation) -> Advice:
     salts = max(len(s.loads), 2)
     return Advice("salt", f"split the {len(s.heavy_keys)} heavy key(s) over {salts} "
                           "partitions and merge their partial results (s.mitigate() does it)",
-                  salted_code(s.cell, s.api, s.heavy_keys, salts), top, _spread_heavy(s))
+                  salted_code(s.cell, s.api, s.heavy_keys, salts, s.name if s.named else None,
+                              s.occurrence), top, _spread_heavy(s))
 
 
 def _more_partitions(s: Situation) -> Advice:
@@ -179,9 +208,11 @@ def _repartition(s: Situation) -> Advice:
                   f".repartition({n})", top, sum(s.loads.values()) / max(n, 1))
 
 
-def salted_code(cell: str, api: str, heavy: list, salts: int) -> str:
-    """The cell's ``.api(...)`` call rewritten as a salted two-stage aggregation."""
-    call = find_call(cell, api)
+def salted_code(cell: str, api: str, heavy: list, salts: int, name: str | None = None,
+                occurrence: int = 0) -> str:
+    """The operator's ``.api(...)`` call (``find_call``) rewritten as a salted two-stage
+    aggregation."""
+    call = find_call(cell, api, name, occurrence)
     header = (f"from icedtea_jupyter.skew import Salt, unsalt\n"
               f"HEAVY = {set(heavy)!r}\n")
     if call is None:
@@ -193,19 +224,32 @@ def salted_code(cell: str, api: str, heavy: list, salts: int) -> str:
                      f".{api}({rest}.map(unsalt).reduceByKey({merge})")
 
 
-def find_call(cell: str, api: str) -> tuple[str, str] | None:
-    """The source of the cell's first ``.api(...)`` call and of its merging function."""
+def find_call(cell: str, api: str, name: str | None = None,
+              occurrence: int = 0) -> tuple[str, str] | None:
+    """The source of the operator's ``.api(...)`` call and of its merging function: the
+    call ``.setName(name)`` is applied to, else the ``occurrence``-th such call in the
+    order the cell makes them (the first if it has fewer)."""
     try:
         tree = ast.parse(cell)
     except SyntaxError:
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr == api:
-            index = AGGREGATIONS.get(api, 0)
-            args = node.args
-            merge = ast.get_source_segment(cell, args[index]) if len(args) > index else None
-            text = ast.get_source_segment(cell, node)
-            if text is not None:
-                return text, merge or "<merge>"
-    return None
+    calls = sorted(_method_calls(tree, api), key=lambda c: (c[1].end_lineno or 0,
+                                                           c[1].end_col_offset or 0))
+    if not calls:
+        return None
+    named = [receiver for call, method in _method_calls(tree, "setName")
+             for receiver in [method.value] if isinstance(receiver, ast.Call)
+             and isinstance(receiver.func, ast.Attribute) and receiver.func.attr == api
+             and name is not None and [getattr(a, "value", None) for a in call.args] == [name]]
+    call = named[0] if named else calls[occurrence if occurrence < len(calls) else 0][0]
+    index = AGGREGATIONS.get(api, 0)
+    args = call.args
+    merge = ast.get_source_segment(cell, args[index]) if len(args) > index else None
+    text = ast.get_source_segment(cell, call)
+    return None if text is None else (text, merge or "<merge>")
+
+
+def _method_calls(tree: ast.AST, api: str) -> list[tuple[ast.Call, ast.Attribute]]:
+    """The calls of a method named ``api`` in ``tree``, each with its attribute."""
+    return [(node, node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and node.func.attr == api]

@@ -18,7 +18,8 @@ ROW_KEYS: dict[str, Callable[[dict], Any]] = {
     "cells": lambda row: (row["operator"], row["partition"]),
     "timeline": lambda row: (row["series"], row["seconds"]),
 }
-WHOLE = ("keys", "skewed", "error", "records", "estimated", "waiting_note", "timeline_note")
+WHOLE = ("keys", "skewed", "error", "records", "estimated", "bound", "waiting_note",
+         "timeline_note")
 
 
 class LiveChanges:

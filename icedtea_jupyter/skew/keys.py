@@ -1,10 +1,11 @@
 """Heavy keys of an operator: the workers' sketches merged, each key with its partition.
 
-Each key-counting worker (``executor/skew.py``) reports a Misra–Gries summary whose
-keys travel as tagged JSON (``executor/state.encode``) with the reduce partition the
-job's partitioner sends them to. Merged here (mergeable summaries: the error bounds
-add up), a key's ``count`` is a lower bound of its records and ``count + error`` an
-upper bound.
+Each key-counting worker (``executor/skew.py``) reports its sketch (``executor/sketch.py``)
+whose keys travel as tagged JSON (``executor/state.encode``) with the reduce partition
+the job's partitioner sends them to. Merged here (mergeable summaries: the error bounds
+add up). Where no record's key was sampled, a key's ``count`` is a lower bound of its
+records and ``count + error`` an upper bound (``exact``); where some were, ``count`` is
+an estimate and ``low``–``high`` an interval at ``CONFIDENCE``, not a bound.
 """
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..executor.skew import CAPACITY, HeavyHitters
+from ..executor.sketch import CAPACITY, CONFIDENCE, EVERY, REPLICATES, HeavyHitters, KeySketch
 from ..executor.state import decode
 
-KEY_COLUMNS = ["key", "count", "share", "partition", "error"]
+# error: exact, count <= true <= count + error; else the interval's larger half-width
+KEY_COLUMNS = ["key", "count", "share", "partition", "error", "low", "high", "exact"]
 KeyCounts = tuple[int, dict[str, int]]  # records counted, count per key (canonical JSON)
 RISING_WINDOW = 2.0  # seconds over which a live view's rising keys grew (workers send each 1 s)
 
@@ -28,11 +30,12 @@ RISING_WINDOW = 2.0  # seconds over which a live view's rising keys grew (worker
 class Keys:
     """The merged sketch of one operator's workers."""
 
-    sketch: HeavyHitters = field(default_factory=HeavyHitters)
+    sketch: KeySketch = field(default_factory=KeySketch)
     values: dict[str, Any] = field(default_factory=dict)  # canonical JSON -> the key
     partitions: dict[str, int] = field(default_factory=dict)  # canonical JSON -> partition
     workers: int = 0
     inputs: dict[int, int] = field(default_factory=dict)  # a join's records per input
+    missing: int = 0  # records the map side took in that no sketch counted (``uncounted``)
 
     @property
     def n(self) -> int:
@@ -43,36 +46,72 @@ class Keys:
         return self.sketch.error
 
     def frame(self, top: int | None = 20) -> pd.DataFrame:
-        """key, count, share (of all the records counted), partition, error (the key's
-        true count is at most ``count + error``, and at least ``count - error`` where
-        part of it was sampled: the sketch's bound plus ``sampling_error``); heaviest
-        first."""
+        """key, count, share (of all the records), partition, error, low, high, exact;
+        heaviest first. ``exact`` (nothing sampled): ``low = count <= true <= count +
+        error = high``, a bound. Else ``count`` is an estimate and ``low <= true <=
+        high`` holds at ``CONFIDENCE`` (``executor/sketch.py``); ``error`` is then the
+        interval's larger distance from ``count``."""
         return self._frame(self.sketch.top(top))
 
     def _frame(self, counted: list[tuple[str, int]]) -> pd.DataFrame:
         sketch = self.sketch
         n = sketch.n or 1
-        rows = [(self.values[k], count, count / n, self.partitions.get(k, -1),
-                 sketch.error + sketch.sampling_error(count)) for k, count in counted]
+        exact = not sketch.sampled
+        rows = []
+        for k, count in counted:
+            low, high = (int(v) for v in sketch.interval(k))
+            count = int(count)
+            error = high - count if exact else max(count - low, high - count)
+            rows.append((self.values[k], count, count / n, self.partitions.get(k, -1),
+                         error, low, high, exact))
         return pd.DataFrame(rows, columns=KEY_COLUMNS)
+
+    def uncounted(self, records: int) -> None:
+        """The map side's workers took in ``records``: any the sketches lack (a worker's
+        sketch missing, a record no tap saw) may be any key's, so every key's bound
+        widens by as many, and no count claims to be exact."""
+        self.missing = max(records - self.sketch.n, 0) if not self.sketch.sampled else 0
+        self.sketch.exact.error += self.missing
+        self.sketch.exact.n += self.missing
+
+    def note(self) -> str:
+        """What the counts are, in words that agree with ``frame``'s numbers."""
+        sketch = self.sketch
+        if not sketch.n:
+            return ""
+        if self.missing:
+            return (f"Counts are lower bounds: {self.missing:,} of the {sketch.n:,} records "
+                    "were not counted (a worker's counts are missing); each key's true count "
+                    f"is between its count and {sketch.error:,} more.")
+        if not sketch.sampled:
+            if not sketch.error:
+                return f"Counts are exact: every key of the {sketch.n:,} records was counted."
+            return (f"Counts are lower bounds: each key's true count is between its count "
+                    f"and {sketch.error:,} more (Misra–Gries, over the {sketch.n:,} records "
+                    "counted).")
+        return (f"Counts are estimates: the keys of {sketch.estimated:,} of the "
+                f"{sketch.n:,} records were sampled (one record or chunk in {EVERY}). "
+                f"low–high is each key's {CONFIDENCE:.0%} interval, a statistical one, not "
+                f"a bound (from the spread of {REPLICATES} replicate samples).")
 
     def counts(self) -> KeyCounts:
         """The records counted and each key's count, now (for ``rising`` later)."""
-        return self.sketch.n, dict(self.sketch.counts)
+        return self.sketch.n, self.sketch.counts
 
     def rising(self, before: KeyCounts, share: float = 0.01, limit: int = 4) -> pd.DataFrame:
         """``frame``'s rows of the ``limit`` keys whose counts grew the most since
         ``before`` (``counts()`` then), each by at least ``share`` of the records counted
         since: the keys heavy now, which the heaviest so far may not name yet."""
         grown = self.sketch.n - before[0]
-        then = before[1]
-        growth = sorted(((count - then.get(k, 0), k) for k, count in self.sketch.counts.items()),
+        then, now = before[1], self.sketch.counts
+        growth = sorted(((count - then.get(k, 0), k) for k, count in now.items()),
                         reverse=True)[:limit]
-        return self._frame([(k, self.sketch.counts[k]) for g, k in growth
+        return self._frame([(k, now[k]) for g, k in growth
                             if grown > 0 and g >= share * grown])
 
     def per_partition(self) -> dict[int, int]:
-        """The records of the sketch's keys per partition (lower bounds)."""
+        """The records of the sketch's keys per partition (lower bounds where nothing was
+        sampled, else estimates)."""
         totals: dict[int, int] = {}
         for k, count in self.sketch.counts.items():
             part = self.partitions.get(k, -1)
@@ -103,22 +142,45 @@ class CountsWindow:
 
 
 def merge_summaries(summaries: Iterable[dict]) -> Keys:
-    """The workers' summaries (``{"n", "capacity", "error", "keys": [[key, count,
-    partition]]}``), merged."""
-    keys = Keys(HeavyHitters(CAPACITY))
+    """The workers' summaries (``{"n", "capacity", "error", "estimated", "keys": [[key,
+    count, partition, (count in each replicate)]], "samples": [{"n", "error"}]}``),
+    merged."""
+    keys = Keys(KeySketch(CAPACITY))
     for summary in summaries:
-        worker = HeavyHitters(int(summary.get("capacity", CAPACITY)))
-        worker.n, worker.error = int(summary.get("n", 0)), int(summary.get("error", 0))
-        worker.estimated = int(summary.get("estimated", 0))
-        for encoded, count, part in summary.get("keys", []):
+        worker = summary_sketch(summary)
+        for row in summary.get("keys", []):
+            encoded, count, part = row[:3]
             canonical = json.dumps(encoded, sort_keys=True)
-            worker.counts[canonical] = int(count)
+            if count:
+                worker.exact.counts[canonical] = int(count)
+            for sample, sampled in zip(worker.samples, row[3] if len(row) > 3 else ()):
+                if sampled:
+                    sample.counts[canonical] = int(sampled)
             if canonical not in keys.values:
                 keys.values[canonical] = decode(encoded)
             if part is not None and part >= 0:
                 keys.partitions[canonical] = int(part)
+        worker.rescale()
         keys.sketch.merge(worker)
         keys.workers += 1
         for index, count in summary.get("inputs", {}).items():
             keys.inputs[int(index)] = keys.inputs.get(int(index), 0) + int(count)
     return keys
+
+
+def summary_sketch(summary: dict) -> KeySketch:
+    """A worker's sketch from its summary, its counts not yet in (``merge_summaries``)."""
+    capacity = int(summary.get("capacity", CAPACITY))
+    sketch = KeySketch(capacity)
+    samples = summary.get("samples") or []
+    for sample in samples:
+        replicate = HeavyHitters(capacity)
+        replicate.n, replicate.error = int(sample["n"]), int(sample["error"])
+        sketch.samples.append(replicate)
+    estimated = int(summary.get("estimated", 0))
+    sketch.exact.n = int(summary.get("n", 0)) - estimated
+    sketch.exact.error = int(summary.get("error", 0))
+    if not samples:  # a store from before the replicates: its estimates mixed in
+        sketch.unreplicated = estimated
+    sketch.region = int(summary.get("region") or 0)
+    return sketch

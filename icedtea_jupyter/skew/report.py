@@ -34,6 +34,8 @@ from .source import (
     is_frame_join,
     key_node,
     load_node,
+    occurrence,
+    records_in,
     with_frame_join,
     worker_key,
 )
@@ -70,6 +72,8 @@ class SkewReport:
         self.waiting: dict[int, int] | None = \
             source.waiting(self.node.id) if self.live and source.waiting else None
         self.keys_sketch: Keys = merge_summaries(source.sketches.get(self.key_node.id, []))
+        if self.keys_sketch.workers and not self.live and self.key_node.phase == "combine":
+            self.keys_sketch.uncounted(records_in(source.workers, self.key_node))
         self._timeline: tuple[OperatorNode, list[tuple[int, tuple]]] | None = None
         keyed = self.keyed
         self.rules = rules or Rules(load="key_records" if keyed else "records")
@@ -168,19 +172,24 @@ class SkewReport:
     # --- keys, the test, advice ---------------------------------------------------------
     @property
     def keys(self) -> pd.DataFrame:
-        """key, count (a lower bound: ``count + error`` bounds it above), share of the
-        records counted, partition; heaviest first."""
+        """key, count, share of the records, partition, error, low, high, exact; heaviest
+        first. ``exact``: ``count <= true <= count + error`` (Misra–Gries); else ``count``
+        is an estimate and ``low``–``high`` a statistical interval (``bound`` says so)."""
         return self.keys_sketch.frame(self.top)
 
     @property
+    def bound(self) -> str:
+        """What the key counts are (exact, lower bounds, estimates), with their numbers."""
+        return self.keys_sketch.note()
+
+    @property
     def error(self) -> int:
-        """The sketch's error bound, in records (see ``executor/skew.py``)."""
+        """The Misra–Gries bound of the keys counted exactly (``executor/sketch.py``)."""
         return self.keys_sketch.error
 
     @property
     def estimated(self) -> int:
-        """Records whose keys were sampled (one chunk in 16 after a map-side worker's
-        first 16,384 records) rather than all counted: their counts are estimates."""
+        """Records whose keys were sampled, not all counted (``bound`` says so)."""
         return self.keys_sketch.sketch.estimated
 
     @property
@@ -199,14 +208,16 @@ class SkewReport:
         keys = self.keys_sketch
         canonical = keys.heavy()
         heavy_keys = [keys.values[k] for k in canonical]
+        counts = keys.sketch.counts
         per_part: dict[int, float] = {}
         for k in canonical:
             part = keys.partitions.get(k, -1)
-            per_part[part] = per_part.get(part, 0) + keys.sketch.counts.get(k, 0)
+            per_part[part] = per_part.get(part, 0) + counts.get(k, 0)
         top = keys.sketch.top(1)
         return advise(Situation(self.api, self.loads(), per_part, heavy_keys,
                                 float(top[0][1]) if top else 0.0, self.source.cell,
-                                self._input_records()))
+                                self._input_records(), self.node.name, self.node.named,
+                                occurrence(self.source.dag, self.node)))
 
     def _input_records(self) -> list[float]:
         """A join's records per input (its reduce side counts them under --skew)."""
@@ -347,7 +358,8 @@ class SkewReport:
                 "load": self.rules.load, "partitions": rows(partitions),
                 "keys": rows(keys.assign(key=lambda f: f["key"].map(repr))),
                 "error": self.error, "records": self.keys_sketch.n,
-                "estimated": self.estimated, "waiting_note": self.waiting_note,
+                "estimated": self.estimated, "bound": self.bound,
+                "waiting_note": self.waiting_note,
                 "skewed": rows(flags),
                 "bars": bars, "timeline_operator": self.timeline_operator,
                 "timeline_note": self.timeline_note}

@@ -88,3 +88,15 @@ def load_node(dag: Dag, node: OperatorNode) -> OperatorNode:
                    for p in child.parents) and child.phase == "merge":
                 return child
     return node
+
+
+def occurrence(dag: Dag, node: OperatorNode) -> int:
+    """How many operators of ``node``'s kind, api and side the DAG made before it."""
+    alike = [n for n in dag.operators
+             if (n.api, n.phase, n.kind) == (node.api, node.phase, node.kind)]
+    return alike.index(node) if node in alike else 0
+
+
+def records_in(workers: list[dict], node: OperatorNode) -> int:
+    """The records ``node``'s workers took in."""
+    return sum(int(w.get("records_in") or 0) for w in workers if w["operator"] == node.id)

@@ -33,12 +33,13 @@ function report(run: string, operator: string, live: boolean, hot: number): ISke
       key_records: p === 2 ? hot : 50
     })),
     keys: [
-      { key: "'hot'", count: hot, share: 0.8, partition: 2, error: 0 },
-      { key: "'u1'", count: 20, share: 0.05, partition: 0, error: 0 }
+      { key: "'hot'", count: hot, share: 0.8, partition: 2, error: 0, low: hot, high: hot, exact: true },
+      { key: "'u1'", count: 20, share: 0.05, partition: 0, error: 0, low: 20, high: 20, exact: true }
     ],
     error: 3,
     records: 1000,
     estimated: 0,
+    bound: '',
     waiting_note: '',
     skewed: [{ partition: 2, load: hot, rule: 'reshape', why: 'φ ≥ η' }],
     parameters: {},

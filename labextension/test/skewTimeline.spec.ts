@@ -25,6 +25,7 @@ function liveReport(): ISkewReport {
     error: 0,
     records: 0,
     estimated: 0,
+    bound: '',
     waiting_note: '',
     skewed: [],
     parameters: {},

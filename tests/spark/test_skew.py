@@ -271,7 +271,12 @@ def test_heavy_groups_of_a_dataframe_group_by_with_a_pandas_function(record, spa
     assert run.namespace["out"] and {r["user"] for r in run.namespace["out"]} == set(exact)
     for key, count, part in zip(keys["key"], keys["count"], keys["partition"]):
         assert count == exact[key] and part == where[key]
-    assert s.advice[0].remedy == "salt" and "applyInPandas" in s.advice[0].code
+    # AQE coalesced the small shuffle into one partition: salting the hot group cannot
+    # make the heaviest (only) partition lighter, so it is not advised, and it says why
+    # (tests/unit/test_skew.py checks the salting advice and its code over partitions)
+    assert list(s.loads()) == [0]
+    assert [a.remedy for a in s.advice] == ["none"]
+    assert s.advice[0].why.startswith("salt would not make the heaviest partition (0, ")
 
 
 def test_mitigate_splits_the_heavy_key_and_keeps_the_answer(record):

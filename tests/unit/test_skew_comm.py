@@ -59,7 +59,8 @@ def test_skew_report_flags_the_hot_partition_and_lists_its_keys(skewed_run):
     assert view["load"] == "key_records" and view["records"] == 10_000
     assert [k["key"] for k in view["keys"]] == ["'hot'", "'u1'", "'u2'"]
     assert view["keys"][0] == {"key": "'hot'", "count": 4000, "share": 0.4, "partition": 2,
-                                "error": 0}
+                                "error": 0, "low": 4000, "high": 4000, "exact": True}
+    assert view["bound"] == "Counts are exact: every key of the 10,000 records was counted."
     assert {f["partition"] for f in view["skewed"]} == {2}
     assert view["advice"][0]["remedy"] == "salt"
     assert view["spec"]["params"][0]["name"] == "partition"

@@ -563,8 +563,9 @@ export interface ISkewPartition {
   waiting?: number | null;
 }
 
-/** A heavy key: its true count is within `count` and `count + error` (and above
- * `count - error` where part of it was sampled: the sampling's error is in `error`). */
+/** A heavy key. `exact`: its true count is within `count` and `count + error` (a bound).
+ * Else `count` is an estimate and `low`–`high` a statistical interval (the report's
+ * `bound` says at what confidence); `error` is its larger distance from `count`. */
 export interface ISkewKey {
   /** The key's Python repr. */
   key: string;
@@ -572,6 +573,9 @@ export interface ISkewKey {
   share: number;
   partition: number;
   error: number;
+  low: number;
+  high: number;
+  exact: boolean;
 }
 
 /** A partition a skew rule flags, and why (the rule with its numbers). */
@@ -610,6 +614,8 @@ export interface ISkewReport {
   records: number;
   /** Records whose keys were sampled, not all counted (their counts are estimates). */
   estimated: number;
+  /** What the key counts are (exact, lower bounds or estimates), in words. */
+  bound: string;
   /** Why the partitions have no `waiting` while the run records, if so (else ""). */
   waiting_note: string;
   skewed: ISkewFlag[];
@@ -670,6 +676,7 @@ export interface ISkewChanges {
   error?: number;
   records?: number;
   estimated?: number;
+  bound?: string;
   waiting_note?: string;
   timeline_note?: string;
 }

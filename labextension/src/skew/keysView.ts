@@ -50,15 +50,8 @@ export class SkewKeys extends ModelView<SkewModel> {
       (row, key) => fillKey(row, key, columns.length)
     );
     this._table.hidden = keys.length === 0;
-    setText(
-      this._bound,
-      report && report.recorded
-        ? `Counts are lower bounds: each key has at most ${formatCount(report.error)} more of the ${formatCount(report.records)} records counted` +
-            (report.estimated
-              ? `; the keys of ${formatCount(report.estimated)} of them were sampled (one chunk in 16): estimates.`
-              : '.')
-        : ''
-    );
+    // the kernel's words for its numbers: exact, lower bounds, or estimates with intervals
+    setText(this._bound, report && report.recorded ? report.bound : '');
   }
 
   private _title: HTMLDivElement;
@@ -77,10 +70,18 @@ function fillFlag(item: HTMLLIElement, flag: ISkewFlag): void {
   setData(item, 'rule', flag.rule);
 }
 
+/** A key's records: exact (`count`, or `count–count + error`), or an estimate and its interval. */
+function countText(key: ISkewKey): string {
+  if (key.exact === false) {
+    return `~${formatCount(key.count)} (${formatCount(key.low)}–${formatCount(key.high)})`;
+  }
+  return key.error ? `${formatCount(key.count)}–${formatCount(key.count + key.error)}` : formatCount(key.count);
+}
+
 /** A key's row: its name, records, share and (of every partition) its partition. */
 function fillKey(row: HTMLTableRowElement, key: ISkewKey, columns: number): void {
   setData(row, 'partition', String(key.partition));
-  const texts = [key.key, formatCount(key.count), `${(key.share * 100).toFixed(1)}%`, String(key.partition)];
+  const texts = [key.key, countText(key), `${(key.share * 100).toFixed(1)}%`, String(key.partition)];
   syncChildren(
     row,
     texts.slice(0, columns),

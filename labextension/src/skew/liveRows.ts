@@ -80,6 +80,7 @@ export function applyChanges(report: ISkewReport, changes: ISkewChanges): [ISkew
     error: changes.error ?? report.error,
     records: changes.records ?? report.records,
     estimated: changes.estimated ?? report.estimated,
+    bound: changes.bound ?? report.bound,
     waiting_note: changes.waiting_note ?? report.waiting_note,
     timeline_note: changes.timeline_note ?? report.timeline_note
   };

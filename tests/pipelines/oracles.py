@@ -180,7 +180,8 @@ def check_lineage(pipeline: Any, run: Any, result: list) -> list[str]:
 
 
 def check_skew(runner: Runner, pipeline: Pipeline, run: Any) -> list[str]:
-    """``--skew``: every heavy key's count within its stated error of the exact count."""
+    """``--skew``: every heavy key's exact count within its stated bounds (``low``–``high``),
+    and equal to the count where the report says it is exact."""
     if "--skew" not in pipeline.flags or isinstance(pipeline, frames.FramePipeline):
         return []
     found = []
@@ -191,11 +192,12 @@ def check_skew(runner: Runner, pipeline: Pipeline, run: Any) -> list[str]:
                              ".map(lambda kv: kv[0]).countByValue())", "_keys")
         keys = run.skew(step.name).keys
         CHECKED["skew keys compared"] += len(keys)
-        for key, count, error in zip(keys["key"], keys["count"], keys["error"]):
+        for key, count, low, high, is_exact in zip(keys["key"], keys["count"], keys["low"],
+                                                   keys["high"], keys["exact"]):
             true = exact.get(key, 0)
-            if not count - error <= true <= count + error:
-                found.append(f"skew {step.name}: key {key!r} counted {count} ± {error}, "
-                             f"exactly {true}")
+            if not low <= true <= high or (is_exact and count != true):
+                found.append(f"skew {step.name}: key {key!r} counted {count} ({low}–{high}"
+                             f"{', exact' if is_exact else ''}), exactly {true}")
     return found
 
 

@@ -91,7 +91,8 @@ def reusable(root: str, exclude: str) -> Iterator[tuple[Entry, dict]]:
         if entry.id == exclude or entry.manifest.get("status") != "finished":
             continue
         for result in entry.results:
-            if result.get("reusable") and store.exists(result.get("digest", "")):
+            if result.get("reusable") and result.get("digest") and \
+                    store.exists(result["digest"]):  # none: it was not stored
                 yield entry, result
 
 

@@ -33,7 +33,10 @@ def encode(value: Any, kind: str) -> pa.Table:
         table, layout_ = pa.Table.from_pandas(value, preserve_index=True), "pandas"
     elif kind == "rows":
         fields = list(value[0].__fields__) if value else []
-        table, layout_ = _columns([tuple(r) for r in value], fields), "rows"
+        try:
+            table, layout_ = _columns([tuple(r) for r in value], fields), "rows"
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, _NotPlain):
+            table, layout_ = _pickled(list(value)), "pickled"  # mixed types in a column
     else:
         table, layout_ = _values(list(value))
     meta = dict(table.schema.metadata or {})
@@ -52,8 +55,12 @@ def _values(values: list) -> tuple[pa.Table, str]:
             return _columns(values, [f"_{i}" for i in range(len(values[0]))]), "tuple"
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, _NotPlain):
             pass
-    pickled = pa.array([pickle.dumps(v, protocol=5) for v in values], pa.binary())
-    return pa.table({"pickled": pickled}), "pickled"
+    return _pickled(values), "pickled"
+
+
+def _pickled(values: list) -> pa.Table:
+    return pa.table({"pickled": pa.array([pickle.dumps(v, protocol=5) for v in values],
+                                         pa.binary())})
 
 
 class _NotPlain(Exception):
@@ -63,7 +70,7 @@ class _NotPlain(Exception):
 def _plain(column: Any) -> bool:
     """One scalar type (and None) throughout: Arrow gives the same values back."""
     kinds = set(map(type, column)) - {type(None)}
-    return len(kinds) == 1 and next(iter(kinds)) in _SCALARS
+    return not kinds or (len(kinds) == 1 and next(iter(kinds)) in _SCALARS)  # nulls only
 
 
 def _columns(rows: list[tuple], names: list[str]) -> pa.Table:

@@ -240,3 +240,23 @@ def test_readable_values_name_what_a_user_changed():
     Gap.GAP = 3
     assert changed_values(before, readable_values(Gap())) == ["Gap.GAP: 10 → 3"]
     assert readable_values(_scaled(2)) == {"k": "2"}
+
+
+def test_rows_with_a_null_column_or_mixed_types_are_stored_and_read_back(tmp_path):
+    """Found by the pipeline generator: a DataFrame result whose column held only nulls
+    was not stored, and --reuse then failed on the result without a digest."""
+    from pyspark.sql import Row
+
+    from icedtea_jupyter.versions import catalog
+
+    nulls = [Row(k="k3", v=None), Row(k="k4", v=None)]
+    mixed = [Row(k="a", v=1), Row(k="b", v="x")]
+    for rows in (nulls, mixed):
+        back = decode(encode(rows, "rows"))
+        assert back == rows and [r.asDict() for r in back] == [r.asDict() for r in rows]
+    run = tmp_path / "run-1"
+    run.mkdir()
+    (run / "manifest.json").write_text(
+        '{"id": "run-1", "status": "finished", "version": "cell 1, v1",'
+        ' "results": [{"action": "collect()", "reusable": true, "sink": "s"}]}')
+    assert list(catalog.reusable(str(tmp_path), "other")) == []

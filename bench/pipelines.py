@@ -72,6 +72,8 @@ def main() -> None:
             found = [f"crash: {type(exc).__name__}: {exc}"]
         for violation in found:
             invariant = violation.split(":")[0]
+            if invariant not in by_invariant:  # the first of its kind, as it comes
+                print(f"-- {violation}\n{pipeline.describe()}", flush=True)
             by_invariant[invariant] += 1
             size = len(pipeline.cell()) + len(repr(pipeline.data))
             if invariant not in smallest or size < smallest[invariant][0]:

@@ -62,7 +62,8 @@ class Coordinator:
         self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes),
                                 condition=condition, record_inputs=record_inputs,
                                 checkpoint=checkpoint, lineage=lineage, skew=skew,
-                                on_error=on_error, interact_at=interact_at)
+                                on_error=on_error, interact_at=interact_at,
+                                store_token=store.token)
         self.control = LiveController(store.path, dag, self.server.broadcast,
                                       self.running_tasks, emit)
         for operator, when in breakpoints:  # --break-when: operators are named, not built

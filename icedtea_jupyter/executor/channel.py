@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from ..store import layout
 from . import control_state, protocol
 from .spec import RunSpec
+from .store_check import host_name, store_view
 from .worker_file import append_local_event, write_replay_log, write_worker_file
 
 
@@ -70,7 +71,7 @@ class ControlChannel(_HostRegistry):
         protocol.validate(challenge, protocol.COORDINATOR_MESSAGES)
         hello = {"type": "hello", "v": protocol.PROTOCOL_VERSION, "run": run.run_id,
                  "mac": protocol.sign(run.secret, challenge["nonce"]), "pid": os.getpid(),
-                 "host": socket.gethostname()}
+                 "host": host_name(), "store": store_view(run).reason}
         sock.sendall(protocol.encode(hello))
         welcome, _ = protocol.read_frame(sock)
         if welcome.get("type") != "welcome":
@@ -119,7 +120,9 @@ class ControlChannel(_HostRegistry):
 
 
 class LocalChannel(_HostRegistry):
-    """Records into the run store directly; the run shows a warning with ``reason``."""
+    """Records into the run store directly; the run shows a warning with ``reason``. A
+    process that has not shown it shares the store (``store_check``) writes nothing
+    there: it says so on its stderr (the executor's log), once."""
 
     connected = False
 
@@ -127,8 +130,23 @@ class LocalChannel(_HostRegistry):
         super().__init__()
         self.run = run
         self.reason = reason
+        self.said = False
+
+    def _writable(self) -> bool:
+        view = store_view(self.run)
+        if not view.shared and not self.said:
+            self.said = True
+            print(f"icedtea: {host_name()}: run {self.run.run_id}: nothing of this worker "
+                  f"process is recorded: {self.reason}, and it does not share the run store "
+                  f"({view.reason}). Fix: let executors reach the coordinator at "
+                  f"{self.run.address[0]}:{self.run.address[1]} (%%icedtea --bind)"
+                  " or give the run a store every executor can write (--store)",
+                  file=sys.stderr)
+        return view.shared
 
     def send(self, message: dict, body: bytes = b"") -> None:
+        if not self._writable():
+            return
         if message.get("type") == "snapshots":
             for report in message["reports"]:
                 self.send(report)
@@ -143,6 +161,8 @@ class LocalChannel(_HostRegistry):
             print(f"icedtea: cannot record locally: {exc}", file=sys.stderr)
 
     def end_worker(self, message: dict, body: bytes = b"") -> None:
+        if not self._writable():
+            return
         message = dict(message, local_reason=self.reason)
         try:
             write_worker_file(self.run.store_path, message, local=True)

@@ -238,6 +238,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         killed = killed_attempts(_spark_context(), coordinator.worker_states())
         coordinator.discard(killed)
         run.manifest["killed_attempts"] = killed
+        run.manifest["hosts"] = dict(coordinator.server.hosts)  # their store checks
         run.manifest["unkept_udfs"] = run.recorder.unkept_udfs()  # replay/stages.py
         jobs = _jobs(run, sc_before)
         run.manifest["jobs"] = jobs

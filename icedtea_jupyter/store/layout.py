@@ -6,7 +6,11 @@ to write their own files. One directory per run, ``<root>/<run-id>/``, where the
 is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
 
     manifest.json             run id, status, options, cell, DAG, error, warnings, jobs,
-                              checkpoint summary (store/run_store.py)
+                              checkpoint summary, hosts (store/run_store.py)
+    .store-token              a random token the kernel writes when it creates the run:
+                              a worker that reads it shares the store and writes its
+                              artifacts here itself; else they travel over the control
+                              channel (executor/artifacts.py)
     workers/<worker>.arrow    one row per task attempt of a worker (executor/worker_file.py)
     local/<worker>.jsonl      agent messages and alerts of a worker that could not reach
                               the coordinator, for the coordinator to take at the end
@@ -79,6 +83,7 @@ from typing import NamedTuple
 DEFAULT_ROOT = os.path.join(".icedtea", "runs")
 
 MANIFEST = "manifest.json"
+STORE_TOKEN = ".store-token"
 WORKERS = "workers"
 LOCAL = "local"
 ALERTS = "alerts.jsonl"
@@ -197,6 +202,11 @@ def exported_points_path(notebook: str) -> str:
 
 def manifest_path(run: str) -> str:
     return os.path.join(run, MANIFEST)
+
+
+def store_token_path(run: str) -> str:
+    """The token a worker reads to learn that it shares the run store."""
+    return os.path.join(run, STORE_TOKEN)
 
 
 def alerts_path(run: str) -> str:

@@ -7,6 +7,7 @@ computed again records nothing).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -48,8 +49,20 @@ class _HostRegistry:
             self.hosts.remove(host)
 
 
+_ARTIFACT_IDS = itertools.count(1)  # per process: the coordinator keys them by connection
+
+
+class _Ack:
+    """The coordinator's answer to one artifact: ``reason`` None once it is written."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.reason: str | None = "no answer"
+
+
 class ControlChannel(_HostRegistry):
     connected = True
+    closed = False  # the coordinator closed the connection (the run ended, or it died)
 
     def __init__(self, run: RunSpec, sock: socket.socket, welcome: dict) -> None:
         super().__init__()
@@ -60,6 +73,7 @@ class ControlChannel(_HostRegistry):
         self.g_theta = {int(i) for i in welcome.get("g", [])}
         self.theta = welcome.get("theta")  # θ's id as the cell named it (theta_now)
         self._fallback: LocalChannel | NullChannel | None = None
+        self._acks: dict[int, _Ack] = {}
         control_state.state_for(run.run_id).observe_welcome(welcome.get("control"))
         threading.Thread(target=self._read_loop, name="icedtea-control", daemon=True).start()
 
@@ -96,6 +110,39 @@ class ControlChannel(_HostRegistry):
         if self._fallback is not None:  # the send above failed
             self._fallback.end_worker(message, body)
 
+    def deliver_artifact(self, kind: str, where: dict, data: bytes,
+                         timeout: float) -> str | None:
+        """Send an artifact in frames of at most ``ARTIFACT_FRAME_BYTES`` and wait for the
+        coordinator's ``artifact_ack``: None once it is written, else why not."""
+        if self._fallback is not None:
+            return f"the coordinator connection was lost ({getattr(self._fallback, 'reason', '')})"
+        ident, ack = next(_ARTIFACT_IDS), _Ack()
+        self._acks[ident] = ack
+        step, view = protocol.ARTIFACT_FRAME_BYTES, memoryview(data)
+        frames = max(1, -(-len(data) // step))
+        try:
+            for seq in range(frames):
+                frame = protocol.encode({"type": "artifact", "kind": kind, "where": where,
+                                         "id": ident, "seq": seq, "last": seq == frames - 1,
+                                         "size": len(data)},
+                                        bytes(view[seq * step:(seq + 1) * step]))
+                with self._lock:
+                    self._sock.sendall(frame)
+            if not ack.done.wait(timeout):
+                return f"the coordinator did not acknowledge it within {timeout:g} s"
+            return ack.reason
+        except OSError as exc:
+            self._degrade(f"lost the coordinator connection ({exc})")
+            return f"the connection to the coordinator broke ({exc})"
+        finally:
+            self._acks.pop(ident, None)
+
+    def _acknowledged(self, message: dict) -> None:
+        ack = self._acks.get(message["id"])
+        if ack is not None:
+            ack.reason = None if message["ok"] else str(message.get("reason", "refused"))
+            ack.done.set()
+
     def _degrade(self, reason: str) -> LocalChannel | NullChannel:
         # a reused Python worker after its run ended (a job regenerating records for
         # replay or lineage): the run's store must not count it
@@ -112,11 +159,17 @@ class ControlChannel(_HostRegistry):
                 if message["type"] == "g_theta":
                     self.g_theta = {int(i) for i in message["operators"]}
                     continue
+                if message["type"] == "artifact_ack":
+                    self._acknowledged(message)
+                    continue
                 control_state.observe(self.run.run_id, message)  # before any host sees it
                 for host in list(self.hosts):
                     host.deliver(message)
         except (OSError, ConnectionError, protocol.ProtocolError):
-            return
+            self.closed = True
+            for ack in list(self._acks.values()):  # waiting for an answer that cannot come
+                ack.reason = "the coordinator closed the connection"
+                ack.done.set()
 
 
 class LocalChannel(_HostRegistry):
@@ -132,7 +185,7 @@ class LocalChannel(_HostRegistry):
         self.reason = reason
         self.said = False
 
-    def _writable(self) -> bool:
+    def writable(self) -> bool:
         view = store_view(self.run)
         if not view.shared and not self.said:
             self.said = True
@@ -145,7 +198,7 @@ class LocalChannel(_HostRegistry):
         return view.shared
 
     def send(self, message: dict, body: bytes = b"") -> None:
-        if not self._writable():
+        if not self.writable():
             return
         if message.get("type") == "snapshots":
             for report in message["reports"]:
@@ -161,7 +214,7 @@ class LocalChannel(_HostRegistry):
             print(f"icedtea: cannot record locally: {exc}", file=sys.stderr)
 
     def end_worker(self, message: dict, body: bytes = b"") -> None:
-        if not self._writable():
+        if not self.writable():
             return
         message = dict(message, local_reason=self.reason)
         try:
@@ -230,8 +283,11 @@ def _open(run: RunSpec) -> Channel:
 
 
 def _run_has_ended(run: RunSpec) -> bool:
+    """As the manifest says; in a process that does not share the store (it cannot read
+    the manifest), once the coordinator has closed this process's connection."""
     try:
         with open(layout.manifest_path(run.store_path), encoding="utf-8") as f:
             return json.load(f).get("status") != "running"
     except (OSError, ValueError):
-        return False
+        closed = getattr(_CHANNELS.get(run.run_id), "closed", False)
+        return bool(closed) and not store_view(run).shared

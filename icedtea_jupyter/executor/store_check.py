@@ -28,18 +28,19 @@ class StoreView(NamedTuple):
     reason: str
 
 
-_VIEWS: dict[str, StoreView] = {}
+_VIEWS: dict[tuple[str, str, str], StoreView] = {}
 _LOCK = threading.Lock()
 
 
 def store_view(run: Any) -> StoreView:
     """This process's view of ``run``'s store, checked on first use."""
-    view = _VIEWS.get(run.run_id)
+    key = (run.run_id, run.store_path, run.store_token)
+    view = _VIEWS.get(key)
     if view is None:
         with _LOCK:
-            view = _VIEWS.get(run.run_id)
+            view = _VIEWS.get(key)
             if view is None:
-                view = _VIEWS[run.run_id] = check(run.store_path, run.store_token)
+                view = _VIEWS[key] = check(run.store_path, run.store_token)
     return view
 
 
@@ -72,4 +73,5 @@ def host_name() -> str:
 def forget(run_id: str) -> None:
     """Drop the cached view of ``run_id`` (tests)."""
     with _LOCK:
-        _VIEWS.pop(run_id, None)
+        for key in [key for key in _VIEWS if key[0] == run_id]:
+            del _VIEWS[key]

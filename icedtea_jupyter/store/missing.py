@@ -30,6 +30,12 @@ def hosts_note(manifest: dict) -> str:
         for host, view in sorted(hosts.items()))
 
 
+def executors_share(manifest: dict) -> bool:
+    """Whether every worker host found the store's token (a store from before hosts were
+    kept: assumed, as it was then)."""
+    return all(view == "shared" for view in (manifest.get("hosts") or {}).values())
+
+
 def artifact_alerts(store: Any, kind: str) -> list[str]:
     return [a["message"] for a in store.alerts()
             if a.get("source") == "artifacts" and a.get("artifact") in (kind, None)]

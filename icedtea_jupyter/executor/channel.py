@@ -117,7 +117,10 @@ class ControlChannel(_HostRegistry):
         if self._fallback is not None:
             return f"the coordinator connection was lost ({getattr(self._fallback, 'reason', '')})"
         ident, ack = next(_ARTIFACT_IDS), _Ack()
-        self._acks[ident] = ack
+        self._acks[ident] = ack  # before the check: a read loop ending now answers it
+        if self.closed:
+            self._acks.pop(ident, None)
+            return "the coordinator had closed the connection"
         step, view = protocol.ARTIFACT_FRAME_BYTES, memoryview(data)
         frames = max(1, -(-len(data) // step))
         try:

@@ -3,6 +3,7 @@ in bounded frames, are written by the coordinator and acknowledged (no Spark).""
 import json
 import os
 import socket
+import time
 import uuid
 
 import pyarrow as pa
@@ -141,3 +142,17 @@ def test_an_artifact_never_acknowledged_is_said_by_the_worker_with_its_host_and_
     assert "did not acknowledge it within 0.3 s" in alert["message"]
     assert "does not share the store" in alert["message"] and "Fix:" in alert["message"]
     assert alert["message"] in capfd.readouterr().err
+
+
+def test_after_the_coordinator_closed_a_worker_off_host_records_nothing_at_once(kernel):
+    """The run ended (its manifest is on a disk this worker cannot read): a job after it
+    (a trace's regenerated records) records nothing, and waits for no answer."""
+    assert artifacts.deliver(kernel.worker_run, "skew", WORKER, {"n": 1})
+    live = channel.channel_for(kernel.worker_run)
+    kernel.server.close()
+    wait_until(lambda: live.closed, 5, "the worker to see its connection closed")
+    started = time.monotonic()
+    assert not artifacts.deliver(kernel.worker_run, "skew", WORKER, {"n": 2})
+    assert time.monotonic() - started < 1
+    assert isinstance(channel.channel_for(kernel.worker_run), channel.NullChannel)
+    assert kernel.inbox.received == {"skew": 1}

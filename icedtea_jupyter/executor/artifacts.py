@@ -45,10 +45,10 @@ def deliver(run: Any, kind: str, where: Mapping, payload: Any) -> bool:
     if send is None:  # no coordinator: the local channel says why, once
         getattr(channel, "writable", bool)()
         return False
-    reason = send(kind, dict(where), encoded(payload), ACK_TIMEOUT)
-    if reason is None:
+    failed = send(kind, dict(where), encoded(payload), ACK_TIMEOUT)
+    if failed is None:
         return True
-    cannot(run, channel, kind, where, reason)
+    cannot(run, channel, kind, where, *failed)
     return False
 
 
@@ -77,18 +77,26 @@ def _write(path: str, payload: Any) -> None:
         out.write(encoded(payload))
 
 
-def cannot(run: Any, channel: Any, kind: str, where: Mapping, reason: str) -> None:
-    """Say that an artifact did not reach the store: to the run, and on stderr."""
+def cannot(run: Any, channel: Any, kind: str, where: Mapping, reason: str,
+           refused: bool) -> None:
+    """Say that an artifact did not reach the store: to the run (an alert with its
+    ``host``, ``artifact``, ``reason`` and whether the coordinator ``refused`` it), and
+    on stderr."""
     host, view = host_name(), store_view(run)
     address = f"{run.address[0]}:{run.address[1]}"
-    message = (f"{host}: the {NAMES.get(kind, kind)} of operator {where.get('operator')} "
+    operator = getattr(channel, "operator_names", {}).get(where.get("operator"))
+    fix = ("Fix: make the run store writable by the kernel (free space, permissions) and "
+           "run the cell again" if refused else
+           f"Fix: keep executors connected to the coordinator at {address} (%%icedtea "
+           "--bind), or give the run a store every executor can write (--store)")
+    message = (f"{host}: the {NAMES.get(kind, kind)} of "
+               f"{repr(operator) if operator else 'operator ' + str(where.get('operator'))} "
                f"partition {where.get('partition')} did not reach the run store: {reason}. "
-               f"This executor does not share the store ({view.reason}), so its artifacts "
-               f"travel over the control channel to {address}. Fix: keep executors connected "
-               f"to the coordinator (%%icedtea --bind), or give the run a store every "
-               f"executor can write (--store)")
+               f"This executor does not share the store ({view.reason}), so its files travel "
+               f"over the control channel to {address}. {fix}")
     print(f"icedtea: {message}", file=sys.stderr)
     worker = {name: where.get(name, -1) for name in ("operator", "partition", "stage",
                                                      "attempt", "task")}
     channel.send({"type": "alert", "worker": worker, "source": "artifacts", "level": "error",
-                  "message": message, "artifact": kind, "host": host})  # (lost: stderr has it)
+                  "message": message, "artifact": kind, "host": host, "reason": reason,
+                  "refused": refused})  # if the channel is gone: stderr has it

@@ -53,11 +53,13 @@ _ARTIFACT_IDS = itertools.count(1)  # per process: the coordinator keys them by 
 
 
 class _Ack:
-    """The coordinator's answer to one artifact: ``reason`` None once it is written."""
+    """The coordinator's answer to one artifact: ``reason`` None once it is written;
+    ``refused``: it answered that it could not write it."""
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.reason: str | None = "no answer"
+        self.refused = False
 
 
 class ControlChannel(_HostRegistry):
@@ -111,16 +113,18 @@ class ControlChannel(_HostRegistry):
             self._fallback.end_worker(message, body)
 
     def deliver_artifact(self, kind: str, where: dict, data: bytes,
-                         timeout: float) -> str | None:
+                         timeout: float) -> tuple[str, bool] | None:
         """Send an artifact in frames of at most ``ARTIFACT_FRAME_BYTES`` and wait for the
-        coordinator's ``artifact_ack``: None once it is written, else why not."""
+        coordinator's ``artifact_ack``: None once it is written, else why not and whether
+        the coordinator refused it (else it never answered)."""
         if self._fallback is not None:
-            return f"the coordinator connection was lost ({getattr(self._fallback, 'reason', '')})"
+            return (f"the coordinator connection was lost "
+                    f"({getattr(self._fallback, 'reason', '')})", False)
         ident, ack = next(_ARTIFACT_IDS), _Ack()
         self._acks[ident] = ack  # before the check: a read loop ending now answers it
         if self.closed:
             self._acks.pop(ident, None)
-            return "the coordinator had closed the connection"
+            return "the coordinator had closed the connection", False
         step, view = protocol.ARTIFACT_FRAME_BYTES, memoryview(data)
         frames = max(1, -(-len(data) // step))
         try:
@@ -132,11 +136,11 @@ class ControlChannel(_HostRegistry):
                 with self._lock:
                     self._sock.sendall(frame)
             if not ack.done.wait(timeout):
-                return f"the coordinator did not acknowledge it within {timeout:g} s"
-            return ack.reason
+                return f"the coordinator did not acknowledge it within {timeout:g} s", False
+            return None if ack.reason is None else (ack.reason, ack.refused)
         except OSError as exc:
             self._degrade(f"lost the coordinator connection ({exc})")
-            return f"the connection to the coordinator broke ({exc})"
+            return f"the connection to the coordinator broke ({exc})", False
         finally:
             self._acks.pop(ident, None)
 
@@ -144,6 +148,7 @@ class ControlChannel(_HostRegistry):
         ack = self._acks.get(message["id"])
         if ack is not None:
             ack.reason = None if message["ok"] else str(message.get("reason", "refused"))
+            ack.refused = not message["ok"]
             ack.done.set()
 
     def _degrade(self, reason: str) -> LocalChannel | NullChannel:

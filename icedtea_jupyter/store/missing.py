@@ -15,9 +15,11 @@ from ..executor.skew import keyed_worker
 from . import layout
 
 FIX = ("Fix: let every executor reach the coordinator (%%icedtea --bind ADDRESS, an address "
-       "of the driver they can connect to), so that their artifacts travel over the "
-       "control channel; or give the run a store every executor can write (--store on a "
-       "shared filesystem); then run the cell again")
+       "of the driver they can connect to), so that their files travel over the control "
+       "channel; or give the run a store every executor can write (--store on a shared "
+       "filesystem); then run the cell again")
+STORE_FIX = ("Fix: the kernel could not write them into the run store: make it writable "
+             "(free space, permissions) and run the cell again")
 
 
 def hosts_note(manifest: dict) -> str:
@@ -36,9 +38,16 @@ def executors_share(manifest: dict) -> bool:
     return all(view == "shared" for view in (manifest.get("hosts") or {}).values())
 
 
-def artifact_alerts(store: Any, kind: str) -> list[str]:
-    return [a["message"] for a in store.alerts()
-            if a.get("source") == "artifacts" and a.get("artifact") in (kind, None)]
+def workers_said(store: Any, kind: str) -> str:
+    """What the workers' alerts said of ``kind``'s files (``executor/artifacts.cannot``),
+    and the fix (the store's, if the coordinator refused every one of them)."""
+    alerts = [a for a in store.alerts()
+              if a.get("source") == "artifacts" and a.get("artifact") == kind]
+    if not alerts:
+        return FIX
+    first, times = alerts[0], f" ({len(alerts)} alerts)" if len(alerts) > 1 else ""
+    fix = STORE_FIX if all(a.get("refused") for a in alerts) else FIX
+    return f"The workers said{times}: {first.get('host')}: {first.get('reason')}. {fix}"
 
 
 def _ok_workers(store: Any) -> list[dict]:
@@ -59,13 +68,10 @@ def missing_lineage(store: Any, manifest: dict, dag: Any) -> str | None:
     ok = [row for row in _ok_workers(store) if row["operator"] in capturing]
     if not ok:
         return None
-    alerts = artifact_alerts(store, "lineage")
-    said = f" The workers said: {alerts[0]}" + (f" (and {len(alerts) - 1} more)"
-                                                  if len(alerts) > 1 else "") if alerts else ""
     return (f"run {store.path!r} was recorded with --lineage, but no worker's lineage links "
             f"reached its store: the links of {len(ok)} successful task attempt(s) of "
             f"{_named(dag.names(), {row['operator'] for row in ok})} are missing "
-            f"({hosts_note(manifest)}).{said} {FIX}")
+            f"({hosts_note(manifest)}). {workers_said(store, 'lineage')}")
 
 
 def missing_skew(store: Any, manifest: dict, dag: Any) -> str | None:
@@ -79,8 +85,6 @@ def missing_skew(store: Any, manifest: dict, dag: Any) -> str | None:
     ran = {row["operator"] for row in _ok_workers(store)} & keyed
     if not ran:
         return None
-    alerts = artifact_alerts(store, "skew")
-    said = f" The workers said: {alerts[0]}" if alerts else ""
     return (f"this run was recorded with --skew, but no heavy-key sketch of "
             f"{_named(dag.names(), ran)} reached its store: its key table is empty "
-            f"({hosts_note(manifest)}).{said} {FIX}")
+            f"({hosts_note(manifest)}). {workers_said(store, 'skew')}")

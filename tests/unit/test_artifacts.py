@@ -139,6 +139,7 @@ def test_an_artifact_never_acknowledged_is_said_by_the_worker_with_its_host_and_
         channel._CHANNELS.pop("run-deaf", None)
     [alert] = [m for m in sent if m["type"] == "alert"]
     assert alert["artifact"] == "lineage" and alert["host"] in alert["message"]
+    assert alert["refused"] is False and "0.3 s" in alert["reason"]
     assert "did not acknowledge it within 0.3 s" in alert["message"]
     assert "does not share the store" in alert["message"] and "Fix:" in alert["message"]
     assert alert["message"] in capfd.readouterr().err
@@ -156,3 +157,18 @@ def test_after_the_coordinator_closed_a_worker_off_host_records_nothing_at_once(
     assert time.monotonic() - started < 1
     assert isinstance(channel.channel_for(kernel.worker_run), channel.NullChannel)
     assert kernel.inbox.received == {"skew": 1}
+
+
+def test_an_artifact_the_coordinator_cannot_write_is_said_with_the_stores_fix(kernel,
+                                                                            monkeypatch):
+    def refuse(key, message, body):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(kernel.inbox, "_take", refuse)
+    assert not artifacts.deliver(kernel.worker_run, "skew", WORKER, {"n": 1})
+    wait_until(lambda: kernel.alerts, 5, "the worker's alert to reach the coordinator")
+    [alert] = kernel.alerts
+    assert alert["refused"] is True and "Permission denied" in alert["reason"]
+    assert alert["operator"] == "parse"  # named as the run names it
+    assert "Fix: make the run store writable by the kernel" in alert["message"]
+    assert kernel.inbox.received == {}

@@ -33,16 +33,19 @@ def recorded(tmp_path, **options):
 
 def test_a_lineage_run_whose_links_never_arrived_names_them_its_hosts_and_the_fix(tmp_path):
     store, _ = recorded(tmp_path, lineage=True)
-    store.append_alert({"source": "artifacts", "artifact": "lineage",
-                        "message": "127.0.0.2: the lineage links of operator 0 partition 0 "
-                                   "did not reach the run store: no answer"})
+    for _ in range(2):
+        store.append_alert({"source": "artifacts", "artifact": "lineage", "host": "127.0.0.2",
+                            "reason": "no answer", "refused": False,
+                            "message": "127.0.0.2: the lineage links of 'split' partition 0 "
+                                       "did not reach the run store: no answer. ..."})
     with pytest.raises(NoLineage) as raised:
         load_links(store)
     message = str(raised.value)
     assert "recorded with --lineage" in message and "without --lineage" not in message
     assert "2 successful task attempt(s) of 'split', 'sum (combine)'" in message
     assert "127.0.0.2 (vm): did not share it (cannot read" in message
-    assert "did not reach the run store: no answer" in message and "Fix:" in message
+    assert "The workers said (2 alerts): 127.0.0.2: no answer." in message
+    assert "Fix: let every executor reach the coordinator" in message
 
 
 def test_a_run_recorded_without_lineage_still_says_so(tmp_path):
@@ -55,7 +58,13 @@ def test_an_empty_key_table_of_a_skew_run_is_named_until_a_sketch_arrives(tmp_pa
     store, dag = recorded(tmp_path, skew=True)
     message = missing_skew(store, store.read_manifest(), dag)
     assert "recorded with --skew" in message and "'sum (combine)'" in message
-    assert "127.0.0.2 (vm)" in message and "Fix:" in message
+    assert "127.0.0.2 (vm)" in message and "Fix: let every executor reach" in message
+    store.append_alert({"source": "artifacts", "artifact": "skew", "host": "127.0.0.2",
+                        "reason": "the coordinator could not write it: OSError: disk",
+                        "refused": True, "message": "..."})
+    message = missing_skew(store, store.read_manifest(), dag)
+    assert "127.0.0.2: the coordinator could not write it: OSError: disk." in message
+    assert "Fix: the kernel could not write them into the run store" in message
     path = layout.with_parent(layout.skew_path(store.path, {
         "operator": 1, "partition": 0, "stage": 0, "attempt": 0, "task": 1}))
     with open(path, "w") as out:

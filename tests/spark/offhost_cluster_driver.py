@@ -5,7 +5,7 @@ way a user would, against plain Python, and prints one JSON line.
 
 Scenarios: ``lineage`` (a word count traced back and forward), ``skew`` (a skewed
 reduceByKey's heavy keys), ``inputs`` (--record-inputs, jumps), ``checkpoint``
-(--checkpoint all, jumps).
+(--checkpoint all, jumps), ``refused`` (every artifact refused by the coordinator).
 """
 import json
 import os
@@ -141,7 +141,37 @@ def jumps(spark, store, **options):
     return out
 
 
-SCENARIOS = {"lineage": lineage, "skew": skew,
+REFUSED = "refused by the test"
+
+
+def refused(spark, store):
+    """A --lineage --skew word count whose coordinator refuses every artifact (as a full
+    or unwritable store would): what the run, the trace and the skew report say."""
+    from icedtea_jupyter.coordinator.artifacts import ArtifactInbox
+    from icedtea_jupyter.lineage.tables import NoLineage
+
+    def refuse(self, key, message, body):
+        raise OSError(REFUSED)
+
+    take, ArtifactInbox._take = ArtifactInbox._take, refuse
+    try:
+        code = ("counts = (sc.parallelize(LINES, 3).flatMap(lambda l: l.split())"
+                ".setName('split').map(lambda w: (w, 1)).setName('pair')"
+                ".reduceByKey(add, 2).setName('sum').collect())")
+        run, ns = record(spark, store, code, {"LINES": text()}, lineage=True, skew=True)
+    finally:
+        ArtifactInbox._take = take
+    try:
+        run.trace_back((RARE, 3))
+        no_lineage = None
+    except NoLineage as exc:
+        no_lineage = str(exc)
+    report = run.skew("sum")
+    return dict(common(run), no_lineage=no_lineage, skew_warnings=report.warnings,
+                keys=len(report.keys), counts=len(ns.get("counts") or []))
+
+
+SCENARIOS = {"lineage": lineage, "skew": skew, "refused": refused,
              "inputs": lambda spark, store: jumps(spark, store, record_inputs=True),
              "checkpoint": lambda spark, store: jumps(spark, store, checkpoint="all")}
 

@@ -15,6 +15,7 @@ from tests.spark.cluster import standalone_cluster
 
 pytestmark = pytest.mark.cluster
 SCRIPT = Path(__file__).with_name("offhost_cluster_driver.py")
+REFUSED = "refused by the test"  # the driver's refusing coordinator (its "refused")
 
 
 def drive(cluster, notebook, *scenarios):
@@ -37,7 +38,8 @@ def private(tmp_path_factory):
     notebook.mkdir()
     logs = tmp_path_factory.mktemp("offhost-cluster")  # SPARK_WORKER_DIR: outside it
     with standalone_cluster(logs, private=hidden, first_host=2) as cluster:
-        results = drive(cluster, notebook, "lineage", "skew", "inputs", "checkpoint")
+        results = drive(cluster, notebook, "lineage", "skew", "inputs", "checkpoint",
+                        "refused")
         (logs / "results.json").write_text(json.dumps(results, indent=1))  # to look at
         results["stderr"] = executor_stderr(logs)
         yield results
@@ -97,8 +99,27 @@ def test_checkpoints_written_off_host_reach_the_store_and_jumps_match(private):
     assert r["jumps_equal"] and all(r["jumps_equal"])
 
 
-def test_the_executors_say_nothing_was_lost(private):
-    assert "did not reach the run store" not in private["stderr"]
+def test_the_executors_say_nothing_was_lost_but_what_the_coordinator_refused(private):
+    said = [line for line in private["stderr"].splitlines()
+            if "did not reach the run store" in line]
+    assert said and all(REFUSED in line and "127.0.0.2" in line and "Fix:" in line
+                        for line in said)
+
+
+def test_artifacts_that_cannot_arrive_are_named_in_the_run_the_trace_and_the_report(private):
+    r = finished(private["refused"])
+    not_shared(r)
+    assert r["counts"] > 0 and r["received"] == {}  # the job ran; nothing was written
+    alerts = [a for a in r["alerts"] if "did not reach the run store" in a]
+    assert alerts and all(a.startswith("127.0.0.2") and REFUSED in a for a in alerts)
+    message = r["no_lineage"]
+    assert "recorded with --lineage" in message and "without --lineage" not in message
+    assert "'split'" in message and "127.0.0.2" in message and "Fix:" in message
+    assert REFUSED in message  # the workers' own word
+    assert r["keys"] == 0 and len(r["skew_warnings"]) == 1
+    assert "recorded with --skew" in r["skew_warnings"][0]
+    assert any("no worker's lineage links reached" in w for w in r["warnings"])
+    assert any("recorded with --skew" in w for w in r["warnings"])
 
 
 def test_the_same_worker_sharing_the_disk_writes_the_store_itself(shared):

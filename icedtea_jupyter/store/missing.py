@@ -38,11 +38,15 @@ def executors_share(manifest: dict) -> bool:
     return all(view == "shared" for view in (manifest.get("hosts") or {}).values())
 
 
+def _alerts(store: Any, kind: str) -> list[dict]:
+    return [a for a in store.alerts()
+            if a.get("source") == "artifacts" and a.get("artifact") == kind]
+
+
 def workers_said(store: Any, kind: str) -> str:
     """What the workers' alerts said of ``kind``'s files (``executor/artifacts.cannot``),
     and the fix (the store's, if the coordinator refused every one of them)."""
-    alerts = [a for a in store.alerts()
-              if a.get("source") == "artifacts" and a.get("artifact") == kind]
+    alerts = _alerts(store, kind)
     if not alerts:
         return FIX
     first, times = alerts[0], f" ({len(alerts)} alerts)" if len(alerts) > 1 else ""
@@ -59,11 +63,14 @@ def _named(names: dict[int, str], ops: set[int]) -> str:
 
 
 def missing_lineage(store: Any, manifest: dict, dag: Any) -> str | None:
-    """Why a ``--lineage`` run has no lineage links (None: it has some, or it was
-    recorded without --lineage, or no operator that captures them finished)."""
+    """Why a ``--lineage`` run has no lineage links because they could not arrive (None:
+    it has some, or it was recorded without --lineage, or every worker host shared the
+    store and none said it failed, or no operator that captures them finished)."""
     if not (manifest.get("options") or {}).get("lineage") or \
             any(True for _ in layout.lineage_files(store.path)):
         return None
+    if executors_share(manifest) and not _alerts(store, "lineage"):
+        return None  # every host wrote the store itself: not a matter of delivery
     capturing = {n.id for n in dag.python_operators if n.api in RDD_APIS}
     ok = [row for row in _ok_workers(store) if row["operator"] in capturing]
     if not ok:
@@ -85,6 +92,8 @@ def missing_skew(store: Any, manifest: dict, dag: Any) -> str | None:
     ran = {row["operator"] for row in _ok_workers(store)} & keyed
     if not ran:
         return None
+    said = (workers_said(store, "skew") if _alerts(store, "skew") or not
+            executors_share(manifest) else "The run's alerts say why, if a worker failed")
     return (f"this run was recorded with --skew, but no heavy-key sketch of "
             f"{_named(dag.names(), ran)} reached its store: its key table is empty "
-            f"({hosts_note(manifest)}). {workers_said(store, 'skew')}")
+            f"({hosts_note(manifest)}). {said}")

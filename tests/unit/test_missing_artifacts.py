@@ -14,7 +14,7 @@ HOSTS = {"127.0.0.2 (vm)": "cannot read /nb/.icedtea/runs/r/.store-token (No suc
                            "directory)"}
 
 
-def recorded(tmp_path, **options):
+def recorded(tmp_path, hosts=HOSTS, **options):
     """A run of a word count's split and its map side, each with a successful worker on
     partition 0, recorded with ``options`` on a host that did not share the store."""
     dag = Dag()
@@ -23,7 +23,7 @@ def recorded(tmp_path, **options):
     combine.phase = "combine"
     store = RunStore.create(str(tmp_path), "r")
     store.write_manifest({"id": "r", "status": "finished", "options": options,
-                          "dag": dag.to_json(), "hosts": HOSTS})
+                          "dag": dag.to_json(), "hosts": hosts})
     for op in (0, 1):
         store.write_worker({"worker": {"operator": op, "partition": 0, "stage": 0,
                                        "attempt": 0, "task": op}, "status": "ok",
@@ -71,3 +71,13 @@ def test_an_empty_key_table_of_a_skew_run_is_named_until_a_sketch_arrives(tmp_pa
         json.dump({"n": 5}, out)
     assert missing_skew(store, store.read_manifest(), dag) is None
     assert missing_skew(store, dict(store.read_manifest(), options={}), dag) is None
+
+
+def test_hosts_that_shared_the_store_leave_the_message_to_the_runs_own_terms(tmp_path):
+    store, dag = recorded(tmp_path, hosts={"127.0.0.1 (vm)": "shared"}, lineage=True, skew=True)
+    with pytest.raises(NoLineage) as raised:
+        load_links(store)
+    assert "none of its Python operators (split, sum (combine)) left lineage links" in \
+        str(raised.value) and "did not share" not in str(raised.value)
+    message = missing_skew(store, store.read_manifest(), dag)
+    assert "its key table is empty" in message and "Fix:" not in message

@@ -51,6 +51,7 @@ from icedtea_jupyter.executor import host as host_module  # noqa: E402
 from icedtea_jupyter.executor import protocol  # noqa: E402
 from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec  # noqa: E402
 from icedtea_jupyter.executor.wrappers import CombineFunction, PartitionFunction  # noqa: E402
+from icedtea_jupyter.store import layout  # noqa: E402
 from tests.unit.fakes import RecordingChannel  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -138,6 +139,7 @@ def plain(shape: str, records: list, keep: float) -> int:
 
 CHANNEL: list = []  # what the hosts send to, instead of a coordinator
 STORE = ["/nonexistent"]  # --lineage: a directory for the links the hosts write
+STORE_TOKEN = "bench-per-record"  # its token (executor/store_check.py)
 AGENTS: list = []  # --agents or --tool: the agent classes the hosts run with
 
 
@@ -184,7 +186,7 @@ def hosted(shape: str, records: list, keep: float) -> int:
     """Each function in its ``WorkerHost``, θ and everything after it in G(θ)."""
     functions, _, theta = SHAPES[shape]
     run = RunSpec("bench", ("127.0.0.1", 1), b"", STORE[0], tuple(AGENTS),
-                  lineage=STORE[0] != "/nonexistent")
+                  lineage=STORE[0] != "/nonexistent", store_token=STORE_TOKEN)
     theta_host: list = []
     registered = len(CHANNEL[0].hosts)
     stream = source(records, theta_host)
@@ -242,6 +244,8 @@ def main() -> None:
         import tempfile
 
         STORE[0] = tempfile.mkdtemp(prefix="icedtea-per-record-")
+        with open(layout.store_token_path(STORE[0]), "w") as out:  # the hosts share it:
+            out.write(STORE_TOKEN)  # they write their links there, as on the kernel's disk
     if args.agents:
         from icedtea_jupyter.agents.registry import built_in_agents
 

@@ -15,6 +15,7 @@ import json
 import os
 import pickle
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from ..executor.attributes import instance_attributes
@@ -39,7 +40,11 @@ class CheckpointWriter:
         self.previous: int | None = None
         self.crcs: dict[str, dict] = {}
 
-    def write(self, path: str, index: int, state: dict, extra: dict) -> int:
+    def write(self, index: int, state: dict, extra: dict,
+              put: Callable[[bytes], bool]) -> int:
+        """Encode one checkpoint and ``put`` its bytes where they go (a file, or a
+        worker's delivery: ``executor/artifacts.py``); a checkpoint ``put`` refuses is
+        no base for the next one. Returns its size (0: refused)."""
         entries: dict[str, tuple] = {}  # name -> ("keys", changed, removed) | ("full", value)
         crcs: dict[str, dict] = {}
         for name, value in state.items():
@@ -53,10 +58,17 @@ class CheckpointWriter:
                     continue
             entries[name] = ("full", value)
         data = pickle.dumps({"base": self.previous, "entries": entries, "extra": extra}, 5)
-        with layout.whole_file(path) as tmp, open(tmp, "wb") as out:
-            out.write(data)
+        if not put(data):
+            return 0
         self.previous, self.crcs = index, crcs
         return len(data)
+
+
+def write_bytes(path: str, data: bytes) -> bool:
+    """``data`` as the file ``path``, whole or not at all."""
+    with layout.whole_file(path) as tmp, open(tmp, "wb") as out:
+        out.write(data)
+    return True
 
 
 def read_checkpoint(store_path: str, index: int, partition: int, key: str) -> tuple[dict, dict]:
@@ -108,8 +120,8 @@ class CheckpointStore:
 
     def write(self, index: int, partition: int, key: str, state: dict, extra: dict) -> int:
         writer = self._writers.setdefault((key, partition), CheckpointWriter())
-        return writer.write(layout.checkpoint_path(self.store_path, index, partition, key),
-                            index, state, extra)
+        path = layout.checkpoint_path(self.store_path, index, partition, key)
+        return writer.write(index, state, extra, lambda data: write_bytes(path, data))
 
     def read(self, index: int, partition: int, key: str) -> tuple[dict, dict]:
         return read_checkpoint(self.store_path, index, partition, key)

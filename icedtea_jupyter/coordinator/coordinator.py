@@ -22,6 +22,7 @@ from ..store import layout
 from ..store.full import is_full, reported_full
 from ..store.run_store import RunStore
 from .agent import CoordinatorAgent
+from .artifacts import ArtifactInbox
 from .interactions import (
     CONDITION,
     MANUAL,
@@ -62,12 +63,14 @@ class Coordinator:
         self.run_spec = RunSpec(run_id, address, self.secret, store.path, tuple(agent_classes),
                                 condition=condition, record_inputs=record_inputs,
                                 checkpoint=checkpoint, lineage=lineage, skew=skew,
-                                on_error=on_error, interact_at=interact_at)
+                                on_error=on_error, interact_at=interact_at,
+                                store_token=store.token)
         self.control = LiveController(store.path, dag, self.server.broadcast,
                                       self.running_tasks, emit)
         for operator, when in breakpoints:  # --break-when: operators are named, not built
             self.control.add(operator, when=when, check_operator=False)
         self.workers: dict[tuple, dict] = {}
+        self.inbox = ArtifactInbox(store.path, self.store_is_full)  # off-host workers' files
         self.alerts: list[dict] = []
         self.first_error: dict | None = None
         self.local_reasons: list[str] = []
@@ -101,6 +104,8 @@ class Coordinator:
             "hit": lambda message, body: self.control.on_hit(message),
             "global_report": lambda message, body: self.control.on_global_report(message),
             "live_state": lambda message, body: self.control.on_live_state(message),
+            "artifact": lambda message, body: log.error(  # taken in _on_message, answered
+                "icedtea: run %s: an artifact without its connection; ignored", run_id),
         }
 
     def _welcome(self) -> dict:
@@ -131,6 +136,9 @@ class Coordinator:
     # --- messages -----------------------------------------------------------------
     def _on_message(self, message: dict, body: bytes, connection: Connection | None) -> None:
         """A worker's message (validated by the server, or a local record's event)."""
+        if message["type"] == "artifact" and connection is not None:
+            self.inbox.receive(message, body, connection)  # answered on its connection
+            return
         handler = self._handlers.get(message["type"])
         if handler is None:
             log.error("icedtea: run %s: no handler for a worker's %r message; ignored",
@@ -355,6 +363,10 @@ class Coordinator:
                     state["status"] = "lost"  # killed with its task, or never reported
         self._take_local_records()
         self._record_lost()
+        for path in self.inbox.close():
+            self.add_alert({"source": "artifacts", "level": "error", "operator": None,
+                            "message": f"{os.path.relpath(path, self.store.path)} never "
+                                       "arrived whole: its worker stopped while sending it"})
         for name, agent in self.agents.items():
             self._call(name, agent, "finish")
         self.book.save()

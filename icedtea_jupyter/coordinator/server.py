@@ -25,6 +25,7 @@ class Connection:
 
     def __init__(self, sock: socket.socket, peer: tuple, pid: int) -> None:
         self.sock, self.peer, self.pid = sock, peer, pid
+        self.host = str(peer[0])  # as the worker names its host in its hello
         self._lock = threading.Lock()
 
     def send(self, message: dict) -> None:
@@ -42,6 +43,8 @@ class ControlServer:
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
         self.connections: list[Connection] = []
         self.rejections: list[str] = []
+        # each worker host's evidence check of the run store: "shared", or why not
+        self.hosts: dict[str, str] = {}
         self._lock = threading.Lock()
         self._closed = False
         threading.Thread(target=self._accept_loop, name="icedtea-accept", daemon=True).start()
@@ -85,6 +88,9 @@ class ControlServer:
             return None
         sock.settimeout(None)
         connection = Connection(sock, peer, hello["pid"])
+        connection.host = str(hello.get("host") or peer[0])
+        with self._lock:
+            self.hosts[connection.host] = str(hello.get("store", "not checked"))
         connection.send({"type": "welcome", "v": protocol.PROTOCOL_VERSION, **self.welcome()})
         return connection
 

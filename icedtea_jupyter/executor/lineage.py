@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter, not_
 from typing import Any
 
-from ..store.layout import lineage_path
+from .artifacts import deliver
 from .merge_order import POSITION
 from .plugin import WorkerPlugin
 
@@ -163,7 +163,7 @@ class LineageCapture(WorkerPlugin):
             return None
         try:
             table = self._table(host, message)
-            write_links(lineage_path(host.spec.run.store_path, host.worker), table)
+            deliver(host.spec.run, "lineage", host.worker, table)
         except Exception as exc:  # the run goes on; its traces say what is missing
             host.alert("lineage", "write", exc)
         return None

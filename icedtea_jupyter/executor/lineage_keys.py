@@ -8,8 +8,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..store.layout import derived_keys_path
-from .lineage import KEY_COLUMN, PARTITIONS, _keys_passing, key_column, write_links
+from .artifacts import deliver
+from .lineage import KEY_COLUMN, PARTITIONS, _keys_passing, key_column
 
 
 class SideKeys:
@@ -38,9 +38,8 @@ class SideKeys:
             return
         column = key_column(numbers, list(number))
         if column is not None:
-            table = keys_table(column, self.partitions)
-            path = derived_keys_path(self.run.store_path, self.node, split)
-            write_links(path, table)
+            deliver(self.run, "derived_keys", {"operator": self.node, "partition": split},
+                    keys_table(column, self.partitions))
 
 
 def keys_table(column: Any, partitions: int) -> Any:

@@ -17,9 +17,10 @@ import socket
 import struct
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: artifacts (a worker's files for the store) travel in frames
 MAX_HEADER_BYTES = 1 << 20
 MAX_BODY_BYTES = 64 << 20
+ARTIFACT_FRAME_BYTES = 1 << 20  # an artifact's bytes travel in frames of at most this
 _FRAME = struct.Struct(">II")
 
 # type -> {field: type or tuple of types}; extra fields are allowed.
@@ -39,6 +40,8 @@ WORKER_MESSAGES: dict[str, dict[str, Any]] = {
     "global_report": {"worker": dict, "breakpoint": int, "value": (int, float),
                       "reached": bool, "final": bool},
     "live_state": {"worker": dict, "request": int, "state": dict},
+    # a file for the run store, in frames (executor/artifacts.py, coordinator/artifacts.py)
+    "artifact": {"kind": str, "where": dict, "id": int, "seq": int, "last": bool, "size": int},
 }
 COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
     "challenge": {"v": int, "nonce": str},
@@ -58,6 +61,7 @@ COORDINATOR_MESSAGES: dict[str, dict[str, Any]] = {
     "stop": {},
     "g_theta": {"operators": list},  # G(θ)'s operator ids, when a UDF after θ joined it
     "interact_refused": {"request": int, "origin": int, "reason": str},  # --interact-when
+    "artifact_ack": {"id": int, "ok": bool},  # an artifact written (or why not: ``reason``)
 }
 WORKER_FIELDS = {"operator": int, "partition": int, "stage": int, "attempt": int, "task": int}
 

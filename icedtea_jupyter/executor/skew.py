@@ -60,7 +60,7 @@ from itertools import chain, compress, cycle, islice, tee
 from operator import eq, itemgetter, mul, not_
 from typing import Any
 
-from ..store.layout import skew_path
+from .artifacts import deliver
 from .plugin import WorkerPlugin
 from .sketch import CAPACITY, EVERY, REPLICATES, KeySketch
 from .sketch import HeavyHitters as HeavyHitters  # where it was, for its users
@@ -272,7 +272,7 @@ class SkewCounter(WorkerPlugin):
         self._send(host, SENT)
         if host.status.wire == "ok" and _recording(host):
             try:
-                write_summary(skew_path(host.spec.run.store_path, host.worker), summary)
+                deliver(host.spec.run, "skew", host.worker, summary)
             except Exception as exc:  # the run goes on; its skew report says what is missing
                 host.alert(self.name, "write", exc)
         return None

@@ -21,6 +21,7 @@ class RunSpec:
     skew: bool = False  # --skew: key-partitioned workers count their heavy keys
     on_error: str = "fail"  # --on-error: "pause" makes an operator's exception a hit
     interact_at: tuple = ()  # --interact-at: per interaction, {partition: count or None}
+    store_token: str = ""  # what a worker finds in the store if it shares it (artifacts.py)
 
 
 @dataclass

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..checkpoints.file import CheckpointWriter, saved_state
-from ..store.layout import checkpoint_key, checkpoint_path
+from .artifacts import deliver
 from .batches import batch_checksum
 from .control_state import state_for
 from .incremental import IncrementalState
@@ -36,7 +36,7 @@ from .plugin import WorkerPlugin
 from .protocol import EncodedJSON
 from .records import describe_record
 from .state import bounded_state
-from .worker_file import write_inputs
+from .worker_file import inputs_table
 
 FINAL = -1  # the index of a worker's final snapshot
 MAX_REPORT_BYTES = 256 * 1024  # a report's state beyond this travels in summary
@@ -258,13 +258,12 @@ class TimeTravel(WorkerPlugin):
             return
         if self.writer is None:
             self.writer = CheckpointWriter()
-        key = checkpoint_key(host.spec.op_id, host.worker["task"])  # θ on two paths: two tasks
-        extra = {"processed": processed, "position": position, "results": len(self.results),
-                 "ended": ended}
+        where = dict(host.worker, index=index)  # its key: operator and task (θ on two
+        extra = {"processed": processed, "position": position,  # paths: two tasks)
+                 "results": len(self.results), "ended": ended}
         try:
-            self.writer.write(checkpoint_path(host.spec.run.store_path, index,
-                                              host.worker["partition"], key),
-                              index, saved_state(host), extra)
+            self.writer.write(index, saved_state(host), extra,
+                              lambda data: deliver(host.spec.run, "checkpoint", where, data))
         except Exception as exc:  # an unpicklable state: jumps replay from further back
             host.alert("checkpoint", "write", exc)
 
@@ -277,7 +276,8 @@ class TimeTravel(WorkerPlugin):
             self.checkpoint(FINAL, records_in, records_in, True)
         if self.inputs is not None:
             try:
-                write_inputs(self.host.spec.run.store_path, self.host.worker, self.inputs)
+                deliver(self.host.spec.run, "inputs", self.host.worker,
+                        inputs_table(self.inputs))
             except OSError as exc:
                 self.host.alert("record-inputs", "write", exc)
         kind = "after_last" if self.host.state_source is not None else self.kind

@@ -98,9 +98,9 @@ def write_replay_log(store_path: str, message: dict, body: bytes) -> str:
     return _write_atomically(table, layout.replay_log_path(store_path, message["worker"]))
 
 
-def write_inputs(store_path: str, worker: dict, pickled: list) -> str:
-    """θ's input records of one task attempt (``--record-inputs``), pickled, in order."""
+def inputs_table(pickled: list) -> Any:
+    """θ's input records of one task attempt (``--record-inputs``), pickled, in order:
+    the table of ``layout.recorded_inputs_path``."""
     import pyarrow as pa
 
-    table = pa.table({"record": pa.array(pickled, pa.binary())})
-    return _write_atomically(table, layout.recorded_inputs_path(store_path, worker))
+    return pa.table({"record": pa.array(pickled, pa.binary())})

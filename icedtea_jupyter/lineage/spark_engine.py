@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from ..config import config
 from ..store import layout
+from ..store.missing import executors_share
 from .engine import _BACK as DUCK_BACK
 from .engine import _FORWARD as DUCK_FORWARD
 from .engine import BLOCK_BITS, DuckEngine
@@ -59,15 +60,14 @@ class SparkEngine(DuckEngine):
 
     name = "spark"
 
-    def __init__(self, spark: Any, store_path: str, links: pa.Table) -> None:
+    def __init__(self, spark: Any, store_path: str, links: pa.Table,
+                 shared: bool = True) -> None:
+        """``shared`` False: the executors cannot read the run store (they run on other
+        hosts: ``store/missing.executors_share``), so the links travel from the kernel."""
         self.spark = spark
         path = os.path.join(store_path, layout.LINEAGE, LINKS_PARQUET)
-        if not os.path.exists(path):
-            partial = path + ".partial"
-            pq.write_table(links.sort_by([("op", "ascending"), ("part", "ascending")]),
-                           partial, row_group_size=1 << 20)
-            os.replace(partial, path)
-        self.links = spark.read.parquet(path)
+        self.links = spark.read.parquet(_written(path, links)) if shared else \
+            spark.createDataFrame(links)
         self._view = f"icedtea_links_{abs(hash(path))}"
         self.links.createOrReplaceTempView(self._view)
 
@@ -84,6 +84,16 @@ class SparkEngine(DuckEngine):
             return [tuple(row) for row in self.spark.sql(sql).collect()]
         finally:
             self.spark.catalog.dropTempView(name)
+
+
+def _written(path: str, links: pa.Table) -> str:
+    """``links`` as the Parquet file ``path`` (written once), sorted by ``op``, ``part``."""
+    if not os.path.exists(path):
+        partial = path + ".partial"
+        pq.write_table(links.sort_by([("op", "ascending"), ("part", "ascending")]),
+                       partial, row_group_size=1 << 20)
+        os.replace(partial, path)
+    return path
 
 
 def links_bytes(files: dict) -> int:
@@ -117,7 +127,7 @@ def engine_for(store: Any, links: pa.Table) -> Any:
 
     spark = _active_session()
     if choose_engine(links_bytes(chosen_files(store)), spark) == "spark":
-        return SparkEngine(spark, store.path, links)
+        return SparkEngine(spark, store.path, links, executors_share(store.read_manifest()))
     import weakref
 
     engine = DuckEngine(connect(links))

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..dag import Dag
 from ..executor.lineage import (
     FIRST_SEEN,
     KEPT,
@@ -31,6 +32,7 @@ from ..executor.lineage import (
     link_types,
 )
 from ..store import layout
+from ..store.missing import missing_lineage
 from ..store.run_store import RunStore
 from .records import Positions
 
@@ -38,7 +40,8 @@ KEY_NUMBER = "key_number"  # a derived map side's file: input k's combiner, numb
 
 class NoLineage(LookupError):
     """The run has no lineage links to trace: recorded without ``--lineage``, or with it
-    but no hosted Python operator of it wrote links (the message says which)."""
+    but no hosted Python operator of it wrote links, or its workers' links never reached
+    the store (the message says which, from which hosts)."""
 
 
 def no_links_reason(store: RunStore) -> str:
@@ -55,6 +58,9 @@ def no_links_reason(store: RunStore) -> str:
         return (f"run {store.path!r} was recorded with --lineage, but its cell has no hosted "
                 f"Python operator to write lineage links (its operators: {others}); lineage "
                 "follows the cell's own map, filter, flatMap, mapPartitions and aggregations")
+    missing = missing_lineage(store, manifest, Dag.from_json(manifest.get("dag") or {}))
+    if missing:  # successful workers whose links never arrived (store/missing.py)
+        return missing
     return (f"run {store.path!r} was recorded with --lineage, but none of its Python "
             f"operators ({', '.join(python)}) left lineage links in the store: no task of "
             "theirs ended successfully, or their workers could not write to the run store")

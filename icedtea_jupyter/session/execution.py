@@ -25,6 +25,7 @@ from ..instrument.sql import observe_registrations
 from ..lineage.frames_ahead import stop_writing_ahead
 from ..snapshots.pinned import parse_interact_at
 from ..store import layout
+from ..store.missing import missing_lineage, missing_skew
 from ..store.run_store import RunStore, new_run_id
 from ..versions import catalog
 from ..versions.fingerprint import digest
@@ -240,6 +241,7 @@ def _conclude(run: LiveRun, sc_before: Any, cell_error: BaseException | None) ->
         killed = killed_attempts(_spark_context(), coordinator.worker_states())
         coordinator.discard(killed)
         run.manifest["killed_attempts"] = killed
+        run.manifest["hosts"] = dict(coordinator.server.hosts)  # their store checks
         run.manifest["unkept_udfs"] = run.recorder.unkept_udfs()  # replay/stages.py
         jobs = _jobs(run, sc_before)
         run.manifest["jobs"] = jobs
@@ -406,6 +408,10 @@ def _warnings(run: LiveRun, jobs: list[dict]) -> list[str]:
         warnings.append(f"Some workers recorded locally because they could not reach the "
                         f"coordinator: {reason}")
     warnings.extend(_lost_attempts(run))
+    for missing in (missing_lineage(run.store, run.manifest, run.dag),
+                    missing_skew(run.store, run.manifest, run.dag)):
+        if missing:  # what could not arrive from executors on other hosts
+            warnings.append(missing)
     udfs = {node: call[0] for node, call in run.recorder.udf_calls.items()}
     warnings.extend(skipped_operators(
         dict.fromkeys(cls.agent_name() for cls in coordinator.run_spec.agents),

@@ -10,6 +10,7 @@ from ..agents.progress import SERIES_TABLE, ProgressCoordinator
 from ..executor.skew import AGENT
 from ..skew.source import SkewSource, worker_key
 from ..store import layout
+from ..store.missing import missing_skew
 from .frame_join_keys import counted_join
 from .metrics import last_successful_attempts
 from .stage_loads import LiveStageTasks, read_stage_tasks
@@ -43,6 +44,7 @@ def skew_source(run: Any, sizes_now: bool = True) -> SkewSource:
             kept.wait(STAGES_WAIT)
         source.stage_tasks = read_stage_tasks(run.path)
         source.frame_join = lambda node: counted_join(run, node)
+        source.keys_note = missing_skew(run.store, run.manifest, run.dag) or ""
     recorder = getattr(run, "recorder", None)
     namespace = getattr(run, "namespace", None)
     if recorder is not None and namespace is not None and not live:

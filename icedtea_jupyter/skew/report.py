@@ -183,6 +183,11 @@ class SkewReport:
         return self.keys_sketch.note()
 
     @property
+    def warnings(self) -> list[str]:
+        """Why the key table is empty where ``--skew`` should have filled it."""
+        return [self.source.keys_note] if self.source.keys_note and self.keys.empty else []
+
+    @property
     def error(self) -> int:
         """The Misra–Gries bound of the keys counted exactly (``executor/sketch.py``)."""
         return self.keys_sketch.error
@@ -394,7 +399,8 @@ class SkewReport:
         flagged = sorted(set(int(p) for p in self.skewed["partition"]))
         return (f"<SkewReport {self.operator!r} ({'live' if self.live else 'final'}): "
                 f"{len(self.loads())} partitions, skewed {flagged}, "
-                f"{len(self.keys)} heavy keys>")
+                f"{len(self.keys)} heavy keys>"
+                + "".join(f"\nwarning: {w}" for w in self.warnings))
 
 
 def _span(series: list[tuple[int, tuple]]) -> float | None:

@@ -39,6 +39,8 @@ class SkewSource:
     # a DataFrame join node -> its loads per shuffle partition (worker rows) and its keys
     # (a sketch summary), counted by Spark when asked (session/frame_join_keys.py)
     frame_join: Callable[[int], tuple[list[dict], dict]] | None = None
+    # why a --skew run has no heavy-key sketch at all (store/missing.py), if it has none
+    keys_note: str = ""
 
 
 WORKER_KEY = ("operator", "stage", "partition", "attempt", "task")  # one task attempt

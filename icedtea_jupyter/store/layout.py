@@ -6,7 +6,11 @@ to write their own files. One directory per run, ``<root>/<run-id>/``, where the
 is ``--store DIR`` or ``.icedtea/runs`` beside the notebook::
 
     manifest.json             run id, status, options, cell, DAG, error, warnings, jobs,
-                              checkpoint summary (store/run_store.py)
+                              checkpoint summary, hosts (store/run_store.py)
+    .store-token              a random token the kernel writes when it creates the run:
+                              a worker that reads it shares the store and writes its
+                              artifacts here itself; else they travel over the control
+                              channel (executor/artifacts.py)
     workers/<worker>.arrow    one row per task attempt of a worker (executor/worker_file.py)
     local/<worker>.jsonl      agent messages and alerts of a worker that could not reach
                               the coordinator, for the coordinator to take at the end
@@ -79,6 +83,7 @@ from typing import NamedTuple
 DEFAULT_ROOT = os.path.join(".icedtea", "runs")
 
 MANIFEST = "manifest.json"
+STORE_TOKEN = ".store-token"
 WORKERS = "workers"
 LOCAL = "local"
 ALERTS = "alerts.jsonl"
@@ -163,10 +168,12 @@ def result_digests(root: str) -> list[str]:
             if entry.endswith(ARROW)]
 
 
-def temp_path(path: str) -> str:
+def temp_path(path: str, delivery: int | None = None) -> str:
     """Where a whole file is written before it is renamed to ``path`` (per process and
-    thread: two debuggers of one run may stage the same inputs at once)."""
-    return f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
+    thread: two debuggers of one run may stage the same inputs at once; and per
+    ``delivery``: an artifact a worker sends in frames)."""
+    tag = "" if delivery is None else f"-a{delivery}"
+    return f"{path}.{os.getpid()}-{threading.get_ident()}{tag}.tmp"
 
 
 def with_parent(path: str) -> str:
@@ -197,6 +204,11 @@ def exported_points_path(notebook: str) -> str:
 
 def manifest_path(run: str) -> str:
     return os.path.join(run, MANIFEST)
+
+
+def store_token_path(run: str) -> str:
+    """The token a worker reads to learn that it shares the run store."""
+    return os.path.join(run, STORE_TOKEN)
 
 
 def alerts_path(run: str) -> str:
@@ -399,6 +411,30 @@ def staged_links_path(run: str, operator: int) -> str:
 def replay_log_file(run: str) -> str:
     """What the run's replay processes print."""
     return os.path.join(run, REPLAY_LOG)
+
+
+# --- artifacts a worker sends over the control channel (coordinator/artifacts.py) -------
+ARTIFACT_KINDS = ("lineage", "derived_keys", "skew", "inputs", "checkpoint")
+_WHERE = {"derived_keys": ("operator", "partition"),
+          "checkpoint": ("operator", "partition", "stage", "attempt", "task", "index")}
+
+
+def artifact_path(run: str, kind: str, where: Mapping) -> str:
+    """Where an artifact of ``kind`` goes: ``where`` is its worker's fields (a derived
+    key file: operator and partition; a checkpoint: its worker's and ``index``), integers
+    only, so no name a peer sends can lead outside the run directory."""
+    names = _WHERE.get(kind, ("operator", "partition", "stage", "attempt", "task"))
+    if kind not in ARTIFACT_KINDS:
+        raise ValueError(f"not an artifact kind: {kind!r}")
+    if any(type(where.get(name)) is not int for name in names):
+        raise ValueError(f"a {kind} artifact needs the integers {', '.join(names)}")
+    if kind == "derived_keys":
+        return derived_keys_path(run, where["operator"], where["partition"])
+    if kind == "checkpoint":
+        return checkpoint_path(run, where["index"], where["partition"],
+                               checkpoint_key(where["operator"], where["task"]))
+    return {"lineage": lineage_path, "skew": skew_path,
+            "inputs": recorded_inputs_path}[kind](run, where)
 
 
 # --- listing ---------------------------------------------------------------------------

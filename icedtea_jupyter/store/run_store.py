@@ -39,8 +39,20 @@ class RunStore:
     def create(cls, root: str, run_id: str) -> RunStore:
         path = layout.run_dir(root, run_id)
         os.makedirs(layout.workers_dir(path), exist_ok=True)
+        with layout.whole_file(layout.store_token_path(path)) as tmp, \
+                open(tmp, "w", encoding="utf-8") as out:
+            out.write(secrets.token_hex(16))  # what shows a worker it shares this store
         full.set_aside(path)
         return cls(path)
+
+    @property
+    def token(self) -> str:
+        """The random token written when the run was created ("" for a store from before)."""
+        try:
+            with open(layout.store_token_path(self.path), encoding="utf-8") as f:
+                return f.read().strip()
+        except OSError:
+            return ""
 
     @classmethod
     def open(cls, path: str) -> RunStore:

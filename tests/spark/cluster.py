@@ -40,11 +40,29 @@ def alive_workers(webui_port: int) -> int:
         return 0
 
 
+def worker_command(spark_class: str, url: str, host: str, cores: int,
+                   private: Path | None) -> list[str]:
+    """A standalone worker on ``host``; with ``private``, in a mount namespace of its own
+    where an empty tmpfs covers the folder ``private``: its executors and their Python
+    workers cannot see what is there (as on YARN or Kubernetes), nor the driver what
+    they write there."""
+    command = [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", host,
+               "--cores", str(cores), "--memory", "2g", "--webui-port", str(free_port())]
+    if private is None:
+        return command
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount -t tmpfs tmpfs "$0" && exec "$@"', str(private), *command]
+
+
 @contextmanager
-def standalone_cluster(logs: Path, workers: int = 1,
-                       cores: int = 2) -> Iterator[tuple[str, dict]]:
-    """Start a master and ``workers`` workers; yields the master's URL and the
-    environment for drivers; stops them all at the end."""
+def standalone_cluster(logs: Path, workers: int = 1, cores: int = 2,
+                       private: Path | None = None,
+                       first_host: int = 1) -> Iterator[tuple[str, dict]]:
+    """Start a master and ``workers`` workers (on 127.0.0.``first_host`` and on; with
+    ``private``, each in its own mount namespace that hides that folder:
+    ``worker_command``); yields the master's URL and the environment for drivers;
+    stops them all at the end. The workers' SPARK_WORKER_DIR is ``logs/work``:
+    ``logs`` must be outside ``private``."""
     import pyspark
 
     spark_home = os.path.dirname(pyspark.__file__)
@@ -60,11 +78,10 @@ def standalone_cluster(logs: Path, workers: int = 1,
         wait_until(lambda: listening(port), 60, f"the master to listen on 127.0.0.1:{port}",
                    interval=0.1)
         url = f"spark://127.0.0.1:{port}"
-        for n in range(1, workers + 1):
+        for n in range(first_host, first_host + workers):
             host = f"127.0.0.{n}"
             processes.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", host,
-                 "--cores", str(cores), "--memory", "2g", "--webui-port", str(free_port())],
+                worker_command(spark_class, url, host, cores, private),
                 env=dict(env, SPARK_LOCAL_IP=host, SPARK_LOCAL_HOSTNAME=host),
                 stdout=open(logs / f"worker-{n}.log", "w"), stderr=subprocess.STDOUT))
         wait_until(lambda: alive_workers(webui_port) >= workers, 60,

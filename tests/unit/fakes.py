@@ -1,6 +1,8 @@
 """Test doubles for executor-side code: a channel that keeps what workers send."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from icedtea_jupyter.executor.spec import OperatorSpec, RunSpec
 
 
@@ -28,6 +30,14 @@ class RecordingChannel:
 
     def of_type(self, kind: str) -> list[dict]:
         return [m for m in self.sent if m["type"] == kind]
+
+
+def shared_store(path) -> str:
+    """Make ``path`` a store this process shares (its token file, as a kernel writes it);
+    returns the token to put in the ``RunSpec``."""
+    token = "unit-test-token"
+    (Path(path) / ".store-token").write_text(token)
+    return token
 
 
 def make_spec(agents=(), op_id: int = 0, api: str = "map") -> OperatorSpec:

@@ -132,13 +132,31 @@ def test_an_unreachable_coordinator_means_local_recording(tmp_path):
     free.bind(("127.0.0.1", 0))
     port = free.getsockname()[1]
     free.close()
-    run = RunSpec("run-local", ("127.0.0.1", port), SECRET, str(tmp_path), connect_timeout=0.5)
+    (tmp_path / ".store-token").write_text("t0ken")  # the store is shared: shown by its token
+    run = RunSpec("run-local", ("127.0.0.1", port), SECRET, str(tmp_path), connect_timeout=0.5,
+                  store_token="t0ken")
     channel = channel_module._open(run)
     assert isinstance(channel, channel_module.LocalChannel)
     assert f"127.0.0.1:{port}" in channel.reason
     channel.end_worker({"type": "worker_end", "worker": WORKER, "status": "ok",
                         "records_in": 3, "records_out": 3})
     assert list((tmp_path / "workers").iterdir())
+
+
+def test_an_unreachable_coordinator_and_a_store_not_shared_record_nothing(tmp_path, capfd):
+    """A worker that cannot show it shares the store (no token file: another host's
+    disk) writes nothing into ``store_path``, and says so on its stderr."""
+    run = RunSpec("run-private", ("127.0.0.1", 9), SECRET, str(tmp_path), connect_timeout=0.5,
+                  store_token="t0ken")
+    channel = channel_module._open(run)
+    assert isinstance(channel, channel_module.LocalChannel)
+    channel.end_worker({"type": "worker_end", "worker": WORKER, "status": "ok",
+                        "records_in": 3, "records_out": 3})
+    channel.send({"type": "alert", "worker": WORKER, "source": "x", "message": "hi"})
+    assert list(tmp_path.iterdir()) == []
+    err = capfd.readouterr().err
+    assert "does not share the run store" in err and "cannot read" in err
+    assert err.count("icedtea:") == 1  # said once
 
 
 def test_a_finished_run_records_nothing(tmp_path):

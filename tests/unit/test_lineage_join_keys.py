@@ -11,6 +11,7 @@ from icedtea_jupyter.executor.lineage import key_column
 from icedtea_jupyter.executor.lineage_keys import SideKeys, keys_table
 from icedtea_jupyter.lineage.join_keys import JoinKeys, keep_joined_keys
 from icedtea_jupyter.store import layout
+from tests.unit.fakes import shared_store
 
 RECORDS = [("ann", 1), ("bob", 2), ("ann", 3), ("eve", 4)]
 
@@ -21,7 +22,8 @@ def side_keys(tmp_path, monkeypatch, records, ended=False):
     from icedtea_jupyter.executor import channel
 
     monkeypatch.setattr(channel, "_run_has_ended", lambda run: ended)
-    run = SimpleNamespace(store_path=str(tmp_path))
+    run = SimpleNamespace(run_id="run-1", store_path=str(tmp_path),
+                          store_token=shared_store(tmp_path))
     passed = list(SideKeys(run, 5, 3)(1, iter(records)))
     path = layout.derived_keys_path(str(tmp_path), 5, 1)
     try:
@@ -51,7 +53,9 @@ def test_a_partial_read_writes_nothing(tmp_path, monkeypatch):
     from icedtea_jupyter.executor import channel
 
     monkeypatch.setattr(channel, "_run_has_ended", lambda run: False)
-    tapped = SideKeys(SimpleNamespace(store_path=str(tmp_path)), 5, 3)(1, iter(RECORDS))
+    run = SimpleNamespace(run_id="run-1", store_path=str(tmp_path),
+                          store_token=shared_store(tmp_path))
+    tapped = SideKeys(run, 5, 3)(1, iter(RECORDS))
     next(tapped)  # a take(1): the partition not read to its end
     assert layout.derived_keys_files(str(tmp_path), 5) == []
 

@@ -194,13 +194,13 @@ def hosted_links(monkeypatch, tmp_path, api: str, f, inputs: list) -> tuple[list
     from icedtea_jupyter.executor.wrappers import PartitionFunction
     from icedtea_jupyter.lineage.tables import expanded
     from icedtea_jupyter.store import layout
-    from tests.unit.fakes import RecordingChannel, make_spec
+    from tests.unit.fakes import RecordingChannel, make_spec, shared_store
 
     monkeypatch.setattr(host_module, "channel_for", lambda run: RecordingChannel())
     monkeypatch.setattr(LineageCapture, "_recording", lambda self, host: True)
     spec = make_spec(api=api)
-    spec = dataclasses.replace(spec, run=dataclasses.replace(spec.run, lineage=True,
-                                                            store_path=str(tmp_path)))
+    spec = dataclasses.replace(spec, run=dataclasses.replace(
+        spec.run, lineage=True, store_path=str(tmp_path), store_token=shared_store(tmp_path)))
     used: list = []
     monkeypatch.setattr(host_module.blocks, "run_in_blocks",
                         lambda host, kind, f, it, real=host_module.blocks.run_in_blocks:

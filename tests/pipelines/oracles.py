@@ -154,7 +154,7 @@ def check_lineage(pipeline: Any, run: Any, result: list) -> list[str]:
     for row in sorted(set(result), key=repr)[:3]:
         try:
             trace = run.trace_back(row)
-        except (NoLineage, Untraced) as why:  # said so; a violation if it blames the flags
+        except (NoLineage, Untraced, LookupError) as why:  # said so; unless it blames flags
             if "recorded without --lineage" in str(why):
                 return [f"trace_back({row!r}): {why}"]
             CHECKED["traces refused with a reason"] += 1

@@ -15,6 +15,7 @@ from typing import Any
 from . import fingerprint as prints
 
 _SHOWN = 60  # a longer repr is shown by its digest's first characters
+_ITEMS = 16  # a larger container is shown by its length (its repr could take seconds)
 
 
 def readable_values(f: Any) -> dict[str, str]:
@@ -76,6 +77,10 @@ def _object_values(obj: Any) -> dict[str, str]:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, (list, tuple, set, frozenset, dict)) and len(value) > _ITEMS:
+        return f"<{type(value).__name__} of {len(value):,} items>"  # no repr of a big one
+    if isinstance(value, (str, bytes)) and len(value) > _SHOWN:
+        return f"<{type(value).__name__} of {len(value):,} {prints.digest(value)[:10]}>"
     try:
         text = "{" + ", ".join(sorted(map(repr, value))) + "}" \
             if isinstance(value, (set, frozenset)) else repr(value)

@@ -260,3 +260,11 @@ def test_rows_with_a_null_column_or_mixed_types_are_stored_and_read_back(tmp_pat
         '{"id": "run-1", "status": "finished", "version": "cell 1, v1",'
         ' "results": [{"action": "collect()", "reusable": true, "sink": "s"}]}')
     assert list(catalog.reusable(str(tmp_path), "other")) == []
+
+
+def test_a_large_value_is_named_by_its_size_not_its_repr():
+    from icedtea_jupyter.versions.values import readable_values
+
+    big = set(range(1_000_000))
+    f = eval("lambda x: x in BIG", {"BIG": big})
+    assert readable_values(f) == {"BIG": "<set of 1,000,000 items>"}

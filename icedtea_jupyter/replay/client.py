@@ -110,7 +110,10 @@ class ReplayHub:
         try:
             send_frame(link.sock, {"id": request_id, "op": op, **params})
         except OSError as exc:
-            self._close(link, f"{link!r} cannot be reached: {exc}{self._log_tail(link)}")
+            # the process ended before the request reached it (a broken pipe): say so, with
+            # its log's end, as when it ends while answering
+            self._close(link, f"{link!r} ended (it cannot be reached: {exc})"
+                              f"{self._log_tail(link)}")
         return future
 
     def tell(self, link: Link, op: str) -> None:
